@@ -1,0 +1,129 @@
+"""Durable records: what the state store keeps so that an RM restart loses nothing accepted.
+
+The core produces these (plain frozen data); the service layer's store writes them in one
+transaction per batch, before the caller that caused them is answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# YARN's application states, in order of the normal path.
+APP_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED")
+APP_FINAL_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
+FINAL_STATUSES = ("UNDEFINED", "SUCCEEDED", "FAILED", "KILLED")
+
+# YARN's RMAppAttemptState names that we use.
+ATTEMPT_STATES = (
+    "NEW", "SUBMITTED", "SCHEDULED", "ALLOCATED", "LAUNCHED", "RUNNING",
+    "FINISHING", "FINISHED", "FAILED", "KILLED",
+)
+ATTEMPT_FINAL_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
+
+# RMContainerState names.
+CONTAINER_STATES = ("ALLOCATED", "ACQUIRED", "RUNNING", "COMPLETED", "RELEASED", "KILLED")
+
+NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONED", "LOST", "SHUTDOWN")
+
+
+@dataclass(frozen=True, slots=True)
+class AppRecord:
+    app_id: str
+    name: str
+    queue: str
+    user: str
+    app_type: str
+    priority: int
+    am_resource: dict[str, int]
+    am_launch: dict[str, Any]  # {"commands": [...], "environment": {...}, "local_resources": {...}}
+    max_attempts: int
+    tags: tuple[str, ...]
+    unmanaged: bool
+    job_spec_json: str
+    submit_time: float
+    state: str
+    final_status: str = "UNDEFINED"
+    diagnostics: str = ""
+    tracking_url: str = ""
+    progress: float = 0.0
+    start_time: float = 0.0
+    launch_time: float = 0.0
+    finish_time: float = 0.0
+    attempts_started: int = 0
+    failed_attempts: int = 0  # failures that count toward max_attempts
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    attempt_id: str
+    app_id: str
+    number: int
+    state: str
+    am_container_id: str = ""
+    node_id: str = ""
+    start_time: float = 0.0
+    finish_time: float = 0.0
+    diagnostics: str = ""
+    counts_as_failure: bool = True
+    host: str = ""
+    rpc_port: int = 0
+    tracking_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRecord:
+    container_id: str
+    app_id: str
+    attempt_id: str
+    node_id: str
+    resource: dict[str, int]
+    priority: int
+    allocation_request_id: int
+    ask_type: str  # DEFAULT or ALTRUISTIC
+    is_am: bool
+    state: str
+    allocate_time: float
+    start_time: float = 0.0
+    finish_time: float = 0.0
+    exit_status: int = -1000
+    diagnostics: str = ""
+    from_leftover: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    node_id: str
+    http_address: str
+    rack: str
+    capability: dict[str, int]
+    state: str
+    registered_at: float
+    last_heartbeat: float = 0.0
+    health_report: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MetaRecord:
+    """Cluster-wide facts: the cluster timestamp, id counters and token keys (hex)."""
+
+    cluster_timestamp: int
+    next_app_seq: int
+    epoch: int
+    amrm_key_hex: str
+    container_key_hex: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Record = AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord
+
+
+@dataclass(frozen=True, slots=True)
+class StoredState:
+    """Everything the store holds, as read back at RM start."""
+
+    meta: MetaRecord | None
+    apps: tuple[AppRecord, ...]
+    attempts: tuple[AttemptRecord, ...]
+    containers: tuple[ContainerRecord, ...]
+    nodes: tuple[NodeRecord, ...]

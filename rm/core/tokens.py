@@ -1,0 +1,118 @@
+"""Tokens the ResourceManager issues: AMRM (an AM acting for its attempt), NM (an AM talking to a
+NodeManager) and container tokens (permission to start one container on one node).
+
+A token is ``base64url(json payload) "." base64url(HMAC-SHA256(key, payload))``. The RM keeps the
+keys; NodeManagers receive the container-token key when they register. Pure: no I/O, time passed in.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+TokenKind = Literal["amrm", "nm", "container"]
+
+
+class InvalidToken(Exception):
+    """The token is malformed, forged, expired, or for something else."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    pad = "=" * (-len(text) % 4)
+    return base64.urlsafe_b64decode(text + pad)
+
+
+def sign(key: bytes, kind: TokenKind, fields: dict[str, Any]) -> str:
+    payload = json.dumps({"kind": kind, **fields}, sort_keys=True, separators=(",", ":")).encode()
+    mac = hmac.new(key, payload, hashlib.sha256).digest()
+    return _b64(payload) + "." + _b64(mac)
+
+
+def verify(key: bytes, token: str, kind: TokenKind, *, now: float | None = None) -> dict[str, Any]:
+    """Return the token's fields when it is genuine, of ``kind`` and (if it expires) not expired."""
+    try:
+        body, mac_text = token.split(".", 1)
+        payload = _unb64(body)
+        mac = _unb64(mac_text)
+    except (ValueError, AttributeError) as exc:
+        raise InvalidToken("malformed token") from exc
+    expected = hmac.new(key, payload, hashlib.sha256).digest()
+    if not hmac.compare_digest(mac, expected):
+        raise InvalidToken("token signature does not match")
+    try:
+        fields = json.loads(payload)
+    except ValueError as exc:
+        raise InvalidToken("malformed token payload") from exc
+    if not isinstance(fields, dict) or fields.get("kind") != kind:
+        raise InvalidToken(f"not a {kind} token")
+    expires = fields.get("expires")
+    if now is not None and isinstance(expires, int | float) and now > expires:
+        raise InvalidToken("token has expired")
+    return fields
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerTokenFields:
+    container_id: str
+    node_id: str
+    app_id: str
+    user: str
+    resource: dict[str, int]
+    expires: float
+
+
+def container_token(key: bytes, f: ContainerTokenFields) -> str:
+    return sign(
+        key,
+        "container",
+        {
+            "container_id": f.container_id,
+            "node_id": f.node_id,
+            "app_id": f.app_id,
+            "user": f.user,
+            "resource": f.resource,
+            "expires": f.expires,
+        },
+    )
+
+
+def read_container_token(key: bytes, token: str, *, now: float) -> ContainerTokenFields:
+    fields = verify(key, token, "container", now=now)
+    try:
+        return ContainerTokenFields(
+            container_id=str(fields["container_id"]),
+            node_id=str(fields["node_id"]),
+            app_id=str(fields["app_id"]),
+            user=str(fields["user"]),
+            resource={str(k): int(v) for k, v in dict(fields["resource"]).items()},
+            expires=float(fields["expires"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidToken("container token lacks fields") from exc
+
+
+def amrm_token(key: bytes, attempt_id: str) -> str:
+    return sign(key, "amrm", {"attempt_id": attempt_id})
+
+
+def read_amrm_token(key: bytes, token: str) -> str:
+    """The attempt id the token authenticates."""
+    return str(verify(key, token, "amrm").get("attempt_id", ""))
+
+
+def nm_token(key: bytes, attempt_id: str, node_id: str) -> str:
+    return sign(key, "nm", {"attempt_id": attempt_id, "node_id": node_id})
+
+
+def read_nm_token(key: bytes, token: str) -> tuple[str, str]:
+    """(attempt id, node id) the token authenticates."""
+    fields = verify(key, token, "nm")
+    return str(fields.get("attempt_id", "")), str(fields.get("node_id", ""))
