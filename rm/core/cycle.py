@@ -1,0 +1,96 @@
+"""One scheduling cycle: snapshot in, plan out. Pure: time and randomness are arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from random import Random
+
+from rm.core.ids import AppId, NodeId, QueuePath
+from rm.core.model import AskKey, AskView, ClusterSnapshot, NodeView
+from rm.core.plan import Place, Plan, Rejection
+from rm.core.policies.api import Pipeline, ShareCalculator
+from rm.core.resources import Resources
+
+
+@dataclass(slots=True)
+class CycleContext:
+    """Per-cycle scratch: the placements made so far overlaid on the snapshot."""
+
+    snap: ClusterSnapshot
+    now: float
+    rng: Random
+    plan: Plan
+    node_alloc: dict[NodeId, Resources] = field(default_factory=dict)  # proposed extra per node
+    app_alloc: dict[AppId, Resources] = field(default_factory=dict)  # proposed extra per app
+    app_am_alloc: dict[AppId, Resources] = field(default_factory=dict)
+    queue_alloc: dict[QueuePath, Resources] = field(default_factory=dict)  # proposed extra per queue
+    placed: dict[AskKey, int] = field(default_factory=dict)  # containers placed per ask this cycle
+
+    def available(self, node: NodeView) -> Resources:
+        extra = self.node_alloc.get(node.node_id)
+        avail = node.available
+        return avail if extra is None else (avail - extra).clamp_min_zero()
+
+    def app_used(self, app_id: AppId) -> Resources:
+        base = self.snap.apps[app_id].used
+        extra = self.app_alloc.get(app_id)
+        return base if extra is None else base + extra
+
+    def remaining(self, ask: AskView) -> int:
+        return ask.num_containers - self.placed.get(ask.key, 0)
+
+    def place(self, ask: AskView, node: NodeView, *, from_leftover: bool = False) -> Place:
+        p = Place(
+            app_id=ask.app_id,
+            allocation_request_id=ask.allocation_request_id,
+            node_id=node.node_id,
+            resource=ask.capability,
+            priority=ask.priority,
+            ask_type=ask.ask_type,
+            from_leftover=from_leftover,
+            is_am=ask.is_am,
+            stage=ask.stage,
+        )
+        r = ask.capability
+        self.node_alloc[node.node_id] = self.node_alloc.get(node.node_id, Resources()) + r
+        self.app_alloc[ask.app_id] = self.app_alloc.get(ask.app_id, Resources()) + r
+        if ask.is_am:
+            self.app_am_alloc[ask.app_id] = self.app_am_alloc.get(ask.app_id, Resources()) + r
+        q = self.snap.apps[ask.app_id].queue
+        self.queue_alloc[q] = self.queue_alloc.get(q, Resources()) + r
+        self.placed[ask.key] = self.placed.get(ask.key, 0) + 1
+        self.plan.placements.append(p)
+        self.plan.rejections.pop(ask.key, None)
+        self.plan.counters["placed"] += 1
+        if from_leftover:
+            self.plan.counters["placed_from_leftover"] += 1
+        return p
+
+    def reject(self, ask: AskView, reason: str, **detail: object) -> None:
+        if ask.key not in self.plan.rejections:
+            self.plan.rejections[ask.key] = Rejection(ask.app_id, ask.allocation_request_id, reason, detail)
+
+
+def run_cycle(
+    snap: ClusterSnapshot,
+    pipeline: Pipeline,
+    *,
+    shares: ShareCalculator | None = None,
+    now: float,
+    rng: Random,
+) -> Plan:
+    plan = Plan(based_on=snap.version)
+    ctx = CycleContext(snap=snap, now=now, rng=rng, plan=plan)
+    if shares is not None:
+        plan.shares.update(shares.shares(snap))
+    for stage in pipeline:
+        stage.run(snap, ctx)
+    return plan
+
+
+def pending_asks(snap: ClusterSnapshot) -> Iterable[AskView]:
+    for app in snap.apps.values():
+        for ask in app.asks:
+            if ask.num_containers > 0:
+                yield ask

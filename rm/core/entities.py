@@ -1,0 +1,250 @@
+"""The RM's mutable bookkeeping objects. Owned by ClusterState; policies never see these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rm.core.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
+from rm.core.model import AskType
+from rm.core.records import AppRecord, AttemptRecord, ContainerRecord, NodeRecord
+from rm.core.resources import Resources
+
+# YARN's ContainerExitStatus values.
+EXIT_SUCCESS = 0
+EXIT_INVALID = -1000
+EXIT_ABORTED = -100
+EXIT_DISKS_FAILED = -101
+EXIT_PREEMPTED = -102
+EXIT_KILLED_EXCEEDED_VMEM = -103
+EXIT_KILLED_EXCEEDED_PMEM = -104
+EXIT_KILLED_BY_APPMASTER = -105
+EXIT_KILLED_BY_RESOURCEMANAGER = -106
+EXIT_KILLED_AFTER_APP_COMPLETION = -107
+
+# AM container exits that do not use up an attempt (YARN's shouldCountTowardsMaxAttemptRetry).
+NOT_COUNTED_EXITS = frozenset(
+    {EXIT_ABORTED, EXIT_PREEMPTED, EXIT_DISKS_FAILED, EXIT_KILLED_BY_RESOURCEMANAGER}
+)
+
+
+@dataclass(slots=True)
+class Ask:
+    allocation_request_id: int
+    priority: int
+    capability: Resources
+    num_containers: int
+    nodes: tuple[str, ...] = ()
+    racks: tuple[str, ...] = ()
+    relax_locality: bool = True
+    ask_type: AskType = "DEFAULT"
+    remaining_work_s: float = 0.0
+    stage: str = ""
+
+
+@dataclass(slots=True)
+class CompletedStatus:
+    container_id: ContainerId
+    exit_status: int
+    diagnostics: str
+    start_time: float
+    finish_time: float
+
+
+@dataclass(slots=True)
+class Container:
+    container_id: ContainerId
+    app_id: AppId
+    attempt_id: AttemptId
+    node_id: NodeId
+    resource: Resources
+    priority: int
+    allocation_request_id: int
+    ask_type: AskType
+    is_am: bool
+    state: str  # ALLOCATED, ACQUIRED, RUNNING, COMPLETED
+    allocate_time: float
+    start_time: float = 0.0
+    finish_time: float = 0.0
+    exit_status: int = EXIT_INVALID
+    diagnostics: str = ""
+    from_leftover: bool = False
+    token: str = ""
+
+    @property
+    def live(self) -> bool:
+        return self.state != "COMPLETED"
+
+    def record(self) -> ContainerRecord:
+        return ContainerRecord(
+            container_id=self.container_id,
+            app_id=self.app_id,
+            attempt_id=self.attempt_id,
+            node_id=self.node_id,
+            resource=self.resource.to_dict(),
+            priority=self.priority,
+            allocation_request_id=self.allocation_request_id,
+            ask_type=self.ask_type,
+            is_am=self.is_am,
+            state=self.state,
+            allocate_time=self.allocate_time,
+            start_time=self.start_time,
+            finish_time=self.finish_time,
+            exit_status=self.exit_status,
+            diagnostics=self.diagnostics,
+            from_leftover=self.from_leftover,
+        )
+
+
+@dataclass(slots=True)
+class Node:
+    node_id: NodeId
+    host: str
+    port: int
+    http_address: str
+    rack: str
+    capability: Resources
+    state: str  # NEW, RUNNING, UNHEALTHY, LOST, SHUTDOWN, DECOMMISSIONED
+    registered_at: float
+    last_heartbeat: float
+    health_report: str = ""
+    last_health_update: float = 0.0
+    response_id: int = 0
+    allocated: Resources = field(default_factory=Resources)
+    containers: set[ContainerId] = field(default_factory=set)
+    to_cleanup: set[ContainerId] = field(default_factory=set)
+    apps_to_cleanup: set[AppId] = field(default_factory=set)
+
+    @property
+    def schedulable(self) -> bool:
+        return self.state == "RUNNING"
+
+    def record(self) -> NodeRecord:
+        return NodeRecord(
+            node_id=self.node_id,
+            http_address=self.http_address,
+            rack=self.rack,
+            capability=self.capability.to_dict(),
+            state=self.state,
+            registered_at=self.registered_at,
+            last_heartbeat=self.last_heartbeat,
+            health_report=self.health_report,
+        )
+
+
+@dataclass(slots=True)
+class Attempt:
+    attempt_id: AttemptId
+    app_id: AppId
+    number: int
+    state: str
+    start_time: float
+    am_container_id: ContainerId | None = None
+    node_id: NodeId | None = None
+    finish_time: float = 0.0
+    diagnostics: str = ""
+    counts_as_failure: bool = True
+    host: str = ""
+    rpc_port: int = 0
+    tracking_url: str = ""
+    last_contact: float = 0.0
+    registered: bool = False
+    am_ask_pending: bool = False
+    response_id: int = 0
+    last_response: Any = None  # the last AllocateResult, resent for a duplicate request
+    asks: dict[int, Ask] = field(default_factory=dict)
+    undelivered: list[ContainerId] = field(default_factory=list)
+    completed: list[CompletedStatus] = field(default_factory=list)
+    nm_token_nodes: set[NodeId] = field(default_factory=set)
+    blacklist: set[NodeId] = field(default_factory=set)
+    next_container_seq: int = 1
+
+    @property
+    def final(self) -> bool:
+        return self.state in ("FINISHED", "FAILED", "KILLED")
+
+    def record(self) -> AttemptRecord:
+        return AttemptRecord(
+            attempt_id=self.attempt_id,
+            app_id=self.app_id,
+            number=self.number,
+            state=self.state,
+            am_container_id=self.am_container_id or "",
+            node_id=self.node_id or "",
+            start_time=self.start_time,
+            finish_time=self.finish_time,
+            diagnostics=self.diagnostics,
+            counts_as_failure=self.counts_as_failure,
+            host=self.host,
+            rpc_port=self.rpc_port,
+            tracking_url=self.tracking_url,
+        )
+
+
+@dataclass(slots=True)
+class App:
+    app_id: AppId
+    name: str
+    queue: QueuePath
+    user: str
+    app_type: str
+    priority: int
+    am_resource: Resources
+    am_launch: dict[str, Any]
+    max_attempts: int
+    tags: tuple[str, ...]
+    unmanaged: bool
+    job_spec_json: str
+    submit_time: float
+    state: str
+    final_status: str = "UNDEFINED"
+    diagnostics: str = ""
+    tracking_url: str = ""
+    progress: float = 0.0
+    start_time: float = 0.0
+    launch_time: float = 0.0
+    finish_time: float = 0.0
+    failed_attempts: int = 0
+    attempts: list[Attempt] = field(default_factory=list)
+    used: Resources = field(default_factory=Resources)
+    am_used: Resources = field(default_factory=Resources)
+    containers: set[ContainerId] = field(default_factory=set)
+    memory_seconds: float = 0.0
+    vcore_seconds: float = 0.0
+    leftover_containers: int = 0
+    fair_share: Resources = field(default_factory=Resources)
+
+    @property
+    def current(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def final(self) -> bool:
+        return self.state in ("FINISHED", "FAILED", "KILLED")
+
+    def record(self) -> AppRecord:
+        return AppRecord(
+            app_id=self.app_id,
+            name=self.name,
+            queue=self.queue,
+            user=self.user,
+            app_type=self.app_type,
+            priority=self.priority,
+            am_resource=self.am_resource.to_dict(),
+            am_launch=self.am_launch,
+            max_attempts=self.max_attempts,
+            tags=self.tags,
+            unmanaged=self.unmanaged,
+            job_spec_json=self.job_spec_json,
+            submit_time=self.submit_time,
+            state=self.state,
+            final_status=self.final_status,
+            diagnostics=self.diagnostics,
+            tracking_url=self.tracking_url,
+            progress=self.progress,
+            start_time=self.start_time,
+            launch_time=self.launch_time,
+            finish_time=self.finish_time,
+            attempts_started=len(self.attempts),
+            failed_attempts=self.failed_attempts,
+        )

@@ -1,0 +1,73 @@
+"""Errors the core raises for bad requests, named after YARN's exception classes.
+
+The service layer turns them into RemoteException bodies (REST) or gRPC statuses; nothing in the
+core has changed when one is raised.
+"""
+
+from __future__ import annotations
+
+
+class YarnError(Exception):
+    """A request the RM refuses. ``status`` is the HTTP status YARN's REST API would answer."""
+
+    status = 400
+    exception = "YarnException"
+    java_class = "org.apache.hadoop.yarn.exceptions.YarnException"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(YarnError):
+    status = 400
+    exception = "BadRequestException"
+    java_class = "org.apache.hadoop.yarn.webapp.BadRequestException"
+
+
+class InvalidResourceRequest(YarnError):
+    status = 400
+    exception = "InvalidResourceRequestException"
+    java_class = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
+
+
+class NotFound(YarnError):
+    status = 404
+    exception = "NotFoundException"
+    java_class = "org.apache.hadoop.yarn.webapp.NotFoundException"
+
+
+class ApplicationNotFound(NotFound):
+    exception = "ApplicationNotFoundException"
+    java_class = "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+
+
+class Forbidden(YarnError):
+    status = 403
+    exception = "AuthorizationException"
+    java_class = "org.apache.hadoop.security.authorize.AuthorizationException"
+
+
+class InvalidToken(Forbidden):
+    exception = "InvalidToken"
+    java_class = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+
+
+class Conflict(YarnError):
+    """The request is valid but not in the object's current state (e.g. killing a finished app)."""
+
+    status = 409
+    exception = "ConflictException"
+    java_class = "org.apache.hadoop.yarn.webapp.ConflictException"
+
+
+class ApplicationMasterNotRegistered(YarnError):
+    status = 409
+    exception = "ApplicationMasterNotRegisteredException"
+    java_class = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
+
+
+class InvalidApplicationMasterRequest(YarnError):
+    status = 409
+    exception = "InvalidApplicationMasterRequestException"
+    java_class = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"

@@ -1,0 +1,102 @@
+"""Read-only views of cluster state handed to scheduling policies (built once per cycle)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rm.core.ids import AppId, NodeId, QueuePath
+from rm.core.resources import Resources
+
+AskType = Literal["DEFAULT", "ALTRUISTIC"]
+AskKey = tuple[AppId, int]  # (app, allocation_request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class AskView:
+    app_id: AppId
+    allocation_request_id: int
+    priority: int  # lower = more important (YARN)
+    capability: Resources
+    num_containers: int  # still wanted
+    nodes: tuple[str, ...] = ()  # preferred node ids or hostnames
+    racks: tuple[str, ...] = ()
+    relax_locality: bool = True
+    ask_type: AskType = "DEFAULT"
+    remaining_work_s: float = 0.0  # the job's remaining work estimate (container-seconds)
+    is_am: bool = False
+    stage: str = ""
+
+    @property
+    def key(self) -> AskKey:
+        return (self.app_id, self.allocation_request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    node_id: NodeId
+    host: str
+    rack: str
+    capability: Resources
+    allocated: Resources
+    schedulable: bool = True  # RUNNING and healthy
+
+    @property
+    def available(self) -> Resources:
+        return (self.capability - self.allocated).clamp_min_zero()
+
+
+@dataclass(frozen=True, slots=True)
+class AppView:
+    app_id: AppId
+    queue: QueuePath
+    user: str
+    priority: int  # higher = more important (YARN application priority)
+    submit_time: float
+    used: Resources
+    asks: tuple[AskView, ...] = ()
+    weight: float = 1.0
+    am_used: Resources = field(default_factory=Resources)
+    blacklist: frozenset[NodeId] = frozenset()
+
+    @property
+    def pending(self) -> Resources:
+        out = Resources()
+        for a in self.asks:
+            out = out + a.capability * a.num_containers
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    path: QueuePath
+    parent: QueuePath | None
+    children: tuple[QueuePath, ...]
+    capacity: float  # fraction of the parent's guaranteed capacity (0..1)
+    max_capacity: float  # fraction of the parent's capacity it may grow to (0..1)
+    abs_capacity: float  # fraction of the cluster
+    abs_max_capacity: float
+    weight: float = 1.0
+    max_am_share: float = 0.5  # of the queue's max capacity that AM containers may hold
+    running: bool = True
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    version: int
+    nodes: Mapping[NodeId, NodeView]
+    apps: Mapping[AppId, AppView]
+    queues: Mapping[QueuePath, QueueView]
+
+    @property
+    def capacity(self) -> Resources:
+        out = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                out = out + n.capability
+        return out

@@ -1,0 +1,961 @@
+"""ClusterState: the RM's in-memory truth and its state machine (nodes, apps, attempts, containers).
+
+Pure: every method takes ``now``; none does I/O. Each mutation marks the records it changed; the
+service drains them with :meth:`ClusterState.drain_records` and writes them to the store before it
+answers the caller. Validation happens before any mutation, so a refused request changes nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rm.core import ids, tokens
+from rm.core.entities import (
+    EXIT_ABORTED,
+    EXIT_KILLED_AFTER_APP_COMPLETION,
+    EXIT_KILLED_BY_APPMASTER,
+    EXIT_KILLED_BY_RESOURCEMANAGER,
+    NOT_COUNTED_EXITS,
+    App,
+    Ask,
+    Attempt,
+    CompletedStatus,
+    Container,
+    Node,
+)
+from rm.core.errors import (
+    ApplicationMasterNotRegistered,
+    ApplicationNotFound,
+    BadRequest,
+    Conflict,
+    InvalidResourceRequest,
+    InvalidToken,
+    NotFound,
+)
+from rm.core.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
+from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
+from rm.core.plan import Place, Plan
+from rm.core.queues import QueueConfigError, resolve_queue
+from rm.core.records import (
+    AppRecord,
+    AttemptRecord,
+    ContainerRecord,
+    MetaRecord,
+    NodeRecord,
+    Record,
+    StoredState,
+)
+from rm.core.resources import MEMORY, VCORES, Resources, component_max
+
+AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
+MAX_ASK_CONTAINERS = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CoreConfig:
+    nm_expiry_s: float = 600.0
+    am_expiry_s: float = 600.0
+    container_alloc_expiry_s: float = 600.0
+    heartbeat_interval_s: float = 1.0
+    max_app_attempts: int = 2
+    container_token_lifetime_s: float = 600.0
+    maximum_allocation: Resources | None = None  # None: the largest node's capability
+    completed_apps_kept: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitSpec:
+    app_id: str
+    name: str = ""
+    queue: str = "default"
+    user: str = "dr.who"
+    app_type: str = "SHEPHERD"
+    priority: int = 0
+    am_resource: Resources = field(default_factory=lambda: Resources.of(memory_mb=1024, vcores=1))
+    am_launch: Mapping[str, Any] = field(default_factory=dict)
+    max_attempts: int = 0
+    tags: tuple[str, ...] = ()
+    unmanaged: bool = False
+    job_spec_json: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchAM:
+    """The service must start this AM container on its NodeManager."""
+
+    app_id: AppId
+    attempt_id: AttemptId
+    container_id: ContainerId
+    node_id: NodeId
+    container_token: str
+    nm_token: str
+    amrm_token: str
+    launch: Mapping[str, Any]
+    job_spec_json: str
+    user: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStatus:
+    container_id: str
+    state: str  # NEW, RUNNING, COMPLETE
+    exit_status: int = 0
+    diagnostics: str = ""
+    start_time: float = 0.0
+    finish_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResult:
+    response_id: int
+    action: str  # NORMAL, RESYNC, SHUTDOWN
+    containers_to_cleanup: tuple[str, ...] = ()
+    apps_to_cleanup: tuple[str, ...] = ()
+    diagnostics: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedContainer:
+    container_id: ContainerId
+    node_id: NodeId
+    node_http_address: str
+    resource: Resources
+    priority: int
+    allocation_request_id: int
+    token: str
+    ask_type: str
+    from_leftover: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AllocateResult:
+    response_id: int
+    command: str = "NONE"  # NONE, RESYNC, SHUTDOWN
+    allocated: tuple[AllocatedContainer, ...] = ()
+    completed: tuple[CompletedStatus, ...] = ()
+    fair_share: Resources = field(default_factory=Resources)
+    headroom: Resources = field(default_factory=Resources)
+    nm_tokens: tuple[tuple[NodeId, str], ...] = ()
+    num_nodes: int = 0
+
+
+class ClusterState:
+    def __init__(
+        self,
+        meta: MetaRecord,
+        queues: Mapping[QueuePath, QueueView],
+        config: CoreConfig | None = None,
+    ) -> None:
+        self.meta = meta
+        self.config = config or CoreConfig()
+        self.queues = dict(queues)
+        self.nodes: dict[NodeId, Node] = {}
+        self.apps: dict[AppId, App] = {}
+        self.containers: dict[ContainerId, Container] = {}
+        self.version = 0
+        self._dirty: dict[tuple[str, str], Record] = {}
+        self._launches: list[LaunchAM] = []
+        self.amrm_key = bytes.fromhex(meta.amrm_key_hex)
+        self.container_key = bytes.fromhex(meta.container_key_hex)
+        self.last_plan: Plan | None = None
+        self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
+
+    # ------------------------------------------------------------------ construction and recovery
+
+    @staticmethod
+    def fresh_meta(cluster_timestamp: int) -> MetaRecord:
+        return MetaRecord(
+            cluster_timestamp=cluster_timestamp,
+            next_app_seq=1,
+            epoch=0,
+            amrm_key_hex=secrets.token_hex(32),
+            container_key_hex=secrets.token_hex(32),
+        )
+
+    @classmethod
+    def recover(
+        cls,
+        stored: StoredState,
+        queues: Mapping[QueuePath, QueueView],
+        config: CoreConfig | None,
+        *,
+        now: float,
+    ) -> ClusterState:
+        """Rebuild from the store. Unfinished apps fail over to a new attempt; containers of the
+        previous RM life are gone (their NodeManagers are told to clean them up)."""
+        meta = stored.meta or cls.fresh_meta(int(now * 1000))
+        meta = MetaRecord(
+            cluster_timestamp=meta.cluster_timestamp,
+            next_app_seq=meta.next_app_seq,
+            epoch=meta.epoch + 1,
+            amrm_key_hex=meta.amrm_key_hex,
+            container_key_hex=meta.container_key_hex,
+            extra=meta.extra,
+        )
+        st = cls(meta, queues, config)
+        st._mark_meta()
+        for n in stored.nodes:
+            host, _, port = n.node_id.rpartition(":")
+            st.nodes[NodeId(n.node_id)] = Node(
+                node_id=NodeId(n.node_id), host=host, port=int(port or 0), http_address=n.http_address,
+                rack=n.rack, capability=Resources(n.capability),
+                state="LOST" if n.state == "LOST" else "NEW",  # must re-register to be used
+                registered_at=n.registered_at, last_heartbeat=now, health_report=n.health_report,
+            )
+        by_app: dict[str, list[Any]] = {}
+        for a in stored.attempts:
+            by_app.setdefault(a.app_id, []).append(a)
+        for r in stored.apps:
+            try:
+                queue = resolve_queue(st.queues, r.queue).path
+            except QueueConfigError:
+                queue = QueuePath(r.queue)
+            app = App(
+                app_id=AppId(r.app_id), name=r.name, queue=queue, user=r.user, app_type=r.app_type,
+                priority=r.priority, am_resource=Resources(r.am_resource), am_launch=dict(r.am_launch),
+                max_attempts=r.max_attempts, tags=tuple(r.tags), unmanaged=r.unmanaged,
+                job_spec_json=r.job_spec_json, submit_time=r.submit_time, state=r.state,
+                final_status=r.final_status, diagnostics=r.diagnostics, tracking_url=r.tracking_url,
+                progress=r.progress, start_time=r.start_time, launch_time=r.launch_time,
+                finish_time=r.finish_time, failed_attempts=r.failed_attempts,
+            )
+            for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
+                app.attempts.append(Attempt(
+                    attempt_id=AttemptId(ar.attempt_id), app_id=app.app_id, number=ar.number,
+                    state=ar.state, start_time=ar.start_time,
+                    am_container_id=ContainerId(ar.am_container_id) if ar.am_container_id else None,
+                    node_id=NodeId(ar.node_id) if ar.node_id else None, finish_time=ar.finish_time,
+                    diagnostics=ar.diagnostics, counts_as_failure=ar.counts_as_failure, host=ar.host,
+                    rpc_port=ar.rpc_port, tracking_url=ar.tracking_url,
+                ))
+            st.apps[app.app_id] = app
+            if not app.final:
+                cur = app.current
+                if cur is not None and not cur.final:
+                    st._end_attempt(app, cur, "FAILED", "ResourceManager restarted", counts=False, now=now)
+                if app.queue not in st.queues:
+                    st._finish_app(app, "FAILED", "FAILED", f"queue {app.queue} no longer exists", now)
+                else:
+                    app.state = "ACCEPTED"
+                    st._start_attempt(app, now)
+        for c in stored.containers:
+            if c.state != "COMPLETED":
+                node = st.nodes.get(NodeId(c.node_id))
+                if node is not None:
+                    node.to_cleanup.add(ContainerId(c.container_id))
+                st._mark(replace(c, state="COMPLETED", exit_status=EXIT_KILLED_BY_RESOURCEMANAGER,
+                                 diagnostics="ResourceManager restarted", finish_time=now))
+        st.version += 1
+        return st
+
+    # ------------------------------------------------------------------ durable record tracking
+
+    def _mark(self, rec: Record) -> None:
+        key = (type(rec).__name__, _record_key(rec))
+        self._dirty[key] = rec
+        self.version += 1
+
+    def _mark_meta(self) -> None:
+        self._mark(self.meta)
+
+    def _touch_app(self, app: App) -> None:
+        self._mark(app.record())
+
+    def drain_records(self) -> list[Record]:
+        out = list(self._dirty.values())
+        self._dirty.clear()
+        return out
+
+    def drain_launches(self) -> list[LaunchAM]:
+        out, self._launches = self._launches, []
+        return out
+
+    # ------------------------------------------------------------------ applications
+
+    def new_application(self, now: float) -> AppId:
+        seq = self.meta.next_app_seq
+        self.meta = _replace_meta(self.meta, next_app_seq=seq + 1)
+        self._mark_meta()
+        return ids.app_id(self.meta.cluster_timestamp, seq)
+
+    def max_allocation(self) -> Resources | None:
+        if self.config.maximum_allocation is not None:
+            return self.config.maximum_allocation
+        caps = [n.capability for n in self.nodes.values() if n.state in ("RUNNING", "NEW", "UNHEALTHY")]
+        if not caps:
+            return None
+        out = caps[0]
+        for c in caps[1:]:
+            out = component_max(out, c)
+        return out
+
+    def _check_resource(self, r: Resources, what: str) -> None:
+        if r.any_negative():
+            raise InvalidResourceRequest(f"{what} has a negative amount: {r}")
+        if r.get(MEMORY) <= 0 or r.get(VCORES) <= 0:
+            raise InvalidResourceRequest(f"{what} must ask for memory-mb and vcores above zero: {r}")
+        mx = self.max_allocation()
+        if mx is not None and not r.fits_in(mx):
+            raise InvalidResourceRequest(
+                f"{what} {r} exceeds the maximum allocation {mx} (no node is large enough)"
+            )
+
+    def submit(self, spec: SubmitSpec, now: float) -> App:
+        try:
+            seq_ts = ids.parse_app_id(spec.app_id)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        if seq_ts[0] != self.meta.cluster_timestamp or seq_ts[1] >= self.meta.next_app_seq:
+            raise BadRequest(f"application id {spec.app_id} was not handed out by this ResourceManager")
+        if spec.app_id in self.apps:
+            raise Conflict(f"Application with id '{spec.app_id}' is already present! Cannot add a duplicate!")
+        try:
+            queue = resolve_queue(self.queues, spec.queue)
+        except QueueConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        if not queue.running:
+            raise BadRequest(f"queue {queue.path} is STOPPED")
+        if spec.unmanaged:
+            raise BadRequest("unmanaged ApplicationMasters are not supported")
+        self._check_resource(spec.am_resource, "the AM resource")
+        commands = list(spec.am_launch.get("commands") or [])
+        if not commands:
+            raise BadRequest("the AM container spec has no commands")
+        cap = self.config.max_app_attempts
+        max_attempts = cap if spec.max_attempts <= 0 else min(spec.max_attempts, cap)
+        app = App(
+            app_id=AppId(spec.app_id), name=spec.name or "N/A", queue=queue.path, user=spec.user or "dr.who",
+            app_type=spec.app_type or "SHEPHERD", priority=spec.priority, am_resource=spec.am_resource,
+            am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
+            unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
+            start_time=now,
+        )
+        self.apps[app.app_id] = app
+        self._start_attempt(app, now)
+        return app
+
+    def _start_attempt(self, app: App, now: float) -> Attempt:
+        number = len(app.attempts) + 1
+        att = Attempt(
+            attempt_id=ids.attempt_id(app.app_id, number), app_id=app.app_id, number=number,
+            state="SCHEDULED", start_time=now, last_contact=now, am_ask_pending=True,
+        )
+        app.attempts.append(att)
+        app.progress = 0.0
+        self._mark(att.record())
+        self._touch_app(app)
+        return att
+
+    def get_app(self, app_id: str) -> App:
+        app = self.apps.get(AppId(app_id))
+        if app is None:
+            try:
+                ids.parse_app_id(app_id)
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from exc
+            raise ApplicationNotFound(f"application with id '{app_id}' doesn't exist in RM.")
+        return app
+
+    def kill(self, app_id: str, diagnostics: str, now: float) -> App:
+        app = self.get_app(app_id)
+        if app.final:
+            raise Conflict(f"application {app_id} is already {app.state}; it cannot be killed")
+        cur = app.current
+        if cur is not None and not cur.final:
+            self._end_attempt(app, cur, "KILLED", diagnostics or "Application killed by user.", counts=False,
+                              now=now)
+        self._finish_app(app, "KILLED", "KILLED", diagnostics or "Application killed by user.", now)
+        return app
+
+    def move(self, app_id: str, queue_name: str, now: float) -> App:
+        app = self.get_app(app_id)
+        if app.final:
+            raise Conflict(f"application {app_id} is {app.state}; it cannot be moved")
+        try:
+            q = resolve_queue(self.queues, queue_name)
+        except QueueConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        app.queue = q.path
+        self._touch_app(app)
+        return app
+
+    def set_priority(self, app_id: str, priority: int) -> App:
+        app = self.get_app(app_id)
+        if app.final:
+            raise Conflict(f"application {app_id} is {app.state}; its priority cannot change")
+        app.priority = priority
+        self._touch_app(app)
+        return app
+
+    def _finish_app(self, app: App, state: str, final_status: str, diag: str, now: float) -> None:
+        app.state = state
+        app.final_status = final_status
+        app.diagnostics = diag
+        app.finish_time = now
+        if state == "FINISHED" and final_status == "SUCCEEDED":
+            app.progress = 1.0
+        self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
+                                     "Container killed by the ApplicationMaster's application ending.")
+        self._touch_app(app)
+
+    def _release_app_containers(self, app: App, now: float, exit_status: int, diag: str) -> None:
+        for cid in list(app.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live:
+                self._complete_container(c, exit_status, diag, now, notify=False)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(cid)
+        for node in self.nodes.values():
+            if node.schedulable:
+                node.apps_to_cleanup.add(app.app_id)
+
+    def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float) -> None:
+        att.state = state
+        att.diagnostics = diag
+        att.finish_time = now
+        att.counts_as_failure = counts and state == "FAILED"
+        att.asks.clear()
+        att.am_ask_pending = False
+        att.undelivered.clear()
+        if att.counts_as_failure:
+            app.failed_attempts += 1
+        # containers of an ended attempt do not outlive it
+        for cid in list(app.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live and c.attempt_id == att.attempt_id:
+                self._complete_container(c, EXIT_KILLED_BY_RESOURCEMANAGER,
+                                         f"Container of a completed attempt {att.attempt_id}", now, notify=False)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(cid)
+        self._mark(att.record())
+        self._touch_app(app)
+
+    def _attempt_failed(self, app: App, att: Attempt, diag: str, *, counts: bool, now: float) -> None:
+        """An attempt ended without unregistering: retry or fail the app."""
+        self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now)
+        if app.failed_attempts >= app.max_attempts:
+            self._finish_app(
+                app, "FAILED", "FAILED",
+                f"Application {app.app_id} failed {app.failed_attempts} times (global limit "
+                f"={self.config.max_app_attempts}; local limit is ={app.max_attempts}) due to: {diag}",
+                now,
+            )
+        else:
+            app.state = "ACCEPTED"
+            self._start_attempt(app, now)
+
+    # ------------------------------------------------------------------ nodes
+
+    def register_node(
+        self,
+        node_id: str,
+        http_address: str,
+        rack: str,
+        capability: Resources,
+        statuses: Iterable[NodeStatus],
+        now: float,
+    ) -> Node:
+        host, sep, port = node_id.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise BadRequest(f"invalid node id {node_id!r}; expected host:port")
+        if capability.any_negative() or capability.get(MEMORY) <= 0 or capability.get(VCORES) <= 0:
+            raise BadRequest(f"node capability must offer memory-mb and vcores: {capability}")
+        nid = NodeId(node_id)
+        old = self.nodes.get(nid)
+        if old is not None:
+            # a re-registration: whatever it ran before is gone from our view
+            for cid in list(old.containers):
+                c = self.containers.get(cid)
+                if c is not None and c.live:
+                    self._complete_container(c, EXIT_ABORTED, "Container released on a re-registered node", now)
+        node = Node(
+            node_id=nid, host=host, port=int(port), http_address=http_address, rack=rack or "/default-rack",
+            capability=capability, state="RUNNING", registered_at=now, last_heartbeat=now,
+            last_health_update=now,
+        )
+        self.nodes[nid] = node
+        for s in statuses:  # containers we do not know (a previous RM life) are cleaned up
+            if s.state != "COMPLETE" and ContainerId(s.container_id) not in self.containers:
+                node.to_cleanup.add(ContainerId(s.container_id))
+        self._mark(node.record())
+        return node
+
+    def node_heartbeat(
+        self,
+        node_id: str,
+        response_id: int,
+        statuses: Iterable[NodeStatus],
+        healthy: bool,
+        health_report: str,
+        now: float,
+    ) -> HeartbeatResult:
+        node = self.nodes.get(NodeId(node_id))
+        if node is None or node.state in ("LOST", "NEW", "SHUTDOWN", "DECOMMISSIONED"):
+            return HeartbeatResult(response_id=0, action="RESYNC",
+                                   diagnostics="Node not found or not registered; re-register")
+        node.last_heartbeat = now
+        node.response_id += 1
+        new_state = "RUNNING" if healthy else "UNHEALTHY"
+        if new_state != node.state or health_report != node.health_report:
+            node.state = new_state
+            node.health_report = health_report
+            node.last_health_update = now
+            self._mark(node.record())
+        for s in statuses:
+            cid = ContainerId(s.container_id)
+            c = self.containers.get(cid)
+            if c is None or c.node_id != node.node_id:
+                if s.state != "COMPLETE":
+                    node.to_cleanup.add(cid)
+                continue
+            if s.state == "RUNNING" and c.state in ("ALLOCATED", "ACQUIRED"):
+                c.state = "RUNNING"
+                c.start_time = s.start_time or now
+                self._mark(c.record())
+                app = self.apps.get(c.app_id)
+                if c.is_am and app is not None:
+                    att = self._attempt(app, c.attempt_id)
+                    if att is not None and att.state in ("ALLOCATED", "SCHEDULED"):
+                        att.state = "LAUNCHED"
+                        att.last_contact = now
+                        self._mark(att.record())
+            elif s.state == "COMPLETE":
+                node.to_cleanup.discard(cid)
+                if c.live:
+                    self._complete_container(c, s.exit_status, s.diagnostics, now,
+                                             start_time=s.start_time)
+        cleanup = tuple(sorted(node.to_cleanup))
+        node.to_cleanup.clear()
+        apps = tuple(sorted(node.apps_to_cleanup))
+        node.apps_to_cleanup.clear()
+        return HeartbeatResult(response_id=node.response_id, action="NORMAL", containers_to_cleanup=cleanup,
+                               apps_to_cleanup=apps)
+
+    def unregister_node(self, node_id: str, now: float) -> None:
+        node = self.nodes.get(NodeId(node_id))
+        if node is None:
+            raise NotFound(f"node {node_id} is not registered")
+        self._lose_node(node, "SHUTDOWN", "Container released on a node that shut down", now)
+
+    def _lose_node(self, node: Node, state: str, diag: str, now: float) -> None:
+        node.state = state
+        for cid in list(node.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live:
+                self._complete_container(c, EXIT_ABORTED, diag, now)
+        node.to_cleanup.clear()
+        node.apps_to_cleanup.clear()
+        self._mark(node.record())
+
+    # ------------------------------------------------------------------ containers
+
+    def _attempt(self, app: App, attempt_id: str) -> Attempt | None:
+        for a in app.attempts:
+            if a.attempt_id == attempt_id:
+                return a
+        return None
+
+    def _complete_container(
+        self,
+        c: Container,
+        exit_status: int,
+        diag: str,
+        now: float,
+        *,
+        notify: bool = True,
+        start_time: float = 0.0,
+    ) -> None:
+        c.state = "COMPLETED"
+        c.exit_status = exit_status
+        c.diagnostics = diag
+        c.finish_time = now
+        if start_time and not c.start_time:
+            c.start_time = start_time
+        node = self.nodes.get(c.node_id)
+        if node is not None:
+            node.containers.discard(c.container_id)
+            node.allocated = node.allocated - c.resource
+        app = self.apps.get(c.app_id)
+        self._mark(c.record())
+        if app is None:
+            return
+        app.containers.discard(c.container_id)
+        app.used = app.used - c.resource
+        if c.is_am:
+            app.am_used = app.am_used - c.resource
+        if c.start_time:
+            secs = max(0.0, now - c.start_time)
+            app.memory_seconds += c.resource.memory_mb * secs
+            app.vcore_seconds += c.resource.vcores * secs
+        att = self._attempt(app, c.attempt_id)
+        if att is None:
+            return
+        if c.container_id in att.undelivered:
+            att.undelivered.remove(c.container_id)
+        if c.is_am:
+            if not att.final and not app.final:
+                if att.state == "FINISHING":
+                    self._end_attempt(app, att, "FINISHED", att.diagnostics, counts=False, now=now)
+                else:
+                    counts = exit_status not in NOT_COUNTED_EXITS
+                    self._attempt_failed(
+                        app, att,
+                        f"AM Container for {att.attempt_id} exited with exitCode: {exit_status}. {diag}".strip(),
+                        counts=counts, now=now,
+                    )
+        elif notify and not att.final:
+            att.completed.append(CompletedStatus(c.container_id, exit_status, diag, c.start_time, now))
+
+    def apply_plan(self, plan: Plan, now: float) -> list[Place]:
+        """Turn placements into containers; returns the placements that were applied."""
+        applied: list[Place] = []
+        for p in plan.placements:
+            app = self.apps.get(p.app_id)
+            node = self.nodes.get(p.node_id)
+            if app is None or app.final or node is None or not node.schedulable:
+                continue
+            att = app.current
+            if att is None or att.final:
+                continue
+            if not (node.allocated + p.resource).fits_in(node.capability):
+                continue
+            if p.is_am:
+                if not att.am_ask_pending:
+                    continue
+            else:
+                ask = att.asks.get(p.allocation_request_id)
+                if ask is None or ask.num_containers <= 0:
+                    continue
+            cid = ids.container_id(att.attempt_id, att.next_container_seq, self.meta.epoch)
+            att.next_container_seq += 1
+            c = Container(
+                container_id=cid, app_id=app.app_id, attempt_id=att.attempt_id, node_id=node.node_id,
+                resource=p.resource, priority=p.priority, allocation_request_id=p.allocation_request_id,
+                ask_type=p.ask_type, is_am=p.is_am, state="ALLOCATED", allocate_time=now,
+                from_leftover=p.from_leftover,
+            )
+            c.token = tokens.container_token(self.container_key, tokens.ContainerTokenFields(
+                container_id=cid, node_id=node.node_id, app_id=app.app_id, user=app.user,
+                resource=p.resource.to_dict(), expires=now + self.config.container_token_lifetime_s,
+            ))
+            self.containers[cid] = c
+            node.containers.add(cid)
+            node.allocated = node.allocated + p.resource
+            app.containers.add(cid)
+            app.used = app.used + p.resource
+            self.counters["containers_allocated"] += 1
+            if p.from_leftover:
+                app.leftover_containers += 1
+                self.counters["leftover_containers"] += 1
+            if p.is_am:
+                app.am_used = app.am_used + p.resource
+                att.am_ask_pending = False
+                att.am_container_id = cid
+                att.node_id = node.node_id
+                att.state = "ALLOCATED"
+                att.last_contact = now
+                app.launch_time = now
+                self._mark(att.record())
+                self._touch_app(app)
+                self._launches.append(LaunchAM(
+                    app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
+                    container_token=c.token, nm_token=tokens.nm_token(self.container_key, att.attempt_id,
+                                                                     node.node_id),
+                    amrm_token=tokens.amrm_token(self.amrm_key, att.attempt_id), launch=app.am_launch,
+                    job_spec_json=app.job_spec_json, user=app.user,
+                ))
+            else:
+                ask = att.asks[p.allocation_request_id]
+                ask.num_containers -= 1
+                att.undelivered.append(cid)
+            self._mark(c.record())
+            applied.append(p)
+        for app_id, share in plan.shares.items():
+            app = self.apps.get(app_id)
+            if app is not None:
+                app.fair_share = share
+        self.last_plan = plan
+        return applied
+
+    def am_launch_failed(self, container_id: str, diag: str, now: float) -> None:
+        c = self.containers.get(ContainerId(container_id))
+        if c is not None and c.live:
+            self._complete_container(c, EXIT_ABORTED, f"AM container launch failed: {diag}", now)
+
+    # ------------------------------------------------------------------ ApplicationMaster protocol
+
+    def authenticate_am(self, token: str) -> tuple[App, Attempt]:
+        try:
+            attempt_id = tokens.read_amrm_token(self.amrm_key, token)
+            app_id = ids.app_of_attempt(attempt_id)
+        except (tokens.InvalidToken, ValueError) as exc:
+            raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
+        app = self.apps.get(app_id)
+        att = self._attempt(app, attempt_id) if app is not None else None
+        if app is None or att is None:
+            raise InvalidToken(f"Invalid AMRMToken: unknown attempt {attempt_id}")
+        return app, att
+
+    def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str, now: float) -> Attempt:
+        app, att = self.authenticate_am(token)
+        if att.final or app.final:
+            raise InvalidToken(f"attempt {att.attempt_id} is {att.state}; it may not register")
+        if att.registered:
+            raise Conflict(f"Application Master is already registered : {app.app_id}")
+        att.registered = True
+        att.state = "RUNNING"
+        att.host = host
+        att.rpc_port = rpc_port
+        att.tracking_url = tracking_url
+        att.last_contact = now
+        app.state = "RUNNING"
+        app.tracking_url = tracking_url
+        self._mark(att.record())
+        self._touch_app(app)
+        return att
+
+    def validate_asks(self, asks: Iterable[Ask]) -> None:
+        for a in asks:
+            if a.num_containers < 0 or a.num_containers > MAX_ASK_CONTAINERS:
+                raise InvalidResourceRequest(f"ask {a.allocation_request_id}: num_containers out of range")
+            if a.allocation_request_id < 0:
+                raise InvalidResourceRequest("allocation_request_id must not be negative")
+            if a.num_containers:
+                self._check_resource(a.capability, f"ask {a.allocation_request_id}")
+                unknown = [t for t in a.capability.types() if t not in self._resource_types()]
+                if unknown:
+                    raise InvalidResourceRequest(f"unknown resource types {unknown}")
+
+    def _resource_types(self) -> set[str]:
+        out = {MEMORY, VCORES}
+        for n in self.nodes.values():
+            out.update(n.capability.types())
+        return out
+
+    def am_allocate(
+        self,
+        token: str,
+        response_id: int,
+        asks: list[Ask],
+        releases: Iterable[str],
+        progress: float,
+        blacklist_add: Iterable[str],
+        blacklist_remove: Iterable[str],
+        now: float,
+    ) -> AllocateResult:
+        app, att = self.authenticate_am(token)
+        if att.final or app.final or att is not app.current:
+            return AllocateResult(response_id=response_id, command="SHUTDOWN")
+        if not att.registered:
+            raise ApplicationMasterNotRegistered(
+                f"AM is not registered for known application attempt: {att.attempt_id} or RM had restarted "
+                "after AM registered. AM should re-register."
+            )
+        att.last_contact = now
+        if att.last_response is not None and response_id + 1 == att.response_id:
+            cached: AllocateResult = att.last_response
+            return cached  # a duplicate of the last request
+        if response_id != att.response_id:
+            return AllocateResult(response_id=att.response_id, command="RESYNC")
+        self.validate_asks(asks)
+        release_ids = list(releases)
+        for cid in release_ids:
+            c = self.containers.get(ContainerId(cid))
+            if c is None or c.attempt_id != att.attempt_id or c.is_am:
+                raise BadRequest(f"container {cid} does not belong to attempt {att.attempt_id}")
+        # --- validated: apply
+        changed = False
+        for a in asks:
+            undelivered = sum(1 for cid in att.undelivered
+                              if self.containers[cid].allocation_request_id == a.allocation_request_id)
+            a.num_containers = max(0, a.num_containers - undelivered)
+            if a.num_containers == 0:
+                changed |= att.asks.pop(a.allocation_request_id, None) is not None
+            else:
+                att.asks[a.allocation_request_id] = a
+                changed = True
+        for cid in release_ids:
+            c = self.containers[ContainerId(cid)]
+            if c.live:
+                self._complete_container(c, EXIT_KILLED_BY_APPMASTER, "Container released by application",
+                                         now, notify=True)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(c.container_id)
+        att.blacklist.update(NodeId(n) for n in blacklist_add)
+        att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
+        if 0.0 <= progress <= 1.0 and progress != app.progress:
+            app.progress = progress
+        if changed:
+            self.version += 1
+        allocated: list[AllocatedContainer] = []
+        nm_tokens: list[tuple[NodeId, str]] = []
+        for cid in att.undelivered:
+            c = self.containers[cid]
+            node = self.nodes[c.node_id]
+            c.state = "ACQUIRED" if c.state == "ALLOCATED" else c.state
+            allocated.append(AllocatedContainer(
+                container_id=cid, node_id=c.node_id, node_http_address=node.http_address, resource=c.resource,
+                priority=c.priority, allocation_request_id=c.allocation_request_id, token=c.token,
+                ask_type=c.ask_type, from_leftover=c.from_leftover,
+            ))
+            if c.node_id not in att.nm_token_nodes:
+                att.nm_token_nodes.add(c.node_id)
+                nm_tokens.append((c.node_id, tokens.nm_token(self.container_key, att.attempt_id, c.node_id)))
+        att.undelivered.clear()
+        completed = tuple(att.completed)
+        att.completed.clear()
+        att.response_id += 1
+        result = AllocateResult(
+            response_id=att.response_id, allocated=tuple(allocated), completed=completed,
+            fair_share=app.fair_share, headroom=self._headroom(app), nm_tokens=tuple(nm_tokens),
+            num_nodes=sum(1 for n in self.nodes.values() if n.schedulable),
+        )
+        att.last_response = result
+        return result
+
+    def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
+        return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)
+
+    def _headroom(self, app: App) -> Resources:
+        free = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                free = free + (n.capability - n.allocated).clamp_min_zero()
+        return free
+
+    def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
+                  now: float) -> bool:
+        app, att = self.authenticate_am(token)
+        if app.final or att.final:
+            return True
+        if not att.registered:
+            raise ApplicationMasterNotRegistered(f"attempt {att.attempt_id} is not registered")
+        if final_status not in ("SUCCEEDED", "FAILED", "KILLED"):
+            raise BadRequest(f"final status {final_status!r} is not one of SUCCEEDED, FAILED, KILLED")
+        att.state = "FINISHING"
+        att.diagnostics = diagnostics
+        att.tracking_url = tracking_url or att.tracking_url
+        self._mark(att.record())
+        # the attempt ends when the AM container exits; the app is done now
+        self._finish_app(app, "FINISHED", final_status, diagnostics, now)
+        return True
+
+    # ------------------------------------------------------------------ liveness
+
+    def check_liveness(self, now: float) -> list[str]:
+        """Expire silent NodeManagers, ApplicationMasters and unused containers. Returns log lines."""
+        events: list[str] = []
+        for node in list(self.nodes.values()):
+            if node.state in ("RUNNING", "UNHEALTHY", "NEW") and now - node.last_heartbeat > self.config.nm_expiry_s:
+                events.append(f"node {node.node_id} expired: no heartbeat for {now - node.last_heartbeat:.1f}s")
+                self._lose_node(node, "LOST", "Container released on a *lost* node", now)
+        for app in list(self.apps.values()):
+            att = app.current
+            if app.final or att is None or att.final:
+                continue
+            if att.state in ("LAUNCHED", "RUNNING", "ALLOCATED") and now - att.last_contact > self.config.am_expiry_s:
+                events.append(f"attempt {att.attempt_id} expired: no AM heartbeat")
+                self._attempt_failed(app, att, f"ApplicationMaster for attempt {att.attempt_id} timed out",
+                                     counts=True, now=now)
+        for c in list(self.containers.values()):
+            if c.state in ("ALLOCATED", "ACQUIRED") and not c.is_am and \
+                    now - c.allocate_time > self.config.container_alloc_expiry_s:
+                events.append(f"container {c.container_id} expired unused")
+                self._complete_container(c, EXIT_ABORTED, "Container expired since it was unused", now)
+                holder = self.nodes.get(c.node_id)
+                if holder is not None:
+                    holder.to_cleanup.add(c.container_id)
+        return events
+
+    def forget_completed_containers(self, keep_per_app: int = 1000) -> None:
+        """Drop completed containers from memory (they stay in the store)."""
+        done = [c for c in self.containers.values() if not c.live]
+        if len(done) > keep_per_app * 10:
+            done.sort(key=lambda c: c.finish_time)
+            for c in done[: len(done) - keep_per_app * 10]:
+                del self.containers[c.container_id]
+
+    # ------------------------------------------------------------------ scheduling snapshot
+
+    def snapshot(self) -> ClusterSnapshot:
+        nodes = {
+            n.node_id: NodeView(node_id=n.node_id, host=n.host, rack=n.rack, capability=n.capability,
+                                allocated=n.allocated, schedulable=n.schedulable)
+            for n in self.nodes.values()
+        }
+        apps: dict[AppId, AppView] = {}
+        for app in self.apps.values():
+            att = app.current
+            if app.final or att is None or att.final:
+                continue
+            asks: list[AskView] = []
+            if att.am_ask_pending:
+                asks.append(AskView(app_id=app.app_id, allocation_request_id=AM_ASK_ID, priority=-1,
+                                    capability=app.am_resource, num_containers=1, is_am=True, stage="am"))
+            for a in att.asks.values():
+                if a.num_containers > 0:
+                    asks.append(AskView(
+                        app_id=app.app_id, allocation_request_id=a.allocation_request_id, priority=a.priority,
+                        capability=a.capability, num_containers=a.num_containers, nodes=a.nodes, racks=a.racks,
+                        relax_locality=a.relax_locality, ask_type=a.ask_type,
+                        remaining_work_s=a.remaining_work_s, stage=a.stage,
+                    ))
+            if not asks and app.used.is_zero():
+                continue
+            apps[app.app_id] = AppView(
+                app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
+                submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
+                blacklist=frozenset(att.blacklist),
+            )
+        return ClusterSnapshot(version=self.version, nodes=nodes, apps=apps, queues=self.queues)
+
+    # ------------------------------------------------------------------ reports
+
+    def cluster_capacity(self) -> Resources:
+        out = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                out = out + n.capability
+        return out
+
+    def pending_of(self, app: App) -> tuple[Resources, int, int, int]:
+        """(pending resources, pending containers, DEFAULT asks pending, ALTRUISTIC asks pending)."""
+        att = app.current
+        if app.final or att is None or att.final:
+            return Resources(), 0, 0, 0
+        res = Resources()
+        n = d = alt = 0
+        if att.am_ask_pending:
+            res = res + app.am_resource
+            n += 1
+            d += 1
+        for a in att.asks.values():
+            res = res + a.capability * a.num_containers
+            n += a.num_containers
+            if a.ask_type == "ALTRUISTIC":
+                alt += a.num_containers
+            else:
+                d += a.num_containers
+        return res, n, d, alt
+
+
+def _record_key(rec: Record) -> str:
+    if isinstance(rec, ContainerRecord):
+        return rec.container_id
+    if isinstance(rec, AttemptRecord):
+        return rec.attempt_id
+    if isinstance(rec, AppRecord):
+        return rec.app_id
+    if isinstance(rec, NodeRecord):
+        return rec.node_id
+    return "meta"
+
+
+def _replace_meta(meta: MetaRecord, **changes: Any) -> MetaRecord:
+    return replace(meta, **changes)

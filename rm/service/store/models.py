@@ -1,0 +1,121 @@
+"""Tables of the RM state store, one per record type in :mod:`rm.core.records`.
+
+Column names equal the record field names, so rows and records convert field by field
+(see ``store.py``). Dict and tuple fields are JSON text; times are floating-point seconds.
+Any change here needs a matching Alembic revision in ``migrations/versions``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, Double, Integer, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Deterministic constraint and index names, so migrations can refer to them on every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+META_ROW_ID = 1
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class AppRow(Base):
+    __tablename__ = "apps"
+
+    app_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    queue: Mapped[str] = mapped_column(Text)
+    user: Mapped[str] = mapped_column(Text)
+    app_type: Mapped[str] = mapped_column(Text)
+    priority: Mapped[int] = mapped_column(Integer)
+    am_resource: Mapped[str] = mapped_column(Text)  # JSON object
+    am_launch: Mapped[str] = mapped_column(Text)  # JSON object
+    max_attempts: Mapped[int] = mapped_column(Integer)
+    tags: Mapped[str] = mapped_column(Text)  # JSON array
+    unmanaged: Mapped[bool] = mapped_column(Boolean)
+    job_spec_json: Mapped[str] = mapped_column(Text)
+    submit_time: Mapped[float] = mapped_column(Double)
+    state: Mapped[str] = mapped_column(String(32), index=True)
+    final_status: Mapped[str] = mapped_column(String(32))
+    diagnostics: Mapped[str] = mapped_column(Text)
+    tracking_url: Mapped[str] = mapped_column(Text)
+    progress: Mapped[float] = mapped_column(Double)
+    start_time: Mapped[float] = mapped_column(Double)
+    launch_time: Mapped[float] = mapped_column(Double)
+    finish_time: Mapped[float] = mapped_column(Double)
+    attempts_started: Mapped[int] = mapped_column(Integer)
+    failed_attempts: Mapped[int] = mapped_column(Integer)
+
+
+class AttemptRow(Base):
+    __tablename__ = "attempts"
+
+    attempt_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(128), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(32))
+    am_container_id: Mapped[str] = mapped_column(String(128))
+    node_id: Mapped[str] = mapped_column(Text)
+    start_time: Mapped[float] = mapped_column(Double)
+    finish_time: Mapped[float] = mapped_column(Double)
+    diagnostics: Mapped[str] = mapped_column(Text)
+    counts_as_failure: Mapped[bool] = mapped_column(Boolean)
+    host: Mapped[str] = mapped_column(Text)
+    rpc_port: Mapped[int] = mapped_column(Integer)
+    tracking_url: Mapped[str] = mapped_column(Text)
+
+
+class ContainerRow(Base):
+    __tablename__ = "containers"
+
+    container_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    app_id: Mapped[str] = mapped_column(String(128), index=True)
+    attempt_id: Mapped[str] = mapped_column(String(128))
+    node_id: Mapped[str] = mapped_column(Text)
+    resource: Mapped[str] = mapped_column(Text)  # JSON object
+    priority: Mapped[int] = mapped_column(Integer)
+    allocation_request_id: Mapped[int] = mapped_column(BigInteger)
+    ask_type: Mapped[str] = mapped_column(String(32))
+    is_am: Mapped[bool] = mapped_column(Boolean)
+    state: Mapped[str] = mapped_column(String(32))
+    allocate_time: Mapped[float] = mapped_column(Double)
+    start_time: Mapped[float] = mapped_column(Double)
+    finish_time: Mapped[float] = mapped_column(Double)
+    exit_status: Mapped[int] = mapped_column(Integer)
+    diagnostics: Mapped[str] = mapped_column(Text)
+    from_leftover: Mapped[bool] = mapped_column(Boolean)
+
+
+class NodeRow(Base):
+    __tablename__ = "nodes"
+
+    node_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    http_address: Mapped[str] = mapped_column(Text)
+    rack: Mapped[str] = mapped_column(Text)
+    capability: Mapped[str] = mapped_column(Text)  # JSON object
+    state: Mapped[str] = mapped_column(String(32))
+    registered_at: Mapped[float] = mapped_column(Double)
+    last_heartbeat: Mapped[float] = mapped_column(Double)
+    health_report: Mapped[str] = mapped_column(Text)
+
+
+class MetaRow(Base):
+    """The single row of cluster-wide facts (``id`` is always ``META_ROW_ID``)."""
+
+    __tablename__ = "meta"
+    __table_args__ = (CheckConstraint(f"id = {META_ROW_ID}", name="single_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    cluster_timestamp: Mapped[int] = mapped_column(BigInteger)
+    next_app_seq: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    amrm_key_hex: Mapped[str] = mapped_column(Text)
+    container_key_hex: Mapped[str] = mapped_column(Text)
+    extra: Mapped[str] = mapped_column(Text)  # JSON object

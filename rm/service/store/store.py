@@ -1,0 +1,290 @@
+"""The RM's durable state store: records in, records out, one transaction per batch.
+
+SQLite (the default, one file under the RM's data directory) or PostgreSQL. The schema is
+owned by Alembic (``migrations/``); call :meth:`Store.migrate` before the first load or write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from alembic import command
+from alembic.config import Config
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, create_engine, delete, event, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry
+
+import rm
+from rm.core.records import (
+    APP_FINAL_STATES,
+    AppRecord,
+    AttemptRecord,
+    ContainerRecord,
+    MetaRecord,
+    NodeRecord,
+    Record,
+    StoredState,
+)
+
+from .models import META_ROW_ID, AppRow, AttemptRow, Base, ContainerRow, MetaRow, NodeRow
+
+SQLITE_FILE_NAME: Final = "rm-state.db"
+_SUPPORTED_BACKENDS: Final = frozenset({"sqlite", "postgresql"})
+_DELETE_CHUNK: Final = 500  # ids per DELETE ... IN (...), well under every backend's parameter limit
+
+
+class StoreError(Exception):
+    """The state store could not do what was asked; nothing of a failed write was stored.
+
+    The driver's (or JSON encoder's) exception is chained as ``__cause__``.
+    """
+
+
+def default_sqlite_url(data_dir: Path) -> str:
+    """The store URL for the SQLite file in the RM's data directory."""
+    return f"sqlite:///{(data_dir.expanduser().resolve() / SQLITE_FILE_NAME).as_posix()}"
+
+
+def migrations_dir() -> Path:
+    """The Alembic script directory: ``migrations/`` beside the ``rm`` package (editable install)."""
+    return Path(rm.__file__).resolve().parent.parent / "migrations"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for a store URL, set up as the store needs it (used by ``migrations/env.py`` too).
+
+    For SQLite this creates the file's directory, turns on WAL and takes over transaction control.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError as e:
+        raise StoreError(f"invalid store URL: {e}") from e
+    backend = parsed.get_backend_name()
+    if backend not in _SUPPORTED_BACKENDS:
+        raise StoreError(f"unsupported store backend {backend!r}; use sqlite or postgresql")
+    try:
+        if backend == "sqlite":
+            _create_sqlite_parent(parsed)
+            engine = create_engine(parsed)
+            _configure_sqlite(engine)
+        else:
+            engine = create_engine(parsed, pool_pre_ping=True)
+    except (ArgumentError, ImportError) as e:
+        raise StoreError(f"cannot create a store engine for {parsed.render_as_string()}: {e}") from e
+    return engine
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """How one record type maps onto its table."""
+
+    record: type[Any]
+    row: type[Base]
+    key: str  # the primary-key column
+    json_fields: frozenset[str]  # dict/tuple fields, stored as JSON text
+    tuple_fields: frozenset[str] = frozenset()  # JSON arrays read back as tuples
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self.record))
+
+    def to_row(self, record: Any) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        for name in self.fields:
+            value = getattr(record, name)
+            row[name] = _dump_json(value) if name in self.json_fields else value
+        if self.row is MetaRow:
+            row["id"] = META_ROW_ID
+        return row
+
+    def from_row(self, row: Mapping[Any, Any]) -> Any:
+        values: dict[str, Any] = {}
+        for name in self.fields:
+            value = row[name]
+            if name in self.json_fields:
+                value = json.loads(value)
+                if name in self.tuple_fields:
+                    value = tuple(value)
+            values[name] = value
+        return self.record(**values)
+
+
+# Write order inside a batch. Tables have no foreign keys between them, so this is for readability only.
+_TABLES: Final[tuple[_Table, ...]] = (
+    _Table(MetaRecord, MetaRow, "id", frozenset({"extra"})),
+    _Table(NodeRecord, NodeRow, "node_id", frozenset({"capability"})),
+    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags"}), frozenset({"tags"})),
+    _Table(AttemptRecord, AttemptRow, "attempt_id", frozenset()),
+    _Table(ContainerRecord, ContainerRow, "container_id", frozenset({"resource"})),
+)
+_BY_RECORD: Final[Mapping[type[Any], _Table]] = {t.record: t for t in _TABLES}
+
+
+def _dump_json(value: Any) -> str:
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+class Store:
+    """Synchronous state store over SQLAlchemy. Not thread-safe; the RM calls it from one place."""
+
+    def __init__(self, url: str) -> None:
+        self._engine: Engine = make_engine(url)
+        self._url: URL = self._engine.url
+        self._upserts: dict[type[Any], Any] = {t.record: self._upsert(t) for t in _TABLES}
+
+    @property
+    def url(self) -> str:
+        """The store URL with any password masked, for logs."""
+        return self._url.render_as_string(hide_password=True)
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest Alembic revision. Safe to call on every start."""
+        script_location = migrations_dir()
+        if not (script_location / "env.py").is_file():
+            raise StoreError(f"migrations directory not found at {script_location}")
+        config = Config()
+        config.set_main_option("script_location", str(script_location))
+        try:
+            with self._engine.begin() as conn:
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+        except (SQLAlchemyError, CommandError) as e:
+            raise StoreError(f"migrating the state store failed: {e}") from e
+
+    def load(self) -> StoredState:
+        """Everything the store holds, read in one transaction."""
+        with self._transaction("loading the state store") as conn:
+
+            def read(record: type[Any], *order_by: Any) -> tuple[Any, ...]:
+                table = _BY_RECORD[record]
+                query = select(table.row.__table__).order_by(*order_by)
+                return tuple(table.from_row(row) for row in conn.execute(query).mappings())
+
+            metas = read(MetaRecord)
+            return StoredState(
+                meta=metas[0] if metas else None,
+                apps=read(AppRecord, AppRow.submit_time, AppRow.app_id),
+                attempts=read(AttemptRecord, AttemptRow.app_id, AttemptRow.number, AttemptRow.attempt_id),
+                containers=read(
+                    ContainerRecord,
+                    ContainerRow.app_id,
+                    ContainerRow.allocate_time,
+                    ContainerRow.container_id,
+                ),
+                nodes=read(NodeRecord, NodeRow.node_id),
+            )
+
+    def write(self, records: Sequence[Record]) -> None:
+        """Insert or update every record, all in one transaction; on any error nothing is written.
+
+        Returns only after the commit, so the records survive a crash of this process. When a batch
+        holds the same record key twice, the later record wins.
+        """
+        batches: dict[type[Any], dict[Any, Any]] = {t.record: {} for t in _TABLES}
+        for record in records:
+            table = _BY_RECORD.get(type(record))
+            if table is None:
+                raise TypeError(f"not a store record: {type(record).__name__}")
+            key = META_ROW_ID if table.row is MetaRow else getattr(record, table.key)
+            batches[table.record][key] = record
+        if not records:
+            return
+        with self._transaction("writing to the state store") as conn:
+            for table in _TABLES:
+                batch = batches[table.record]
+                if batch:
+                    rows = [table.to_row(r) for r in batch.values()]
+                    conn.execute(self._upserts[table.record], rows)
+
+    def prune_completed_apps(self, keep: int) -> int:
+        """Delete the oldest completed apps beyond the newest ``keep``, with their attempts and containers.
+
+        Age is by finish time (then submit time, then app id). Returns how many apps were deleted.
+        """
+        if keep < 0:
+            raise ValueError(f"keep must be >= 0, got {keep}")
+        with self._transaction("pruning completed apps") as conn:
+            newest_first = (
+                select(AppRow.app_id)
+                .where(AppRow.state.in_(sorted(APP_FINAL_STATES)))
+                .order_by(AppRow.finish_time.desc(), AppRow.submit_time.desc(), AppRow.app_id.desc())
+                .offset(keep)
+            )
+            app_ids = list(conn.scalars(newest_first))
+            for start in range(0, len(app_ids), _DELETE_CHUNK):
+                chunk = app_ids[start : start + _DELETE_CHUNK]
+                conn.execute(delete(ContainerRow).where(ContainerRow.app_id.in_(chunk)))
+                conn.execute(delete(AttemptRow).where(AttemptRow.app_id.in_(chunk)))
+                conn.execute(delete(AppRow).where(AppRow.app_id.in_(chunk)))
+            return len(app_ids)
+
+    def close(self) -> None:
+        """Release every pooled connection. The store must not be used afterwards."""
+        self._engine.dispose()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[Connection]:
+        """One transaction, committed on success and rolled back on any error (driver errors become
+        StoreError, and so do values that cannot be stored, such as non-JSON data)."""
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as e:
+            raise StoreError(f"{what} failed: {e}") from e
+        except (TypeError, ValueError) as e:
+            raise StoreError(f"{what} failed: {type(e).__name__}: {e}") from e
+
+    def _upsert(self, table: _Table) -> Any:
+        """INSERT ... ON CONFLICT (key) DO UPDATE, which SQLite and PostgreSQL spell the same way."""
+        sqlite = self._url.get_backend_name() == "sqlite"
+        insert: Callable[..., Any] = sqlite_insert if sqlite else postgresql_insert
+        stmt = insert(table.row)
+        updates = {c.name: stmt.excluded[c.name] for c in table.row.__table__.columns if c.name != table.key}
+        return stmt.on_conflict_do_update(index_elements=[table.key], set_=updates)
+
+
+def _create_sqlite_parent(url: URL) -> None:
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    try:
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the directory for {database}: {e}") from e
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """WAL with synchronous=NORMAL (a commit survives a process kill), and real transactions.
+
+    The sqlite3 module's legacy mode does not BEGIN before SELECT or DDL, so reads in one
+    transaction could see different states; SQLAlchemy emits BEGIN itself instead.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=5000")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN")
