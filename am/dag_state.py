@@ -1,0 +1,256 @@
+"""Where every task of a DAG job stands: the ApplicationMaster's state, kept pure.
+
+A task is WAITING until every task of every parent stage has succeeded, then RUNNABLE; it is
+RUNNING while a container runs it, and ends SUCCEEDED or, after ``max_attempts`` failed attempts,
+FAILED (which fails the job). Containers lost through no fault of the task (exit status -100
+ABORTED, -102 PREEMPTED) send it back to RUNNABLE without counting an attempt.
+
+No I/O and no clock: callers pass ``now``. The live AM (``am.dag``) and the simulator drive it the
+same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from am.jobspec import Job, Stage
+from rm.core.resources import Resources
+
+TaskStatus = Literal["WAITING", "RUNNABLE", "RUNNING", "SUCCEEDED", "FAILED"]
+Outcome = Literal["succeeded", "retry", "failed", "requeued", "unknown"]
+
+EXIT_SUCCESS = 0
+EXIT_ABORTED = -100
+EXIT_PREEMPTED = -102
+EXIT_INVALID = -1000
+NOT_THE_TASKS_FAULT = frozenset({EXIT_ABORTED, EXIT_PREEMPTED})
+
+
+@dataclass(slots=True)
+class TaskState:
+    stage: str
+    index: int
+    status: TaskStatus = "WAITING"
+    failures: int = 0  # attempts that count toward the stage's max_attempts
+    launches: int = 0  # every launch, including ones lost with their node
+    container_id: str | None = None
+    started_at: float | None = None
+    measured_s: float | None = None
+    last_exit_status: int | None = None
+    last_diagnostics: str = ""
+
+    @property
+    def attempt(self) -> int:
+        """The number of the current (or next) launch, from 0."""
+        return self.launches - 1 if self.status == "RUNNING" else self.launches
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a finished container meant for its task."""
+
+    outcome: Outcome
+    stage: str = ""
+    task: int = -1
+    exit_status: int = 0
+    duration_s: float = 0.0
+    newly_runnable: tuple[str, ...] = ()  # stages whose tasks became runnable
+
+
+@dataclass(slots=True)
+class _StageState:
+    spec: Stage
+    index: int
+    depth: int
+    tasks: list[TaskState] = field(default_factory=list)
+    measured: list[float] = field(default_factory=list)
+
+
+class DagState:
+    """Task states of one job attempt, and the duration estimates they imply."""
+
+    def __init__(self, job: Job) -> None:
+        self._job = job
+        depths = job.depths()
+        self._stages: dict[str, _StageState] = {}
+        for i, spec in enumerate(job.stages):
+            st = _StageState(spec=spec, index=i, depth=depths[spec.name])
+            st.tasks = [TaskState(stage=spec.name, index=t) for t in range(spec.tasks)]
+            self._stages[spec.name] = st
+        self._by_container: dict[str, TaskState] = {}
+        self._failed: TaskState | None = None
+        for st in self._stages.values():
+            if not st.spec.parents:
+                for task in st.tasks:
+                    task.status = "RUNNABLE"
+
+    # ------------------------------------------------------------------ read side
+
+    @property
+    def job(self) -> Job:
+        return self._job
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return self._job.stages
+
+    def stage_index(self, stage: str) -> int:
+        return self._stages[stage].index
+
+    def depth(self, stage: str) -> int:
+        return self._stages[stage].depth
+
+    def capability(self, stage: str) -> Resources:
+        return self._stages[stage].spec.capability
+
+    def tasks(self, stage: str | None = None) -> Iterator[TaskState]:
+        states = [self._stages[stage]] if stage is not None else list(self._stages.values())
+        for st in states:
+            yield from st.tasks
+
+    def task(self, stage: str, index: int) -> TaskState:
+        return self._stages[stage].tasks[index]
+
+    def count(self, stage: str, status: TaskStatus) -> int:
+        return sum(1 for t in self._stages[stage].tasks if t.status == status)
+
+    def runnable(self, stage: str) -> list[int]:
+        """Indices of the stage's tasks that may start now and are not running."""
+        return [t.index for t in self._stages[stage].tasks if t.status == "RUNNABLE"]
+
+    def stage_done(self, stage: str) -> bool:
+        return all(t.status == "SUCCEEDED" for t in self._stages[stage].tasks)
+
+    def stage_ready(self, stage: str) -> bool:
+        """True when every parent stage has fully succeeded."""
+        return all(self.stage_done(p) for p in self._stages[stage].spec.parents)
+
+    def task_for_container(self, container_id: str) -> TaskState | None:
+        return self._by_container.get(container_id)
+
+    def running(self) -> list[TaskState]:
+        return list(self._by_container.values())
+
+    @property
+    def total_tasks(self) -> int:
+        return self._job.total_tasks
+
+    @property
+    def succeeded(self) -> int:
+        return sum(1 for t in self.tasks() if t.status == "SUCCEEDED")
+
+    def progress(self) -> float:
+        """Succeeded tasks as a fraction of all tasks."""
+        return self.succeeded / self.total_tasks
+
+    @property
+    def failed_task(self) -> TaskState | None:
+        """The first task that ran out of attempts; set means the job has failed."""
+        return self._failed
+
+    @property
+    def succeeded_all(self) -> bool:
+        return self.succeeded == self.total_tasks
+
+    @property
+    def finished(self) -> bool:
+        return self._failed is not None or self.succeeded_all
+
+    # ------------------------------------------------------------------ estimates
+
+    def measured_durations(self, stage: str) -> list[float]:
+        return list(self._stages[stage].measured)
+
+    def estimate_s(self, stage: str, task: int | None = None) -> float:
+        """Expected duration of one task: the mean measured duration of the stage's finished tasks
+        once there is one, else the spec's per-task (or per-stage) estimate."""
+        st = self._stages[stage]
+        if st.measured:
+            return sum(st.measured) / len(st.measured)
+        return st.spec.task_duration_s(task) if task is not None else st.spec.estimated_task_s
+
+    def remaining_task_s(self, task: TaskState, now: float) -> float:
+        if task.status == "SUCCEEDED":
+            return 0.0
+        estimate = self.estimate_s(task.stage, task.index)
+        if task.status == "RUNNING" and task.started_at is not None:
+            return max(0.0, estimate - (now - task.started_at))
+        return estimate
+
+    def remaining_stage_s(self, stage: str, now: float) -> float:
+        return sum(self.remaining_task_s(t, now) for t in self._stages[stage].tasks)
+
+    def remaining_work_s(self, now: float) -> float:
+        """Estimated container-seconds still to run, for all unfinished tasks of the job."""
+        return sum(self.remaining_stage_s(name, now) for name in self._stages)
+
+    # ------------------------------------------------------------------ transitions
+
+    def start(self, stage: str, index: int, container_id: str, now: float) -> int:
+        """A container was assigned to a runnable task; returns the launch's attempt number."""
+        task = self._stages[stage].tasks[index]
+        if task.status != "RUNNABLE":
+            raise ValueError(f"task {stage}/{index} is {task.status}, not RUNNABLE")
+        if container_id in self._by_container:
+            raise ValueError(f"container {container_id} already runs a task")
+        task.status = "RUNNING"
+        task.container_id = container_id
+        task.started_at = now
+        task.launches += 1
+        self._by_container[container_id] = task
+        return task.launches - 1
+
+    def complete(
+        self,
+        container_id: str,
+        exit_status: int,
+        now: float,
+        diagnostics: str = "",
+        *,
+        measured_s: float | None = None,
+    ) -> Completion:
+        """The container ended with ``exit_status``; move its task on. ``measured_s`` is the run
+        time when the NodeManager reported one; otherwise it is ``now`` minus the start."""
+        task = self._by_container.pop(container_id, None)
+        if task is None:
+            return Completion(outcome="unknown", exit_status=exit_status)
+        started = task.started_at if task.started_at is not None else now
+        duration = max(0.0, measured_s if measured_s is not None else now - started)
+        task.container_id = None
+        task.started_at = None
+        task.last_exit_status = exit_status
+        task.last_diagnostics = diagnostics
+
+        def outcome(kind: Outcome, newly_runnable: tuple[str, ...] = ()) -> Completion:
+            return Completion(kind, task.stage, task.index, exit_status, duration, newly_runnable)
+
+        if exit_status == EXIT_SUCCESS:
+            task.status = "SUCCEEDED"
+            task.measured_s = duration
+            self._stages[task.stage].measured.append(duration)
+            return outcome("succeeded", self._release_children(task.stage))
+        if exit_status in NOT_THE_TASKS_FAULT:
+            task.status = "RUNNABLE"
+            return outcome("requeued")
+        task.failures += 1
+        if task.failures >= self._stages[task.stage].spec.max_attempts:
+            task.status = "FAILED"
+            if self._failed is None:
+                self._failed = task
+            return outcome("failed")
+        task.status = "RUNNABLE"
+        return outcome("retry")
+
+    def _release_children(self, stage: str) -> tuple[str, ...]:
+        if not self.stage_done(stage):
+            return ()
+        released = []
+        for child in self._job.children(stage):
+            if self.stage_ready(child.name):
+                for task in self._stages[child.name].tasks:
+                    if task.status == "WAITING":
+                        task.status = "RUNNABLE"
+                released.append(child.name)
+        return tuple(released)

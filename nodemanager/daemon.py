@@ -1,0 +1,267 @@
+"""The NodeManager daemon: ContainerManager gRPC + web server + RM heartbeats in one asyncio loop."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from nodemanager.config import NodeManagerConfig, default_work_dir, parse_resources
+from nodemanager.containers import ABORTED, KILLED_BY_RESOURCEMANAGER, ContainerTable
+from nodemanager.heartbeat import VERSION, NodeStatusUpdater, disk_health
+from nodemanager.http import NodeWebServer
+from nodemanager.limits import CgroupV2
+from nodemanager.service import ContainerManagerService, TokenKeys
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+from rm.core.resources import MEMORY, VCORES
+
+log = logging.getLogger("nodemanager")
+
+
+def _bind_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+class NodeManager:
+    """One node's daemon. ``start()`` binds the servers, ``serve()`` runs until stopped, ``shutdown()``
+    stops every container and says goodbye to the RM."""
+
+    def __init__(self, cfg: NodeManagerConfig) -> None:
+        self.cfg = cfg
+        self.keys = TokenKeys()
+        self.capability: dict[str, int] = cfg.capability()
+        self.host = cfg.advertised_host()
+        self.port = 0
+        self.http_port = 0
+        self._server: grpc.aio.Server | None = None
+        self._web: NodeWebServer | None = None
+        self._cgroups: CgroupV2 | None = None
+        self._table: ContainerTable | None = None
+        self._updater: NodeStatusUpdater | None = None
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def http_address(self) -> str:
+        return f"{self.host}:{self.http_port}"
+
+    @property
+    def table(self) -> ContainerTable:
+        assert self._table is not None, "start() first"
+        return self._table
+
+    @property
+    def updater(self) -> NodeStatusUpdater:
+        assert self._updater is not None, "start() first"
+        return self._updater
+
+    async def start(self) -> None:
+        cfg = self.cfg
+        for sub in ("containers", "logs"):
+            (cfg.work_dir / sub).mkdir(parents=True, exist_ok=True)
+        self._cgroups = CgroupV2.detect() if cfg.use_cgroups else None
+        self._server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        address = _bind_address(cfg.host, cfg.port)
+        try:
+            self.port = self._server.add_insecure_port(address)
+        except RuntimeError as exc:
+            raise OSError(f"cannot bind the ContainerManager to {address}: {exc}") from exc
+        if self.port == 0:
+            raise OSError(f"cannot bind the ContainerManager to {address}")
+        self._web = NodeWebServer(cfg.work_dir, self.node_info)
+        self.http_port = await self._web.start(cfg.host, cfg.http_port)
+        self._table = ContainerTable(
+            cfg, nm_host=self.host, nm_port=self.port, nm_http_port=self.http_port, cgroups=self._cgroups
+        )
+        self._web.table = self._table
+        service = ContainerManagerService(self._table, self.keys, self.node_id)
+        pbg.add_ContainerManagerServicer_to_server(service, self._server)  # type: ignore[no-untyped-call]
+        await self._server.start()
+        self._updater = NodeStatusUpdater(
+            cfg,
+            node_id=pb.NodeId(host=self.host, port=self.port),
+            http_address=self.http_address,
+            capability=self.capability,
+            table=self._table,
+            keys=self.keys,
+        )
+        log.info(
+            "ContainerManager on %s, web server on %s, offering %s",
+            _bind_address(cfg.host, self.port),
+            _bind_address(cfg.host, self.http_port),
+            self.capability,
+        )
+
+    def node_info(self) -> dict[str, Any]:
+        health = disk_health(self.cfg.work_dir, self.cfg.max_disk_utilization_percent)
+        table = self._table
+        return {
+            "id": self.node_id,
+            "nodeHostName": self.host,
+            "nodeHTTPAddress": self.http_address,
+            "rack": self.cfg.rack,
+            "nodeManagerVersion": VERSION,
+            "nodeHealthy": health.healthy,
+            "healthReport": health.health_report,
+            "lastNodeUpdateTime": health.last_health_report_time_ms,
+            "totalPmemAllocatedContainersMB": self.capability.get(MEMORY, 0),
+            "totalVCoresAllocatedContainers": self.capability.get(VCORES, 0),
+            "capability": dict(self.capability),
+            "used": table.used() if table else {},
+            "numContainers": len(table.all()) if table else 0,
+            "resourceManagerAddress": self.cfg.rm_address,
+            "registered": bool(self._updater and self._updater.registered.is_set()),
+            "memoryEnforcement": "cgroup-v2" if self._cgroups else "rss-monitor",
+        }
+
+    async def shutdown(self) -> None:
+        diagnostics = "Container killed because the NodeManager is shutting down."
+        status = ABORTED
+        if self._updater is not None and self._updater.shutdown_reason:
+            status, diagnostics = KILLED_BY_RESOURCEMANAGER, f"{diagnostics} {self._updater.shutdown_reason}"
+        log.info("NodeManager %s shutting down", self.node_id)
+        if self._server is not None:
+            await self._server.stop(grace=1.0)
+        if self._table is not None:
+            await self._table.stop_all(status, diagnostics)
+        if self._updater is not None:
+            with contextlib.suppress(Exception):
+                await self._updater.goodbye()
+            await self._updater.close()
+        if self._web is not None:
+            await self._web.close()
+        if self._table is not None:
+            await self._table.close()
+        if self._cgroups is not None:
+            self._cgroups.close()
+        log.info("NodeManager %s stopped", self.node_id)
+
+
+async def run_nodemanager(
+    cfg: NodeManagerConfig,
+    *,
+    ready: asyncio.Event | None = None,
+    stop: asyncio.Event | None = None,
+    on_ready: Callable[[NodeManager], None] | None = None,
+) -> int:
+    """Run a NodeManager until ``stop`` is set (0) or the RM orders it to shut down (1).
+
+    ``ready`` is set (and ``on_ready`` called) once the node has registered with the RM.
+    Containers are stopped before this returns.
+    """
+    stop = stop if stop is not None else asyncio.Event()
+    nm = NodeManager(cfg)
+    try:
+        await nm.start()
+        heartbeats = asyncio.create_task(nm.updater.run(stop))
+        registered = asyncio.create_task(nm.updater.registered.wait())
+        stopped = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({heartbeats, registered, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if nm.updater.registered.is_set():
+                if ready is not None:
+                    ready.set()
+                if on_ready is not None:
+                    on_ready(nm)
+            await asyncio.wait({heartbeats, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (heartbeats, registered, stopped):
+                task.cancel()
+            await asyncio.gather(heartbeats, registered, stopped, return_exceptions=True)
+        if heartbeats.done() and not heartbeats.cancelled() and heartbeats.exception() is not None:
+            log.error("the heartbeat loop failed", exc_info=heartbeats.exception())
+            return 1
+        return 1 if nm.updater.shutdown_reason else 0
+    finally:
+        await nm.shutdown()
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    d = NodeManagerConfig.__dataclass_fields__
+    p = argparse.ArgumentParser(prog="python -m nodemanager", description="shepherd NodeManager daemon")
+    p.add_argument("--rm", default=d["rm_address"].default, help="ResourceTracker address HOST:PORT")
+    p.add_argument("--host", default=d["host"].default, help="bind host for gRPC and HTTP")
+    p.add_argument("--hostname", default=None, help="host name advertised to the RM (default: from --host)")
+    p.add_argument("--port", type=int, default=d["port"].default, help="ContainerManager port (0 = any)")
+    p.add_argument("--http-port", type=int, default=d["http_port"].default, help="web server port (0 = any)")
+    p.add_argument("--memory-mb", type=int, default=None, help="memory offered (default: detected)")
+    p.add_argument("--vcores", type=int, default=None, help="vcores offered (default: CPU count)")
+    p.add_argument("--resources", default="", help="extra resource types, e.g. gpu=2,fpga=1")
+    p.add_argument("--work-dir", type=Path, default=None, help=f"default {default_work_dir()}")
+    p.add_argument(
+        "--node-secret",
+        default=os.environ.get("SHEPHERD_NODE_SECRET"),
+        help="cluster node secret (default: $SHEPHERD_NODE_SECRET)",
+    )
+    p.add_argument("--rack", default=d["rack"].default)
+    p.add_argument("--heartbeat-interval", type=float, default=d["heartbeat_interval_s"].default)
+    p.add_argument(
+        "--stop-grace", type=float, default=d["stop_grace_s"].default, help="SIGTERM->SIGKILL secs"
+    )
+    p.add_argument("--no-cgroups", action="store_true", help="never use cgroup v2; monitor RSS instead")
+    p.add_argument("--log-level", default="INFO")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
+    extra: dict[str, Any] = {}
+    if args.work_dir is not None:
+        extra["work_dir"] = args.work_dir
+    return NodeManagerConfig(
+        rm_address=args.rm,
+        host=args.host,
+        hostname=args.hostname,
+        port=args.port,
+        http_port=args.http_port,
+        memory_mb=args.memory_mb,
+        vcores=args.vcores,
+        extra_resources=parse_resources(args.resources),
+        node_secret=args.node_secret or None,
+        rack=args.rack,
+        heartbeat_interval_s=args.heartbeat_interval,
+        stop_grace_s=args.stop_grace,
+        use_cgroups=not args.no_cgroups,
+        **extra,
+    )
+
+
+def _print_ready(nm: NodeManager) -> None:
+    print(f"nodemanager ready node_id={nm.node_id} http={nm.http_address}", flush=True)
+
+
+async def _main_async(cfg: NodeManagerConfig) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return await run_nodemanager(cfg, stop=stop, on_ready=_print_ready)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        cfg = config_from_args(args)
+        return asyncio.run(_main_async(cfg))
+    except (OSError, ValueError) as exc:
+        print(f"nodemanager: {exc}", file=sys.stderr)
+        return 1

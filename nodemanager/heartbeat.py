@@ -1,0 +1,236 @@
+"""Registration with the RM's ResourceTracker and the heartbeat loop.
+
+The RM may start after the NodeManager, restart, or be unreachable for a while: the loop keeps
+retrying with backoff and containers keep running. A COMPLETE status is repeated in heartbeats
+until a heartbeat carrying it succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import time
+from pathlib import Path
+
+import grpc
+
+from nodemanager.config import NodeManagerConfig
+from nodemanager.containers import KILLED_BY_RESOURCEMANAGER, ContainerTable
+from nodemanager.service import TokenKeys
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+
+log = logging.getLogger(__name__)
+
+VERSION = "shepherd-0.1.0"
+RPC_TIMEOUT_S = 10.0
+MAX_BACKOFF_S = 10.0
+
+
+def disk_health(work_dir: Path, max_utilization_percent: float) -> pb.NodeHealth:
+    """Healthy unless the work_dir's disk is (nearly) full or unusable."""
+    now_ms = int(time.time() * 1000)
+    try:
+        usage = shutil.disk_usage(work_dir)
+    except OSError as exc:
+        return pb.NodeHealth(
+            healthy=False,
+            health_report=f"local-dir {work_dir} unusable: {exc}",
+            last_health_report_time_ms=now_ms,
+        )
+    used = 100.0 * (usage.total - usage.free) / usage.total if usage.total else 100.0
+    if used >= max_utilization_percent or usage.free < 64 * 1024 * 1024:
+        report = (
+            f"1/1 local-dirs usable space is below configured utilization percentage/no more usable "
+            f"space [ {work_dir} : used space above threshold of {max_utilization_percent}% ({used:.1f}% used) ]"
+        )
+        return pb.NodeHealth(healthy=False, health_report=report, last_health_report_time_ms=now_ms)
+    return pb.NodeHealth(healthy=True, health_report="", last_health_report_time_ms=now_ms)
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep ``seconds``; True when ``stop`` was set meanwhile."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+class NodeStatusUpdater:
+    """Registers this node and heartbeats until stopped or told to shut down."""
+
+    def __init__(
+        self,
+        cfg: NodeManagerConfig,
+        *,
+        node_id: pb.NodeId,
+        http_address: str,
+        capability: dict[str, int],
+        table: ContainerTable,
+        keys: TokenKeys,
+    ) -> None:
+        self._cfg = cfg
+        self._node_id = node_id
+        self._http_address = http_address
+        self._capability = capability
+        self._table = table
+        self._keys = keys
+        self._channel = grpc.aio.insecure_channel(cfg.rm_address)
+        self._stub = pbg.ResourceTrackerStub(self._channel)  # type: ignore[no-untyped-call]
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {cfg.node_secret}"),) if cfg.node_secret else ()
+        )
+        self._interval = cfg.heartbeat_interval_s
+        self._response_id = 0
+        self._rm_ok: bool | None = None  # None until the first answer or failure
+        self.registered = asyncio.Event()
+        self.shutdown_reason: str | None = None  # set when the RM told this node to shut down
+        self.heartbeats = 0  # successful heartbeats since start
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Register, heartbeat, re-register on RESYNC; return on ``stop`` or an RM SHUTDOWN."""
+        while not stop.is_set():
+            registered = await self._register(stop)
+            if not registered:
+                return
+            action = await self._heartbeat_loop(stop)
+            if action == pb.NODE_ACTION_SHUTDOWN or action is None:
+                return
+            log.warning("ResourceManager asked for a resync; registering again")
+
+    # ------------------------------------------------------------ registration
+
+    def _register_request(self) -> pb.RegisterNodeRequest:
+        return pb.RegisterNodeRequest(
+            node_id=self._node_id,
+            http_address=self._http_address,
+            capability=pb.Resource(values=self._capability),
+            rack=self._cfg.rack,
+            container_statuses=[c.status() for c in self._table.to_report()],
+            version=VERSION,
+        )
+
+    async def _register(self, stop: asyncio.Event) -> bool:
+        backoff = 0.2
+        while not stop.is_set():
+            request = self._register_request()
+            reported = [
+                s.container_id for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE
+            ]
+            try:
+                response = await self._stub.RegisterNodeManager(
+                    request, metadata=self._metadata, timeout=RPC_TIMEOUT_S
+                )
+            except grpc.aio.AioRpcError as exc:
+                self._rm_down(f"cannot register with the ResourceManager at {self._cfg.rm_address}", exc)
+            else:
+                if response.action == pb.NODE_ACTION_SHUTDOWN:
+                    self.shutdown_reason = response.diagnostics or "the ResourceManager refused this node"
+                    log.error("registration refused: %s", self.shutdown_reason)
+                    return False
+                if response.action == pb.NODE_ACTION_NORMAL:
+                    self._keys.update(response.container_token_key)
+                    self._table.acknowledge(reported)
+                    if response.heartbeat_interval_ms > 0:
+                        self._interval = response.heartbeat_interval_ms / 1000.0
+                    self._response_id = 0
+                    self._rm_ok = True
+                    log.info(
+                        "registered with the ResourceManager at %s as %s:%d, capability %s",
+                        self._cfg.rm_address,
+                        self._node_id.host,
+                        self._node_id.port,
+                        self._capability,
+                    )
+                    self.registered.set()
+                    return True
+                log.warning("registration answered with %s; retrying", pb.NodeAction.Name(response.action))
+            if await _sleep_or_stop(stop, backoff):
+                return False
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+        return False
+
+    def _rm_down(self, what: str, exc: grpc.aio.AioRpcError) -> None:
+        """Log when the RM becomes unreachable, then quietly until it is back."""
+        level = logging.WARNING if self._rm_ok is not False else logging.DEBUG
+        log.log(level, "%s: %s %s (retrying)", what, exc.code().name, exc.details())
+        self._rm_ok = False
+
+    # ------------------------------------------------------------ heartbeats
+
+    async def _heartbeat_loop(self, stop: asyncio.Event) -> int | None:
+        """Heartbeat until stopped (None) or the RM answers RESYNC or SHUTDOWN (that action)."""
+        while not stop.is_set():
+            try:
+                action = await self.heartbeat()
+            except Exception:  # a bug here must not stop the heartbeats; containers depend on them
+                log.exception("heartbeat failed")
+                action = None
+            if action == pb.NODE_ACTION_RESYNC:
+                return action
+            if action == pb.NODE_ACTION_SHUTDOWN:
+                return action
+            if await _sleep_or_stop(stop, self._interval):
+                return None
+        return None
+
+    async def heartbeat(self, timeout_s: float = RPC_TIMEOUT_S) -> int | None:
+        """One heartbeat; the RM's action, or None when the RM could not be reached."""
+        reported = self._table.to_report()
+        completed = [c.container_id for c in reported if c.state == "COMPLETE"]
+        health = await asyncio.to_thread(
+            disk_health, self._cfg.work_dir, self._cfg.max_disk_utilization_percent
+        )
+        request = pb.NodeHeartbeatRequest(
+            node_id=self._node_id,
+            response_id=self._response_id,
+            container_statuses=[c.status() for c in reported],
+            health=health,
+            used=pb.Resource(values=self._table.used()),
+        )
+        try:
+            response = await self._stub.NodeHeartbeat(request, metadata=self._metadata, timeout=timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            self._rm_down("heartbeat to the ResourceManager failed", exc)
+            return None
+        if self._rm_ok is False:
+            log.info("ResourceManager at %s reachable again", self._cfg.rm_address)
+            self._rm_ok = True
+        if response.action == pb.NODE_ACTION_SHUTDOWN:
+            self.shutdown_reason = response.diagnostics or "the ResourceManager asked this node to shut down"
+            log.error("ResourceManager asked this node to shut down: %s", self.shutdown_reason)
+            return int(response.action)
+        if response.action == pb.NODE_ACTION_RESYNC:
+            return int(response.action)
+        self.heartbeats += 1
+        self._table.acknowledge(completed)
+        self._response_id = response.response_id
+        if response.next_heartbeat_interval_ms > 0:
+            self._interval = response.next_heartbeat_interval_ms / 1000.0
+        for cid in response.containers_to_cleanup:
+            self._table.request_stop(
+                cid, KILLED_BY_RESOURCEMANAGER, "Container killed by the ResourceManager."
+            )
+        for app_id in response.applications_to_cleanup:
+            self._table.finish_app(app_id)
+        await self._table.purge()
+        return int(response.action)
+
+    # ------------------------------------------------------------ shutdown
+
+    async def goodbye(self) -> None:
+        """Report final statuses and unregister (best effort, the RM may be gone)."""
+        if not self.registered.is_set():
+            return
+        await self.heartbeat(timeout_s=2.0)
+        try:
+            await self._stub.UnregisterNodeManager(
+                pb.UnregisterNodeRequest(node_id=self._node_id), metadata=self._metadata, timeout=2.0
+            )
+        except grpc.aio.AioRpcError as exc:
+            log.info("could not unregister: %s", exc.code().name)
+
+    async def close(self) -> None:
+        await self._channel.close(None)

@@ -1,0 +1,385 @@
+"""The ``shepherd`` command: run daemons, a local cluster, and talk to a ResourceManager."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from google.protobuf.json_format import MessageToDict
+from rich.console import Console
+from rich.table import Table
+
+from proto import shepherd_pb2 as pb
+from rm.client import ClientError, RMClient
+from rm.core.resources import Resources
+
+app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
+                  add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
+OUT_OPT = typer.Option("table", "-o", "--output", help="table or json")
+FINAL = {"FINISHED", "FAILED", "KILLED"}
+
+
+def _client(rm: str | None) -> RMClient:
+    return RMClient(rm)
+
+
+def _fail(exc: ClientError) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {exc.message}")
+    return typer.Exit(2 if exc.code in ("INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION") else 1)
+
+
+def _res(r: pb.Resource) -> str:
+    v = dict(r.values)
+    parts = [f"{v.get('memory-mb', 0)} MB", f"{v.get('vcores', 0)} vcores"]
+    parts += [f"{k}={n}" for k, n in sorted(v.items()) if k not in ("memory-mb", "vcores")]
+    return ", ".join(parts)
+
+
+def _dump(msgs: list[Any] | Any) -> None:
+    if isinstance(msgs, list):
+        data: Any = [MessageToDict(m, preserving_proto_field_name=True) for m in msgs]
+    else:
+        data = MessageToDict(msgs, preserving_proto_field_name=True)
+    print(json.dumps(data, indent=2, sort_keys=True))
+
+
+# ---------------------------------------------------------------------------- daemons
+
+
+@app.command("rm")
+def run_rm(
+    host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default)"),
+    grpc_port: int = typer.Option(7030, help="gRPC port (0 = any free port)"),
+    rest_port: int = typer.Option(8088, help="REST/web port (0 = any free port)"),
+    data_dir: Path = typer.Option(Path(".shepherd"), help="where the SQLite store and logs live"),
+    store_url: str | None = typer.Option(None, envvar="SHEPHERD_STORE_URL",
+                                         help="SQLAlchemy URL of the state store (default: SQLite in data-dir)"),
+    nm_expiry: float = typer.Option(600.0, help="seconds without a heartbeat before a node is LOST"),
+    am_expiry: float = typer.Option(600.0, help="seconds without an AM heartbeat before an attempt fails"),
+    max_app_attempts: int = typer.Option(2, help="yarn.resourcemanager.am.max-attempts"),
+    queues: Path | None = typer.Option(None, help="YAML/JSON file with the queue tree (children of root)"),
+    node_secret: str | None = typer.Option(None, envvar="SHEPHERD_NODE_SECRET"),
+    client_secret: str | None = typer.Option(None, envvar="SHEPHERD_CLIENT_SECRET"),
+    log_level: str = typer.Option("INFO"),
+) -> None:
+    """Run a ResourceManager."""
+    from rm.service.config import RMConfig
+    from rm.service.server import ResourceManager
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    queue_tree = None
+    if queues is not None:
+        import yaml
+
+        queue_tree = yaml.safe_load(queues.read_text())
+    cfg = RMConfig(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
+                   nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
+                   queues=queue_tree, node_secret=node_secret, client_secret=client_secret)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        rm = ResourceManager(cfg)
+        await rm.start()
+        print(f"resourcemanager ready grpc={rm.grpc_address} rest=http://{rm.advertised_host}:{rm.rest_port}",
+              flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await rm.stop()
+
+    try:
+        asyncio.run(main())
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+@app.command("nm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run_nm(ctx: typer.Context) -> None:
+    """Run a NodeManager (flags: see `shepherd nm --help-nm`)."""
+    from nodemanager.daemon import main as nm_main
+
+    args = ["--help" if a == "--help-nm" else a for a in ctx.args]
+    raise typer.Exit(nm_main(args) or 0)
+
+
+@app.command("up")
+def up(
+    nodes: int = typer.Option(2, "--nodes", "-n", min=1, max=32),
+    data_dir: Path = typer.Option(Path(".shepherd"), help="data directory of the local cluster"),
+    grpc_port: int = typer.Option(7030),
+    rest_port: int = typer.Option(8088),
+    node_memory_mb: int = typer.Option(4096, help="memory each NodeManager offers"),
+    node_vcores: int = typer.Option(4, help="vcores each NodeManager offers"),
+    nm_expiry: float = typer.Option(600.0),
+    am_expiry: float = typer.Option(600.0),
+) -> None:
+    """Start a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all."""
+    from rm.local import LocalCluster
+
+    cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
+                           node_memory_mb=node_memory_mb, node_vcores=node_vcores, nm_expiry_s=nm_expiry,
+                           am_expiry_s=am_expiry)
+    stop = {"now": False}
+
+    def _stop(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        cluster.start()
+        console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}")
+        for nm in cluster.node_ids:
+            console.print(f"NodeManager      {nm}")
+        console.print(f"data             {data_dir.resolve()}")
+        console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit examples/wordcount.yaml --wait")
+        print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
+        while not stop["now"] and cluster.alive():
+            time.sleep(0.2)
+    finally:
+        cluster.stop()
+
+
+@app.command("demo")
+def demo(
+    data_dir: Path = typer.Option(Path(".shepherd/demo")),
+    job: Path = typer.Option(Path(__file__).resolve().parent.parent / "examples" / "wordcount.yaml"),
+) -> None:
+    """Start a 2-node local cluster, run an example DAG job on it, check its output, stop."""
+    from rm.local import LocalCluster
+
+    cluster = LocalCluster(data_dir=data_dir, nodes=2, grpc_port=0, rest_port=0)
+    try:
+        cluster.start()
+        console.print(f"local cluster up: gRPC {cluster.rm_address}, REST {cluster.rest_url}")
+        code = _submit_and_wait(cluster.rm_address, job, data_dir, queue="default", env={}, wait=True)
+    finally:
+        cluster.stop()
+    raise typer.Exit(code)
+
+
+# ---------------------------------------------------------------------------- jobs
+
+
+def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: str | None, env: dict[str, str],
+                     wait: bool) -> int:
+    from am.jobspec import load_job
+
+    job = load_job(job_path)
+    with _client(rm) as client:
+        try:
+            app_id = client.new_application()
+            job_env = dict(job.env or {})
+            job_env.setdefault("SHEPHERD_JOB_DIR", str(job_path.resolve().parent))
+            job_env.setdefault("OUTPUT_DIR", str((data_dir / "output" / app_id).resolve()))
+            job_env.update(env)
+            spec = json.loads(job.to_json())
+            spec["env"] = job_env
+            if queue:
+                spec["queue"] = queue
+            ctx = pb.ApplicationSubmissionContext(
+                application_id=app_id, name=job.name or job.id, queue=queue or job.queue or "default",
+                user=job.user or os.environ.get("USER", "dr.who"), application_type="SHEPHERD-DAG",
+                priority=int(job.priority or 0),
+                am_resource=pb.Resource(values=Resources.of(memory_mb=256, vcores=1).to_dict()),
+                am_container_spec=pb.ContainerLaunchContext(commands=["$SHEPHERD_PYTHON -m am.dag"]),
+                max_app_attempts=int(job.max_app_attempts or 0), job_spec_json=json.dumps(spec),
+            )
+            client.submit(ctx)
+        except ClientError as exc:
+            raise _fail(exc) from None
+        console.print(f"submitted {app_id} ({job.name or job.id}); output in {job_env['OUTPUT_DIR']}")
+        if not wait:
+            return 0
+        return _wait(client, app_id)
+
+
+def _wait(client: RMClient, app_id: str) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                  TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console,
+                  transient=not console.is_terminal) as progress:
+        task = progress.add_task(app_id, total=100, state="")
+        while True:
+            rep = client.app(app_id)
+            progress.update(task, completed=rep.progress * 100, state=rep.state)
+            if rep.state in FINAL:
+                break
+            time.sleep(0.5)
+    ok = rep.state == "FINISHED" and rep.final_status == "SUCCEEDED"
+    colour = "green" if ok else "red"
+    console.print(f"{app_id} [{colour}]{rep.state}/{rep.final_status}[/{colour}]"
+                  + (f": {rep.diagnostics}" if rep.diagnostics and not ok else ""))
+    return 0 if ok else 1
+
+
+@app.command("submit")
+def submit(
+    job: Path = typer.Argument(..., exists=True, dir_okay=False, help="job file (YAML or JSON)"),
+    wait: bool = typer.Option(False, "--wait", help="wait for the end; exit 0 only if it succeeded"),
+    queue: str | None = typer.Option(None, "--queue", "-q"),
+    env: list[str] = typer.Option([], "--env", "-e", help="KEY=VALUE given to every task"),
+    data_dir: Path = typer.Option(Path(".shepherd"), help="the default OUTPUT_DIR goes under it"),
+    rm: str | None = RM_OPT,
+) -> None:
+    """Submit a DAG job to run under the default DAG ApplicationMaster."""
+    extra: dict[str, str] = {}
+    for item in env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--env wants KEY=VALUE, got {item!r}")
+        extra[key] = value
+    from am.jobspec import JobSpecError
+
+    try:
+        code = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait)
+    except JobSpecError as exc:
+        err_console.print(f"[red]invalid job file:[/red] {exc}")
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)
+
+
+@app.command("apps")
+def apps(
+    state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable)"),
+    queue: str = typer.Option("", "--queue", "-q"),
+    output: str = OUT_OPT,
+    rm: str | None = RM_OPT,
+) -> None:
+    """List applications."""
+    with _client(rm) as client:
+        try:
+            reps = client.apps(states=state, queue=queue)
+        except ClientError as exc:
+            raise _fail(exc) from None
+    if output == "json":
+        _dump(reps)
+        return
+    table = Table("ID", "NAME", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS", "USED")
+    for r in reps:
+        table.add_row(r.application_id, r.name, r.user, r.queue, r.state, r.final_status,
+                      f"{r.progress * 100:.0f}%", _res(r.used))
+    console.print(table)
+
+
+@app.command("app")
+def app_status(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
+    """Show one application."""
+    with _client(rm) as client:
+        try:
+            rep = client.app(app_id)
+            attempts = client.attempts(app_id)
+        except ClientError as exc:
+            raise _fail(exc) from None
+    if output == "json":
+        data = MessageToDict(rep, preserving_proto_field_name=True)
+        data["attempt_reports"] = [MessageToDict(a, preserving_proto_field_name=True) for a in attempts]
+        print(json.dumps(data, indent=2, sort_keys=True))
+        return
+    rows = [("id", rep.application_id), ("name", rep.name), ("user", rep.user), ("queue", rep.queue),
+            ("state", rep.state), ("final status", rep.final_status), ("progress", f"{rep.progress * 100:.0f}%"),
+            ("used", _res(rep.used)), ("fair share", _res(rep.fair_share)),
+            ("running containers", str(rep.running_containers)),
+            ("pending asks", f"{rep.pending_default_asks} DEFAULT, {rep.pending_altruistic_asks} ALTRUISTIC"),
+            ("from leftover", str(rep.leftover_containers)), ("attempts", str(rep.attempts)),
+            ("tracking url", rep.tracking_url), ("diagnostics", rep.diagnostics)]
+    table = Table(show_header=False)
+    for k, v in rows:
+        table.add_row(k, v)
+    console.print(table)
+
+
+@app.command("nodes")
+def nodes(output: str = OUT_OPT, state: list[str] = typer.Option([], "--state", "-s"),
+          rm: str | None = RM_OPT) -> None:
+    """List NodeManagers."""
+    with _client(rm) as client:
+        try:
+            reps = client.nodes(states=state)
+        except ClientError as exc:
+            raise _fail(exc) from None
+    if output == "json":
+        _dump(reps)
+        return
+    table = Table("NODE", "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY")
+    for n in reps:
+        table.add_row(f"{n.node_id.host}:{n.node_id.port}", n.state, n.http_address, str(n.num_containers),
+                      _res(n.used), _res(n.capability))
+    console.print(table)
+
+
+@app.command("kill")
+def kill(app_id: str, rm: str | None = RM_OPT) -> None:
+    """Kill an application."""
+    with _client(rm) as client:
+        try:
+            client.kill(app_id, "Application killed by user.")
+        except ClientError as exc:
+            raise _fail(exc) from None
+    console.print(f"killed {app_id}")
+
+
+@app.command("logs")
+def logs(
+    app_id: str,
+    container: str | None = typer.Option(None, "--container", "-c", help="only this container"),
+    stream: str = typer.Option("stdout", help="stdout or stderr"),
+    follow: bool = typer.Option(False, "--follow", "-f", help="keep printing new output until the app ends"),
+    rm: str | None = RM_OPT,
+) -> None:
+    """Print container logs of an application (from the NodeManagers)."""
+    import httpx
+
+    seen: dict[str, int] = {}
+    with _client(rm) as client:
+        while True:
+            try:
+                conts = client.containers(app_id)
+                state = client.app(app_id).state
+            except ClientError as exc:
+                raise _fail(exc) from None
+            for c in conts:
+                if container and c.container_id != container:
+                    continue
+                if not c.node_http_address:
+                    continue
+                url = f"http://{c.node_http_address}/ws/v1/node/containers/{c.container_id}/logs/{stream}"
+                try:
+                    text = httpx.get(url, timeout=10).text
+                except httpx.HTTPError:
+                    continue
+                start = seen.get(c.container_id, 0)
+                if len(text) > start:
+                    if not follow or start == 0:
+                        console.rule(f"{c.container_id} on {c.node_id} ({stream})")
+                    sys.stdout.write(text[start:])
+                    sys.stdout.flush()
+                    seen[c.container_id] = len(text)
+            if not follow or state in FINAL:
+                break
+            time.sleep(1.0)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

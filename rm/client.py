@@ -1,0 +1,83 @@
+"""A small synchronous client for the ResourceManager's ApplicationClient service (CLI and tests)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import grpc
+
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+
+DEFAULT_RM = "127.0.0.1:7030"
+
+
+class ClientError(Exception):
+    """The RM refused a call; ``exception`` is YARN's Java exception class name when known."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.exception = message.split(":", 1)[0] if ":" in message else ""
+
+
+class RMClient:
+    def __init__(self, address: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
+        self.address = address or os.environ.get("SHEPHERD_RM", DEFAULT_RM)
+        self.secret = secret if secret is not None else os.environ.get("SHEPHERD_CLIENT_SECRET")
+        self.timeout = timeout
+        self._channel = grpc.insecure_channel(self.address)
+        self._stub = pbg.ApplicationClientStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> RMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, request: Any) -> Any:
+        metadata = [("authorization", f"Bearer {self.secret}")] if self.secret else []
+        try:
+            return getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            raise ClientError(code, details or code) from None
+
+    def new_application(self) -> str:
+        return str(self._call("GetNewApplication", pb.GetNewApplicationRequest()).application_id)
+
+    def submit(self, context: pb.ApplicationSubmissionContext) -> None:
+        self._call("SubmitApplication", pb.SubmitApplicationRequest(context=context))
+
+    def app(self, app_id: str) -> pb.ApplicationReport:
+        return self._call("GetApplicationReport", pb.GetApplicationReportRequest(application_id=app_id)).report
+
+    def apps(self, states: Iterable[str] = (), queue: str = "", user: str = "") -> list[pb.ApplicationReport]:
+        req = pb.GetApplicationsRequest(states=list(states), queue=queue, user=user)
+        return list(self._call("GetApplications", req).applications)
+
+    def attempts(self, app_id: str) -> list[pb.ApplicationAttemptReport]:
+        req = pb.GetApplicationAttemptsRequest(application_id=app_id)
+        return list(self._call("GetApplicationAttempts", req).attempts)
+
+    def containers(self, app_id: str) -> list[pb.ContainerReport]:
+        return list(self._call("GetContainers", pb.GetContainersRequest(application_id=app_id)).containers)
+
+    def kill(self, app_id: str, diagnostics: str = "") -> None:
+        self._call("KillApplication", pb.KillApplicationRequest(application_id=app_id, diagnostics=diagnostics))
+
+    def nodes(self, states: Iterable[str] = ()) -> list[pb.NodeReport]:
+        return list(self._call("GetClusterNodes", pb.GetClusterNodesRequest(states=list(states))).nodes)
+
+    def metrics(self) -> pb.ClusterMetrics:
+        return self._call("GetClusterMetrics", pb.GetClusterMetricsRequest()).metrics
+
+    def queue(self, name: str = "") -> pb.QueueInfo:
+        return self._call("GetQueueInfo", pb.GetQueueInfoRequest(queue=name)).queue

@@ -1,0 +1,72 @@
+"""Policies by short name, so configuration, the simulator and tests pick them the same way.
+
+Each table maps a policy's ``name`` to a factory. ``PipelineArgs`` names a whole pipeline (its stages, the
+node scorer they share, the share calculator) and is checked in full before anything is built, so a typo in a
+config file fails at startup with the list of known names rather than half-way through building.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
+from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
+from rm.core.policies.tetris import TetrisPacker
+
+SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
+SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
+ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder}
+STAGES: dict[str, Callable[[NodeScorer], Stage]] = {DrfStage.name: DrfStage}
+
+
+def _check(kind: str, table: Mapping[str, object], name: str) -> None:
+    if name not in table:
+        known = ", ".join(sorted(table)) or "(none)"
+        raise ValueError(f"unknown {kind} {name!r}; known: {known}")
+
+
+def make_scorer(name: str) -> NodeScorer:
+    _check("node scorer", SCORERS, name)
+    return SCORERS[name]()
+
+
+def make_shares(name: str) -> ShareCalculator:
+    _check("share calculator", SHARES, name)
+    return SHARES[name]()
+
+
+def make_order(name: str) -> AppOrder:
+    _check("app order", ORDERS, name)
+    return ORDERS[name]()
+
+
+def make_stage(name: str, scorer: NodeScorer) -> Stage:
+    _check("stage", STAGES, name)
+    return STAGES[name](scorer)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineArgs:
+    stages: tuple[str, ...] = (DrfStage.name,)
+    scorer: str = TetrisPacker.name
+    shares: str = DrfShares.name
+
+    def validate(self) -> None:
+        if not self.stages:
+            raise ValueError("a pipeline needs at least one stage")
+        for s in self.stages:
+            _check("stage", STAGES, s)
+        _check("node scorer", SCORERS, self.scorer)
+        _check("share calculator", SHARES, self.shares)
+
+
+def build_pipeline(args: PipelineArgs) -> tuple[list[Stage], ShareCalculator]:
+    args.validate()
+    scorer = make_scorer(args.scorer)
+    return [make_stage(s, scorer) for s in args.stages], make_shares(args.shares)
+
+
+def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
+    """One DRF stage packing with Tetris, and DRF shares: ([DrfStage(TetrisPacker())], DrfShares())."""
+    return build_pipeline(PipelineArgs())

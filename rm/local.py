@@ -1,0 +1,178 @@
+"""A local cluster of real daemon processes on loopback: one ResourceManager and N NodeManagers.
+
+Used by ``shepherd up``, ``shepherd demo`` and the integration tests. Each daemon is its own
+process; their output goes to ``<data_dir>/logs/*.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
+_NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
+
+
+@dataclass
+class Daemon:
+    name: str
+    args: list[str]
+    log_path: Path
+    ready_pattern: re.Pattern[str]
+    env: dict[str, str] | None = None
+    proc: subprocess.Popen[str] | None = None
+    match: re.Match[str] | None = None
+    _ready: threading.Event = field(default_factory=threading.Event)
+
+    def start(self, timeout: float = 60.0) -> re.Match[str]:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._ready.clear()
+        self.match = None
+        self.proc = subprocess.Popen(
+            self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            env=self.env, start_new_session=True,
+        )
+        threading.Thread(target=self._pump, args=(self.proc,), daemon=True, name=f"log-{self.name}").start()
+        if not self._ready.wait(timeout) or self.match is None:
+            code = self.proc.poll()
+            self.stop()
+            tail = self.log_path.read_text()[-3000:] if self.log_path.exists() else ""
+            raise RuntimeError(f"{self.name} did not become ready (exit {code}); log tail:\n{tail}")
+        return self.match
+
+    def _pump(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        with self.log_path.open("a") as log:
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
+                if self.match is None:
+                    m = self.ready_pattern.search(line)
+                    if m:
+                        self.match = m
+                        self._ready.set()
+        self._ready.set()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def signal(self, sig: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+
+
+class LocalCluster:
+    def __init__(
+        self,
+        data_dir: Path,
+        nodes: int = 2,
+        *,
+        grpc_port: int = 7030,
+        rest_port: int = 8088,
+        node_memory_mb: int = 4096,
+        node_vcores: int = 4,
+        nm_expiry_s: float = 600.0,
+        am_expiry_s: float = 600.0,
+        store_url: str | None = None,
+        rm_args: Sequence[str] = (),
+        nm_args: Sequence[str] = (),
+    ) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.num_nodes = nodes
+        self.grpc_port = grpc_port
+        self.rest_port = rest_port
+        self.node_memory_mb = node_memory_mb
+        self.node_vcores = node_vcores
+        self.nm_expiry_s = nm_expiry_s
+        self.am_expiry_s = am_expiry_s
+        self.store_url = store_url
+        self.rm_args = list(rm_args)
+        self.nm_args = list(nm_args)
+        self.rm: Daemon | None = None
+        self.nms: list[Daemon] = []
+        self.rm_address = ""
+        self.rest_url = ""
+        self.node_ids: list[str] = []
+        self.node_http: list[str] = []
+
+    def _rm_daemon(self) -> Daemon:
+        args = [sys.executable, "-m", "rm.cli", "rm", "--grpc-port", str(self.grpc_port),
+                "--rest-port", str(self.rest_port), "--data-dir", str(self.data_dir / "rm"),
+                "--nm-expiry", str(self.nm_expiry_s), "--am-expiry", str(self.am_expiry_s), *self.rm_args]
+        if self.store_url:
+            args += ["--store-url", self.store_url]
+        return Daemon("rm", args, self.data_dir / "logs" / "rm.log", _RM_READY)
+
+    def start_rm(self) -> None:
+        self.rm = self._rm_daemon()
+        m = self.rm.start()
+        self.rm_address, self.rest_url = m.group(1), m.group(2)
+        # later restarts reuse the same ports so NodeManagers and AMs find the RM again
+        self.grpc_port = int(self.rm_address.rsplit(":", 1)[1])
+        self.rest_port = int(self.rest_url.rsplit(":", 1)[1])
+
+    def start_nm(self, index: int) -> Daemon:
+        args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--port", "0", "--http-port", "0",
+                "--memory-mb", str(self.node_memory_mb), "--vcores", str(self.node_vcores),
+                "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
+        d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", _NM_READY)
+        m = d.start()
+        node_id, http = m.group(1), m.group(2)
+        if index < len(self.nms):
+            self.nms[index] = d
+            self.node_ids[index] = node_id
+            self.node_http[index] = http
+        else:
+            self.nms.append(d)
+            self.node_ids.append(node_id)
+            self.node_http.append(http)
+        return d
+
+    def start(self) -> None:
+        try:
+            self.start_rm()
+            for i in range(self.num_nodes):
+                self.start_nm(i)
+        except BaseException:
+            self.stop()
+            raise
+
+    def restart_rm(self) -> None:
+        if self.rm is not None:
+            self.rm.stop()
+        self.start_rm()
+
+    def alive(self) -> bool:
+        return self.rm is not None and self.rm.alive()
+
+    def stop(self) -> None:
+        for nm in self.nms:
+            nm.stop()
+        if self.rm is not None:
+            self.rm.stop()
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

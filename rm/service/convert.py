@@ -1,0 +1,159 @@
+"""Conversions between protobuf messages and the core's domain types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from proto import shepherd_pb2 as pb
+from rm.core.entities import App, Ask, CompletedStatus, Node
+from rm.core.model import AskType
+from rm.core.resources import Resources
+from rm.core.state import AllocatedContainer, ClusterState, NodeStatus
+
+FINAL_STATUS_NAMES = {
+    pb.FINAL_STATUS_UNDEFINED: "UNDEFINED",
+    pb.SUCCEEDED: "SUCCEEDED",
+    pb.FAILED: "FAILED",
+    pb.KILLED: "KILLED",
+}
+EXEC_STATE_NAMES = {pb.CONTAINER_NEW: "NEW", pb.CONTAINER_RUNNING: "RUNNING", pb.CONTAINER_COMPLETE: "COMPLETE"}
+
+
+def resources_from_pb(msg: pb.Resource) -> Resources:
+    return Resources(dict(msg.values))
+
+
+def resources_to_pb(r: Resources) -> pb.Resource:
+    return pb.Resource(values=r.to_dict())
+
+
+def node_id_str(msg: pb.NodeId) -> str:
+    return f"{msg.host}:{msg.port}"
+
+
+def node_id_pb(node_id: str) -> pb.NodeId:
+    host, _, port = node_id.rpartition(":")
+    return pb.NodeId(host=host, port=int(port or 0))
+
+
+def node_status_from_pb(s: pb.ContainerStatus) -> NodeStatus:
+    return NodeStatus(
+        container_id=s.container_id,
+        state=EXEC_STATE_NAMES.get(s.state, "NEW"),
+        exit_status=s.exit_status,
+        diagnostics=s.diagnostics,
+        start_time=s.start_time_ms / 1000.0,
+        finish_time=s.finish_time_ms / 1000.0,
+    )
+
+
+def ask_from_pb(a: pb.ResourceAsk) -> Ask:
+    ask_type: AskType = "ALTRUISTIC" if a.ask_type == pb.ALTRUISTIC else "DEFAULT"
+    return Ask(
+        allocation_request_id=a.allocation_request_id,
+        priority=a.priority,
+        capability=resources_from_pb(a.capability),
+        num_containers=a.num_containers,
+        nodes=tuple(a.nodes),
+        racks=tuple(a.racks),
+        relax_locality=a.relax_locality or not (a.nodes or a.racks),
+        ask_type=ask_type,
+        remaining_work_s=a.remaining_work_s,
+        stage=a.stage,
+    )
+
+
+def container_to_pb(c: AllocatedContainer) -> pb.Container:
+    return pb.Container(
+        container_id=c.container_id,
+        node_id=node_id_pb(c.node_id),
+        node_http_address=c.node_http_address,
+        resource=resources_to_pb(c.resource),
+        priority=c.priority,
+        allocation_request_id=c.allocation_request_id,
+        container_token=c.token,
+        ask_type=pb.ALTRUISTIC if c.ask_type == "ALTRUISTIC" else pb.DEFAULT,
+        from_leftover=c.from_leftover,
+    )
+
+
+def completed_to_pb(s: CompletedStatus) -> pb.ContainerStatus:
+    return pb.ContainerStatus(
+        container_id=s.container_id,
+        state=pb.CONTAINER_COMPLETE,
+        exit_status=s.exit_status,
+        diagnostics=s.diagnostics,
+        start_time_ms=int(s.start_time * 1000),
+        finish_time_ms=int(s.finish_time * 1000),
+    )
+
+
+def node_report(n: Node) -> pb.NodeReport:
+    return pb.NodeReport(
+        node_id=node_id_pb(n.node_id),
+        http_address=n.http_address,
+        rack=n.rack,
+        state=n.state,
+        capability=resources_to_pb(n.capability),
+        used=resources_to_pb(n.allocated),
+        num_containers=len(n.containers),
+        health_report=n.health_report,
+        last_health_update_ms=int(n.last_health_update * 1000),
+    )
+
+
+def app_report(st: ClusterState, app: App) -> pb.ApplicationReport:
+    att = app.current
+    _, _, pend_default, pend_alt = st.pending_of(app)
+    capacity = st.cluster_capacity()
+    am_container_id = att.am_container_id if att and att.am_container_id else ""
+    am_node_http = ""
+    if att and att.node_id and att.node_id in st.nodes:
+        am_node_http = st.nodes[att.node_id].http_address
+    return pb.ApplicationReport(
+        application_id=app.app_id,
+        current_attempt_id=att.attempt_id if att else "",
+        user=app.user,
+        queue=app.queue,
+        name=app.name,
+        host=att.host if att else "",
+        rpc_port=att.rpc_port if att else 0,
+        state=app.state,
+        final_status=app.final_status,
+        diagnostics=app.diagnostics,
+        tracking_url=app.tracking_url,
+        start_time_ms=int(app.start_time * 1000),
+        finish_time_ms=int(app.finish_time * 1000),
+        progress=app.progress,
+        application_type=app.app_type,
+        tags=list(app.tags),
+        priority=app.priority,
+        used=resources_to_pb(app.used),
+        fair_share=resources_to_pb(app.fair_share),
+        dominant_share=app.used.dominant_share(capacity) if not capacity.is_zero() else 0.0,
+        running_containers=len(app.containers),
+        pending_asks=pend_default + pend_alt,
+        am_container_id=am_container_id,
+        am_node_http_address=am_node_http,
+        submit_time_ms=int(app.submit_time * 1000),
+        launch_time_ms=int(app.launch_time * 1000),
+        attempts=len(app.attempts),
+        memory_seconds=int(app.memory_seconds),
+        vcore_seconds=int(app.vcore_seconds),
+        pending_default_asks=pend_default,
+        pending_altruistic_asks=pend_alt,
+        leftover_containers=app.leftover_containers,
+    )
+
+
+def launch_context_pb(launch: Mapping[str, object], extra_env: Mapping[str, str]) -> pb.ContainerLaunchContext:
+    commands = [str(c) for c in launch.get("commands", []) or []]  # type: ignore[union-attr]
+    env_raw = launch.get("environment", {}) or {}
+    env = {str(k): str(v) for k, v in env_raw.items()}  # type: ignore[union-attr]
+    env.update(extra_env)
+    ctx = pb.ContainerLaunchContext(commands=commands, environment=env)
+    local = launch.get("local_resources", {}) or {}
+    for name, spec in local.items():  # type: ignore[union-attr]
+        ctx.local_resources[str(name)].url = str(spec.get("url", ""))
+        ctx.local_resources[str(name)].type = str(spec.get("type", "FILE"))
+    return ctx

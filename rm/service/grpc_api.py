@@ -1,0 +1,342 @@
+"""gRPC front door: thin adapters from protobuf calls onto ClusterState.
+
+Every handler validates and applies in the core, writes the changed records to the store, and
+only then answers. Refused requests abort with a gRPC status whose details start with YARN's
+Java exception class name.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, NoReturn, TypeVar
+
+import grpc
+
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+from rm.core.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnError
+from rm.core.state import SubmitSpec
+from rm.service import convert
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+log = logging.getLogger("shepherd.rm.grpc")
+T = TypeVar("T")
+
+_STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 403: grpc.StatusCode.PERMISSION_DENIED,
+           404: grpc.StatusCode.NOT_FOUND, 409: grpc.StatusCode.FAILED_PRECONDITION}
+_COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
+_NODE_ACTIONS = {"NORMAL": pb.NODE_ACTION_NORMAL, "RESYNC": pb.NODE_ACTION_RESYNC,
+                 "SHUTDOWN": pb.NODE_ACTION_SHUTDOWN}
+
+
+def bearer(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer "):].strip()
+    return ""
+
+
+async def _abort(context: grpc.aio.ServicerContext, err: YarnError) -> NoReturn:
+    code = grpc.StatusCode.UNAUTHENTICATED if isinstance(err, InvalidToken) else \
+        _STATUS.get(err.status, grpc.StatusCode.INVALID_ARGUMENT)
+    await context.abort(code, f"{err.java_class}: {err.message}")
+
+
+async def guarded(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await fn()
+    except YarnError as err:
+        await _abort(context, err)
+
+
+def _check_secret(expected: str | None, context: grpc.aio.ServicerContext, who: str) -> None:
+    if expected and not hmac.compare_digest(bearer(context).encode(), expected.encode()):
+        raise Forbidden(f"{who} must present the cluster's {who} secret")
+
+
+class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
+    def __init__(self, rm: ResourceManager) -> None:
+        self.rm = rm
+
+    async def RegisterNodeManager(self, request: pb.RegisterNodeRequest,
+                                  context: grpc.aio.ServicerContext) -> pb.RegisterNodeResponse:
+        async def run() -> pb.RegisterNodeResponse:
+            _check_secret(self.rm.cfg.node_secret, context, "node")
+            st = self.rm.state
+            node = st.register_node(
+                convert.node_id_str(request.node_id), request.http_address, request.rack,
+                convert.resources_from_pb(request.capability),
+                [convert.node_status_from_pb(s) for s in request.container_statuses], self.rm.now(),
+            )
+            await self.rm.persist()
+            self.rm.kick()
+            log.info("node %s registered with %s", node.node_id, node.capability)
+            return pb.RegisterNodeResponse(
+                action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=1,
+                heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
+                rm_identifier=st.meta.cluster_timestamp,
+            )
+        return await guarded(context, run)
+
+    async def NodeHeartbeat(self, request: pb.NodeHeartbeatRequest,
+                            context: grpc.aio.ServicerContext) -> pb.NodeHeartbeatResponse:
+        async def run() -> pb.NodeHeartbeatResponse:
+            _check_secret(self.rm.cfg.node_secret, context, "node")
+            started = self.rm.now()
+            res = self.rm.state.node_heartbeat(
+                convert.node_id_str(request.node_id), request.response_id,
+                [convert.node_status_from_pb(s) for s in request.container_statuses],
+                request.health.healthy if request.HasField("health") else True,
+                request.health.health_report, started,
+            )
+            await self.rm.persist()
+            self.rm.kick()
+            if self.rm.metrics is not None:
+                self.rm.metrics.observe_heartbeat(self.rm.now() - started)
+            return pb.NodeHeartbeatResponse(
+                response_id=res.response_id, action=_NODE_ACTIONS[res.action],
+                containers_to_cleanup=list(res.containers_to_cleanup),
+                applications_to_cleanup=list(res.apps_to_cleanup),
+                next_heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
+                diagnostics=res.diagnostics,
+            )
+        return await guarded(context, run)
+
+    async def UnregisterNodeManager(self, request: pb.UnregisterNodeRequest,
+                                    context: grpc.aio.ServicerContext) -> pb.UnregisterNodeResponse:
+        async def run() -> pb.UnregisterNodeResponse:
+            _check_secret(self.rm.cfg.node_secret, context, "node")
+            self.rm.state.unregister_node(convert.node_id_str(request.node_id), self.rm.now())
+            await self.rm.persist()
+            self.rm.kick()
+            return pb.UnregisterNodeResponse()
+        return await guarded(context, run)
+
+
+class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
+    def __init__(self, rm: ResourceManager) -> None:
+        self.rm = rm
+
+    async def RegisterApplicationMaster(self, request: pb.RegisterApplicationMasterRequest,
+                                        context: grpc.aio.ServicerContext
+                                        ) -> pb.RegisterApplicationMasterResponse:
+        async def run() -> pb.RegisterApplicationMasterResponse:
+            st = self.rm.state
+            att = st.am_register(bearer(context), request.host, request.rpc_port, request.tracking_url,
+                                 self.rm.now())
+            await self.rm.persist()
+            app = st.apps[att.app_id]
+            mx = st.max_allocation()
+            return pb.RegisterApplicationMasterResponse(
+                maximum_capability=convert.resources_to_pb(mx) if mx else None, queue=app.queue,
+                application_id=app.app_id, attempt_id=att.attempt_id,
+            )
+        return await guarded(context, run)
+
+    async def Allocate(self, request: pb.AllocateRequest,
+                       context: grpc.aio.ServicerContext) -> pb.AllocateResponse:
+        async def run() -> pb.AllocateResponse:
+            st = self.rm.state
+            res = st.am_allocate(
+                bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
+                request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
+                self.rm.now(),
+            )
+            await self.rm.persist()
+            if request.asks or request.releases:
+                self.rm.kick()
+            return pb.AllocateResponse(
+                response_id=res.response_id, am_command=_COMMANDS[res.command],
+                allocated_containers=[convert.container_to_pb(c) for c in res.allocated],
+                completed_container_statuses=[convert.completed_to_pb(s) for s in res.completed],
+                fair_share=convert.resources_to_pb(res.fair_share),
+                available_resources=convert.resources_to_pb(res.headroom),
+                num_cluster_nodes=res.num_nodes,
+                nm_tokens=[pb.NMToken(node_id=convert.node_id_pb(n), token=t) for n, t in res.nm_tokens],
+            )
+        return await guarded(context, run)
+
+    async def FinishApplicationMaster(self, request: pb.FinishApplicationMasterRequest,
+                                      context: grpc.aio.ServicerContext) -> pb.FinishApplicationMasterResponse:
+        async def run() -> pb.FinishApplicationMasterResponse:
+            done = self.rm.state.am_finish(
+                bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
+                request.diagnostics, request.tracking_url, self.rm.now(),
+            )
+            await self.rm.persist()
+            self.rm.kick()
+            return pb.FinishApplicationMasterResponse(is_unregistered=done)
+        return await guarded(context, run)
+
+
+class ApplicationClientServicer(pbg.ApplicationClientServicer):
+    def __init__(self, rm: ResourceManager) -> None:
+        self.rm = rm
+
+    def _auth(self, context: grpc.aio.ServicerContext) -> None:
+        _check_secret(self.rm.cfg.client_secret, context, "client")
+
+    async def GetNewApplication(self, request: pb.GetNewApplicationRequest,
+                                context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
+        async def run() -> pb.GetNewApplicationResponse:
+            self._auth(context)
+            app_id = self.rm.state.new_application(self.rm.now())
+            await self.rm.persist()
+            mx = self.rm.state.max_allocation()
+            return pb.GetNewApplicationResponse(
+                application_id=app_id, maximum_capability=convert.resources_to_pb(mx) if mx else None)
+        return await guarded(context, run)
+
+    async def SubmitApplication(self, request: pb.SubmitApplicationRequest,
+                                context: grpc.aio.ServicerContext) -> pb.SubmitApplicationResponse:
+        async def run() -> pb.SubmitApplicationResponse:
+            self._auth(context)
+            c = request.context
+            spec = c.am_container_spec
+            am_launch = {
+                "commands": list(spec.commands),
+                "environment": dict(spec.environment),
+                "local_resources": {k: {"url": v.url, "type": v.type or "FILE"}
+                                    for k, v in spec.local_resources.items()},
+            }
+            am_res = convert.resources_from_pb(c.am_resource) if c.HasField("am_resource") else None
+            kwargs = {"am_resource": am_res} if am_res is not None and not am_res.is_zero() else {}
+            sub = SubmitSpec(
+                app_id=c.application_id, name=c.name, queue=c.queue or "default", user=c.user or "dr.who",
+                app_type=c.application_type or "SHEPHERD", priority=c.priority, am_launch=am_launch,
+                max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
+                job_spec_json=c.job_spec_json, **kwargs,  # type: ignore[arg-type]
+            )
+            app = self.rm.state.submit(sub, self.rm.now())
+            await self.rm.persist()
+            self.rm.kick()
+            log.info("accepted %s (%s) into %s", app.app_id, app.name, app.queue)
+            return pb.SubmitApplicationResponse()
+        return await guarded(context, run)
+
+    async def GetApplicationReport(self, request: pb.GetApplicationReportRequest,
+                                   context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
+        async def run() -> pb.GetApplicationReportResponse:
+            app = self.rm.state.get_app(request.application_id)
+            return pb.GetApplicationReportResponse(report=convert.app_report(self.rm.state, app))
+        return await guarded(context, run)
+
+    async def GetApplications(self, request: pb.GetApplicationsRequest,
+                              context: grpc.aio.ServicerContext) -> pb.GetApplicationsResponse:
+        async def run() -> pb.GetApplicationsResponse:
+            st = self.rm.state
+            states = {s.upper() for s in request.states}
+            out = []
+            for app in st.apps.values():
+                if states and app.state not in states:
+                    continue
+                if request.queue and app.queue not in (request.queue, f"root.{request.queue}"):
+                    continue
+                if request.user and app.user != request.user:
+                    continue
+                out.append(convert.app_report(st, app))
+            if request.limit > 0:
+                out = out[-request.limit:]
+            return pb.GetApplicationsResponse(applications=out)
+        return await guarded(context, run)
+
+    async def GetApplicationAttempts(self, request: pb.GetApplicationAttemptsRequest,
+                                     context: grpc.aio.ServicerContext) -> pb.GetApplicationAttemptsResponse:
+        async def run() -> pb.GetApplicationAttemptsResponse:
+            st = self.rm.state
+            app = st.get_app(request.application_id)
+            return pb.GetApplicationAttemptsResponse(attempts=[
+                pb.ApplicationAttemptReport(
+                    attempt_id=a.attempt_id, state=a.state, am_container_id=a.am_container_id or "",
+                    node_id=a.node_id or "",
+                    node_http_address=st.nodes[a.node_id].http_address if a.node_id in st.nodes else "",
+                    start_time_ms=int(a.start_time * 1000), finish_time_ms=int(a.finish_time * 1000),
+                    diagnostics=a.diagnostics,
+                ) for a in app.attempts
+            ])
+        return await guarded(context, run)
+
+    async def GetContainers(self, request: pb.GetContainersRequest,
+                            context: grpc.aio.ServicerContext) -> pb.GetContainersResponse:
+        async def run() -> pb.GetContainersResponse:
+            st = self.rm.state
+            app = st.get_app(request.application_id)
+            out = []
+            for c in st.containers.values():
+                if c.app_id != app.app_id:
+                    continue
+                node = st.nodes.get(c.node_id)
+                http = node.http_address if node else ""
+                out.append(pb.ContainerReport(
+                    container_id=c.container_id, node_id=c.node_id, node_http_address=http,
+                    resource=convert.resources_to_pb(c.resource), state=c.state, exit_status=c.exit_status,
+                    diagnostics=c.diagnostics, start_time_ms=int(c.start_time * 1000),
+                    finish_time_ms=int(c.finish_time * 1000),
+                    log_url=f"http://{http}/ws/v1/node/containers/{c.container_id}/logs" if http else "",
+                ))
+            out.sort(key=lambda r: r.container_id)
+            return pb.GetContainersResponse(containers=out)
+        return await guarded(context, run)
+
+    async def KillApplication(self, request: pb.KillApplicationRequest,
+                              context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
+        async def run() -> pb.KillApplicationResponse:
+            self._auth(context)
+            self.rm.state.kill(request.application_id, request.diagnostics, self.rm.now())
+            await self.rm.persist()
+            self.rm.kick()
+            return pb.KillApplicationResponse(is_kill_completed=True)
+        return await guarded(context, run)
+
+    async def GetClusterMetrics(self, request: pb.GetClusterMetricsRequest,
+                                context: grpc.aio.ServicerContext) -> pb.GetClusterMetricsResponse:
+        from rm.service.views import cluster_metrics
+
+        m = cluster_metrics(self.rm.state)
+        r = convert.resources_to_pb
+        return pb.GetClusterMetricsResponse(metrics=pb.ClusterMetrics(
+            apps_submitted=m.apps_submitted, apps_pending=m.apps_pending, apps_running=m.apps_running,
+            apps_completed=m.apps_completed, apps_failed=m.apps_failed, apps_killed=m.apps_killed,
+            total=r(m.total), allocated=r(m.allocated), available=r(m.available), pending=r(m.pending),
+            containers_allocated=m.containers_allocated, containers_pending=m.containers_pending,
+            active_nodes=m.nodes.get("RUNNING", 0), lost_nodes=m.nodes.get("LOST", 0),
+            unhealthy_nodes=m.nodes.get("UNHEALTHY", 0), decommissioned_nodes=m.nodes.get("DECOMMISSIONED", 0),
+            shutdown_nodes=m.nodes.get("SHUTDOWN", 0), cluster_timestamp=self.rm.state.meta.cluster_timestamp,
+        ))
+
+    async def GetClusterNodes(self, request: pb.GetClusterNodesRequest,
+                              context: grpc.aio.ServicerContext) -> pb.GetClusterNodesResponse:
+        states = {s.upper() for s in request.states}
+        nodes = [convert.node_report(n) for n in self.rm.state.nodes.values() if not states or n.state in states]
+        return pb.GetClusterNodesResponse(nodes=nodes)
+
+    async def GetQueueInfo(self, request: pb.GetQueueInfoRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetQueueInfoResponse:
+        async def run() -> pb.GetQueueInfoResponse:
+            from rm.service.views import queue_usage
+
+            st = self.rm.state
+            usage = queue_usage(st)
+            name = request.queue or "root"
+            path = name if name.startswith("root") else f"root.{name}"
+            if path not in st.queues:
+                raise NotFound(f"unknown queue: {name}")
+
+            def build(p: str) -> pb.QueueInfo:
+                q = st.queues[p]  # type: ignore[index]
+                used, napps = usage.get(p, (None, 0))
+                return pb.QueueInfo(
+                    path=q.path, name=q.path.rsplit(".", 1)[-1], capacity=q.capacity * 100,
+                    max_capacity=q.max_capacity * 100, absolute_capacity=q.abs_capacity * 100, weight=q.weight,
+                    used=convert.resources_to_pb(used) if used is not None else None, num_applications=napps,
+                    children=[build(c) for c in q.children], state="RUNNING" if q.running else "STOPPED",
+                )
+            return pb.GetQueueInfoResponse(queue=build(path))
+        return await guarded(context, run)
+
+
+__all__ = ["ApplicationClientServicer", "ApplicationMasterServicer", "BadRequest", "ResourceTrackerServicer"]

@@ -1,0 +1,260 @@
+"""The ResourceManager process: one asyncio loop owning the ClusterState, with the state store,
+the scheduling loop, liveness checks, AM launching, and the gRPC and HTTP front doors."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import socket
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from random import Random
+from typing import Any
+
+import grpc
+import uvicorn
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+from rm.core.cycle import run_cycle
+from rm.core.policies.registry import default_pipeline
+from rm.core.queues import build_queues
+from rm.core.state import ClusterState, LaunchAM
+from rm.service import convert
+from rm.service.config import RMConfig
+from rm.service.store import Store, default_sqlite_url
+
+log = logging.getLogger("shepherd.rm")
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn inside our loop: the RM, not uvicorn, handles process signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class ResourceManager:
+    def __init__(self, cfg: RMConfig) -> None:
+        cfg.validate()
+        self.cfg = cfg
+        self.queues = build_queues(cfg.queues)
+        self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
+        self.store = Store(self.store_url)
+        self._store_exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.state: ClusterState
+        self.pipeline, self.shares = default_pipeline()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._grpc: grpc.aio.Server | None = None
+        self._http: _Uvicorn | None = None
+        self.grpc_port = cfg.grpc_port
+        self.rest_port = cfg.rest_port
+        self.cycles = 0
+        self.started = asyncio.Event()
+        self.stopped = asyncio.Event()
+        self.metrics: Any = None
+
+    # ------------------------------------------------------------------ clock and persistence
+
+    @staticmethod
+    def now() -> float:
+        return time.time()
+
+    async def persist(self) -> None:
+        """Write every record changed since the last call, before anyone is told about it."""
+        records = self.state.drain_records()
+        if records:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._store_exec, self.store.write, records)
+
+    def kick(self) -> None:
+        """Ask for a scheduling cycle soon."""
+        self._wake.set()
+
+    @property
+    def advertised_host(self) -> str:
+        host = self.cfg.host
+        if host in ("0.0.0.0", "::", ""):
+            return socket.getfqdn()
+        return host
+
+    @property
+    def grpc_address(self) -> str:
+        return f"{self.advertised_host}:{self.grpc_port}"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        await loop.run_in_executor(self._store_exec, self.store.migrate)
+        stored = await loop.run_in_executor(self._store_exec, self.store.load)
+        now = self.now()
+        if stored.meta is None:
+            self.state = ClusterState(ClusterState.fresh_meta(int(now * 1000)), self.queues, self.cfg.core())
+            self.state._mark_meta()
+        else:
+            self.state = ClusterState.recover(stored, self.queues, self.cfg.core(), now=now)
+        await self.persist()
+        from rm.service.metrics import RMMetrics
+
+        self.metrics = RMMetrics(self)
+        await self._start_grpc()
+        await self._start_http()
+        self._tasks.append(asyncio.create_task(self._scheduler_loop(), name="scheduler"))
+        self._tasks.append(asyncio.create_task(self._liveness_loop(), name="liveness"))
+        log.info("ResourceManager started: gRPC %s, REST http://%s:%d, store %s, cluster %d",
+                 self.grpc_address, self.advertised_host, self.rest_port, _safe_url(self.store_url),
+                 self.state.meta.cluster_timestamp)
+        self.started.set()
+
+    async def _start_grpc(self) -> None:
+        from rm.service.grpc_api import ApplicationClientServicer, ApplicationMasterServicer, ResourceTrackerServicer
+
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)])
+        pbg.add_ResourceTrackerServicer_to_server(ResourceTrackerServicer(self), server)
+        pbg.add_ApplicationMasterServicer_to_server(ApplicationMasterServicer(self), server)
+        pbg.add_ApplicationClientServicer_to_server(ApplicationClientServicer(self), server)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        bind = f"[{self.cfg.host}]:{self.cfg.grpc_port}" if ":" in self.cfg.host else \
+            f"{self.cfg.host}:{self.cfg.grpc_port}"
+        self.grpc_port = server.add_insecure_port(bind)
+        if self.grpc_port == 0:
+            raise OSError(f"cannot bind gRPC to {bind}")
+        await server.start()
+        await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+        self._grpc = server
+
+    async def _start_http(self) -> None:
+        from rm.service.rest import build_app
+
+        sock = socket.socket(socket.AF_INET6 if ":" in self.cfg.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.cfg.host, self.cfg.rest_port))
+        self.rest_port = sock.getsockname()[1]
+        config = uvicorn.Config(build_app(self), log_level="warning", lifespan="off", access_log=False)
+        self._http = _Uvicorn(config)
+        self._tasks.append(asyncio.create_task(self._http.serve(sockets=[sock]), name="http"))
+        while not self._http.started:
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            if t.get_name() != "http":
+                t.cancel()
+        if self._http is not None:
+            self._http.should_exit = True
+        if self._grpc is not None:
+            await self._grpc.stop(grace=1.0)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.persist()
+        self._store_exec.submit(self.store.close).result()
+        self._store_exec.shutdown(wait=True)
+        self.stopped.set()
+
+    async def serve_forever(self, stop: asyncio.Event) -> None:
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()
+
+    # ------------------------------------------------------------------ scheduling
+
+    async def _scheduler_loop(self) -> None:
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=1.0)
+            self._wake.clear()
+            try:
+                await self.schedule_once()
+            except Exception:  # a policy bug must not stop the RM
+                log.exception("scheduling cycle failed")
+            await asyncio.sleep(self.cfg.scheduling_interval_s)
+
+    async def schedule_once(self) -> None:
+        started = time.perf_counter()
+        now = self.now()
+        snap = self.state.snapshot()
+        self.cycles += 1
+        plan = run_cycle(snap, self.pipeline, shares=self.shares, now=now, rng=Random(self.cycles))
+        self.state.apply_plan(plan, now)
+        await self.persist()
+        if self.metrics is not None:
+            self.metrics.observe_cycle(time.perf_counter() - started, plan)
+        for launch in self.state.drain_launches():
+            self._tasks.append(asyncio.create_task(self._launch_am(launch)))
+        self._tasks = [t for t in self._tasks if not t.done()]
+
+    async def _launch_am(self, launch: LaunchAM) -> None:
+        node = self.state.nodes.get(launch.node_id)
+        if node is None:
+            return
+        env = {
+            "SHEPHERD_RM_ADDRESS": self.grpc_address,
+            "SHEPHERD_AMRM_TOKEN": launch.amrm_token,
+            "APPLICATION_ID": launch.app_id,
+            "SHEPHERD_APP_ATTEMPT_ID": launch.attempt_id,
+        }
+        if launch.job_spec_json:
+            # base64: launch scripts expand "$" in environment values, as YARN's do
+            env["SHEPHERD_JOB_JSON_B64"] = base64.b64encode(launch.job_spec_json.encode()).decode("ascii")
+        ctx = convert.launch_context_pb(launch.launch, env)
+        request = pb.StartContainersRequest(
+            requests=[pb.StartContainerRequest(container_token=launch.container_token, launch_context=ctx)]
+        )
+        error = ""
+        try:
+            async with grpc.aio.insecure_channel(f"{node.host}:{node.port}") as channel:
+                stub = pbg.ContainerManagerStub(channel)
+                resp = await stub.StartContainers(
+                    request, metadata=[("authorization", f"Bearer {launch.nm_token}")], timeout=15.0
+                )
+            if resp.failed:
+                error = f"{resp.failed[0].exception}: {resp.failed[0].message}"
+        except grpc.aio.AioRpcError as exc:
+            error = f"{exc.code().name}: {exc.details()}"
+        if error:
+            log.warning("launching AM container %s failed: %s", launch.container_id, error)
+            self.state.am_launch_failed(launch.container_id, error, self.now())
+            await self.persist()
+            self.kick()
+        else:
+            log.info("launched AM container %s for %s on %s", launch.container_id, launch.app_id, node.node_id)
+
+    async def _liveness_loop(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.cfg.nm_expiry_s / 4, self.cfg.am_expiry_s / 4))
+            try:
+                events = self.state.check_liveness(self.now())
+                for e in events:
+                    log.warning("%s", e)
+                if events:
+                    await self.persist()
+                    self.kick()
+                self.state.forget_completed_containers()
+            except Exception:
+                log.exception("liveness check failed")
+
+
+def _safe_url(url: str) -> str:
+    """The store URL without a password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}@{host}"
+    return url
+
+
+async def run_resourcemanager(cfg: RMConfig, stop: asyncio.Event) -> None:
+    rm = ResourceManager(cfg)
+    await rm.serve_forever(stop)

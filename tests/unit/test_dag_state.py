@@ -1,0 +1,139 @@
+"""Task states of a DAG job: runnable sets follow the edges, retries, lost containers, progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from am.dag_state import EXIT_ABORTED, EXIT_PREEMPTED, DagState
+from am.jobspec import parse_job
+
+
+def diamond(**overrides: Any) -> DagState:
+    """a -> (b, c) -> d, two tasks each."""
+
+    def s(name: str, *parents: str) -> dict[str, Any]:
+        return {"name": name, "tasks": 2, "memory_mb": 256, "duration_s": 10, "parents": list(parents),
+                **overrides.get(name, {})}
+
+    return DagState(parse_job({"id": "j", "stages": [s("a"), s("b", "a"), s("c", "a"), s("d", "b", "c")]}))
+
+
+def run(dag: DagState, stage: str, task: int, exit_status: int = 0, *, t0: float = 0.0, t1: float = 1.0) -> str:
+    cid = f"c-{stage}-{task}-{dag.task(stage, task).launches}"
+    dag.start(stage, task, cid, t0)
+    return dag.complete(cid, exit_status, t1).outcome
+
+
+def runnable_stages(dag: DagState) -> list[str]:
+    return [s.name for s in dag.stages if dag.runnable(s.name)]
+
+
+def test_only_roots_start_runnable() -> None:
+    dag = diamond()
+    assert runnable_stages(dag) == ["a"]
+    assert dag.count("d", "WAITING") == 2
+
+
+def test_runnable_sets_follow_the_edges() -> None:
+    dag = diamond()
+    assert run(dag, "a", 0) == "succeeded"
+    assert runnable_stages(dag) == ["a"]  # half of a is not enough
+    dag.start("a", 1, "x", 0.0)
+    done = dag.complete("x", 0, 1.0)
+    assert done.newly_runnable == ("b", "c")
+    assert runnable_stages(dag) == ["b", "c"]
+    run(dag, "b", 0)
+    run(dag, "b", 1)
+    assert runnable_stages(dag) == ["c"]  # d needs c as well
+    run(dag, "c", 0)
+    run(dag, "c", 1)
+    assert runnable_stages(dag) == ["d"]
+    run(dag, "d", 0)
+    assert not dag.finished
+    run(dag, "d", 1)
+    assert dag.finished
+    assert dag.succeeded_all
+    assert dag.failed_task is None
+
+
+def test_running_tasks_are_not_runnable() -> None:
+    dag = diamond()
+    dag.start("a", 0, "c1", 0.0)
+    assert dag.runnable("a") == [1]
+    assert dag.task_for_container("c1") is dag.task("a", 0)
+    with pytest.raises(ValueError, match="RUNNING"):
+        dag.start("a", 0, "c2", 0.0)
+    with pytest.raises(ValueError, match="not RUNNABLE"):
+        dag.start("b", 0, "c3", 0.0)
+
+
+def test_failures_are_retried_until_max_attempts() -> None:
+    dag = diamond(a={"max_attempts": 3})
+    assert run(dag, "a", 0, 1) == "retry"
+    assert dag.task("a", 0).status == "RUNNABLE"
+    assert run(dag, "a", 0, -104) == "retry"
+    assert not dag.finished
+    assert run(dag, "a", 0, 1) == "failed"
+    failed = dag.failed_task
+    assert failed is not None
+    assert (failed.stage, failed.index, failed.failures, failed.last_exit_status) == ("a", 0, 3, 1)
+    assert dag.finished
+    assert not dag.succeeded_all
+
+
+@pytest.mark.parametrize("status", [EXIT_ABORTED, EXIT_PREEMPTED])
+def test_lost_containers_do_not_count(status: int) -> None:
+    dag = diamond(a={"max_attempts": 1})
+    assert run(dag, "a", 0, status) == "requeued"
+    assert run(dag, "a", 0, status) == "requeued"
+    task = dag.task("a", 0)
+    assert (task.status, task.failures, task.launches, task.attempt) == ("RUNNABLE", 0, 2, 2)
+    assert run(dag, "a", 0, 0) == "succeeded"
+
+
+def test_attempt_numbers_count_every_launch() -> None:
+    dag = diamond()
+    assert dag.start("a", 0, "c1", 0.0) == 0
+    dag.complete("c1", EXIT_ABORTED, 1.0)
+    assert dag.start("a", 0, "c2", 1.0) == 1
+    assert dag.task("a", 0).attempt == 1
+    dag.complete("c2", 7, 2.0)
+    assert dag.start("a", 0, "c3", 2.0) == 2
+
+
+def test_progress_counts_succeeded_tasks() -> None:
+    dag = diamond()
+    assert dag.progress() == 0.0
+    run(dag, "a", 0)
+    run(dag, "a", 1, 1)  # a failed attempt is not progress
+    assert dag.progress() == pytest.approx(1 / 8)
+
+
+def test_unknown_container_changes_nothing() -> None:
+    dag = diamond()
+    assert dag.complete("nobody", 0, 1.0).outcome == "unknown"
+    assert dag.succeeded == 0
+
+
+def test_measured_durations_replace_the_estimate() -> None:
+    dag = diamond()
+    assert dag.estimate_s("a") == 10.0
+    assert dag.remaining_work_s(0.0) == 80.0
+    run(dag, "a", 0, t0=0.0, t1=4.0)
+    assert dag.measured_durations("a") == [4.0]
+    assert dag.estimate_s("a") == 4.0
+    dag.start("a", 1, "c", 10.0)
+    dag2_remaining = dag.remaining_work_s(11.0)
+    assert dag2_remaining == pytest.approx(3.0 + 60.0)  # a/1 has 3 s left of 4; b, c, d untouched
+    dag.complete("c", 0, 20.0, measured_s=2.0)
+    assert dag.measured_durations("a") == [4.0, 2.0]
+    assert dag.estimate_s("a") == 3.0
+
+
+def test_per_task_durations_are_the_spec_estimate() -> None:
+    dag = DagState(parse_job({"id": "j", "stages": [
+        {"name": "a", "tasks": 2, "memory_mb": 1, "durations_s": [1.0, 5.0]}]}))
+    assert dag.estimate_s("a", 1) == 5.0
+    assert dag.remaining_work_s(0.0) == 6.0
