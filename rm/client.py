@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
 import grpc
 
@@ -35,7 +35,7 @@ class RMClient:
     def close(self) -> None:
         self._channel.close()
 
-    def __enter__(self) -> RMClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

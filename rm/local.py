@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 _RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
 _NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
@@ -170,7 +171,7 @@ class LocalCluster:
         if self.rm is not None:
             self.rm.stop()
 
-    def __enter__(self) -> LocalCluster:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -115,7 +115,11 @@ class ResourceManager:
         self.started.set()
 
     async def _start_grpc(self) -> None:
-        from rm.service.grpc_api import ApplicationClientServicer, ApplicationMasterServicer, ResourceTrackerServicer
+        from rm.service.grpc_api import (
+            ApplicationClientServicer,
+            ApplicationMasterServicer,
+            ResourceTrackerServicer,
+        )
 
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)])
         pbg.add_ResourceTrackerServicer_to_server(ResourceTrackerServicer(self), server)

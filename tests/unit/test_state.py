@@ -96,31 +96,37 @@ def test_am_lifecycle_to_finished() -> None:
     app_id = submit(st)
     token = place_am(st, app_id, n)
     app = st.apps[app_id]
-    assert app.current is not None and app.current.state == "ALLOCATED"
+    assert app.current is not None
+    assert app.current.state == "ALLOCATED"
     att = st.am_register(token, "host", 1234, "http://t", 1.0)
-    assert att.state == "RUNNING" and app.state == "RUNNING"
+    assert att.state == "RUNNING"
+    assert app.state == "RUNNING"
     with pytest.raises(Conflict):
         st.am_register(token, "host", 1234, "", 1.0)
     ask = Ask(allocation_request_id=1, priority=1, capability=Resources.of(memory_mb=1024, vcores=1),
               num_containers=2)
     res = st.am_allocate(token, 0, [ask], [], 0.1, [], [], 2.0)
-    assert res.response_id == 1 and res.allocated == ()
+    assert res.response_id == 1
+    assert res.allocated == ()
     snap = st.snapshot()
     assert snap.apps[app_id].asks[0].num_containers == 2
     plan = Plan(based_on=snap.version, placements=[
         Place(app_id=app_id, allocation_request_id=1, node_id=n, resource=ask.capability, priority=1)] * 2)
     st.apply_plan(plan, 3.0)
     res = st.am_allocate(token, 1, [], [], 0.5, [], [], 4.0)
-    assert len(res.allocated) == 2 and len(res.nm_tokens) == 1
+    assert len(res.allocated) == 2
+    assert len(res.nm_tokens) == 1
     c = res.allocated[0]
     fields = tokens.read_container_token(st.container_key, c.token, now=4.0)
-    assert fields.container_id == c.container_id and fields.node_id == n
+    assert fields.container_id == c.container_id
+    assert fields.node_id == n
     # containers finish on the node
     st.node_heartbeat(n, 1, [NodeStatus(c.container_id, "COMPLETE", 0, "", 3.5, 5.0)], True, "", 5.0)
     res = st.am_allocate(token, 2, [], [], 1.0, [], [], 6.0)
     assert [s.container_id for s in res.completed] == [c.container_id]
     st.am_finish(token, "SUCCEEDED", "", "", 7.0)
-    assert app.state == "FINISHED" and app.final_status == "SUCCEEDED"
+    assert app.state == "FINISHED"
+    assert app.final_status == "SUCCEEDED"
     with pytest.raises(Conflict):
         st.kill(app_id, "", 8.0)
 
@@ -200,7 +206,9 @@ def test_a_lost_node_reports_containers_aborted_and_fails_over_its_am_without_co
     # now the AM's node goes too: a new attempt, not counted as a failure
     st.check_liveness(30.0)
     app = st.apps[app_id]
-    assert len(app.attempts) == 2 and app.failed_attempts == 0 and app.state == "ACCEPTED"
+    assert len(app.attempts) == 2
+    assert app.failed_attempts == 0
+    assert app.state == "ACCEPTED"
     assert st.am_allocate(token, 3, [], [], 0, [], [], 30.0).command == "SHUTDOWN"
 
 
@@ -215,7 +223,8 @@ def test_am_crash_uses_attempts_then_fails_the_app() -> None:
         st.node_heartbeat(n, 1, [NodeStatus(att.am_container_id or "", "RUNNING", start_time=1.0)], True, "", 1)
         st.node_heartbeat(n, 2, [NodeStatus(att.am_container_id or "", "COMPLETE", 137, "killed")], True, "", 2)
     app = st.apps[app_id]
-    assert app.state == "FAILED" and app.failed_attempts == 2
+    assert app.state == "FAILED"
+    assert app.failed_attempts == 2
     assert "exitCode: 137" in app.diagnostics
 
 
@@ -226,7 +235,8 @@ def test_silent_am_expires() -> None:
     st.node_heartbeat(n, 1, [], True, "", 6.0)
     st.check_liveness(6.0)
     app = st.apps[app_id]
-    assert app.attempts[0].state == "FAILED" and "timed out" in app.attempts[0].diagnostics
+    assert app.attempts[0].state == "FAILED"
+    assert "timed out" in app.attempts[0].diagnostics
     assert len(app.attempts) == 2
 
 
@@ -249,11 +259,14 @@ def test_recovery_keeps_every_app_and_fails_over_unfinished_ones() -> None:
     records = st.drain_records()
     stored = _fold(records)
     st2 = ClusterState.recover(stored, build_queues(), CoreConfig(), now=10.0)
-    assert st2.apps[done_id].state == "FINISHED" and st2.apps[done_id].final_status == "SUCCEEDED"
+    assert st2.apps[done_id].state == "FINISHED"
+    assert st2.apps[done_id].final_status == "SUCCEEDED"
     assert st2.apps[killed_id].state == "KILLED"
     again = st2.apps[running_id]
-    assert again.state == "ACCEPTED" and len(again.attempts) == 2
-    assert again.attempts[0].state == "FAILED" and not again.attempts[0].counts_as_failure
+    assert again.state == "ACCEPTED"
+    assert len(again.attempts) == 2
+    assert again.attempts[0].state == "FAILED"
+    assert not again.attempts[0].counts_as_failure
     assert st2.new_application(10.0) != running_id  # the id counter survives
     assert st2.nodes[n].state == "NEW"  # must re-register before it gets work
 
