@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
+from rm.core.ids import NodeId
 from rm.core.model import AskView, ClusterSnapshot, NodeView
 from rm.core.policies.api import NodeScorer
 from rm.core.resources import Resources
@@ -50,6 +51,32 @@ class CapacityMemo:
             self._snap = snap
             self._capacity = snap.capacity
         return self._capacity
+
+
+class FreeMemo:
+    """``ctx.available(node)`` remembered per node until a placement in the cycle changes that node.
+
+    The overlay stores a new (immutable) vector per node on every placement, so an entry is stale exactly
+    when the overlay's object for the node is no longer the one it was computed from.
+    """
+
+    __slots__ = ("_ctx", "_memo")
+
+    def __init__(self) -> None:
+        self._ctx: CycleContext | None = None
+        self._memo: dict[NodeId, tuple[Resources | None, Resources]] = {}
+
+    def get(self, ctx: CycleContext, node: NodeView) -> Resources:
+        if ctx is not self._ctx:
+            self._ctx = ctx
+            self._memo = {}
+        extra = ctx.node_alloc.get(node.node_id)
+        hit = self._memo.get(node.node_id)
+        if hit is not None and hit[0] is extra:
+            return hit[1]
+        free = ctx.available(node)
+        self._memo[node.node_id] = (extra, free)
+        return free
 
 
 def locality_level(ask: AskView, node: NodeView) -> int:
@@ -101,26 +128,40 @@ class TetrisPacker:
         self.node_local_bonus = node_local_bonus
         self.rack_local_bonus = rack_local_bonus
         self._capacity = CapacityMemo()
+        self._free = FreeMemo()
+        # demand/capacity² per type for the last demand scored (a scan scores one ask on every node)
+        self._for: tuple[Resources, Resources] | None = None
+        self._weights: list[tuple[str, float]] = []
 
     def score(self, ask: AskView, node: NodeView, ctx: CycleContext) -> float:
         capacity = self._capacity.get(ctx.snap)
-        value = alignment(ask.capability, ctx.available(node), capacity)
-        level = locality_level(ask, node)
-        if level == NODE_LOCAL:
-            value += self.node_local_bonus
-        elif level == RACK_LOCAL:
-            value += self.rack_local_bonus
+        if self._for is None or self._for[0] is not ask.capability or self._for[1] is not capacity:
+            self._for = (ask.capability, capacity)
+            self._weights = [
+                (r, d / capacity.get(r) ** 2) for r, d in ask.capability.amounts.items() if capacity.get(r) > 0
+            ]
+        free = self._free.get(ctx, node).amounts
+        value = 0.0
+        for r, w in self._weights:
+            value += w * free.get(r, 0)
+        if ask.nodes or ask.racks:
+            level = locality_level(ask, node)
+            if level == NODE_LOCAL:
+                value += self.node_local_bonus
+            elif level == RACK_LOCAL:
+                value += self.rack_local_bonus
         return value
 
 
 def feasible(ask: AskView, node: NodeView, ctx: CycleContext) -> bool:
     """The node can take one container of the ask now: schedulable, allowed, and enough free."""
-    if not node.schedulable or not locality_allows(ask, node):
-        return False
     app = ctx.snap.apps.get(ask.app_id)
-    if app is not None and node.node_id in app.blacklist:
-        return False
-    return ask.capability.fits_in(ctx.available(node))
+    return (
+        node.schedulable
+        and (app is None or node.node_id not in app.blacklist)
+        and locality_allows(ask, node)
+        and ask.capability.fits_in(ctx.available(node))
+    )
 
 
 def best_node(
@@ -130,18 +171,34 @@ def best_node(
     scorer: NodeScorer,
     *,
     capacity: Resources | None = None,
+    free: FreeMemo | None = None,
 ) -> NodeView | None:
-    """The feasible node with the highest score; ties go to the best fit, then the smallest node id."""
+    """The feasible node with the highest score; ties go to the best fit, then the smallest node id.
+
+    Feasible is what ``feasible`` says. ``capacity`` (the cluster's) and ``free`` (a memo of free vectors
+    kept across calls in one cycle) only save work.
+    """
     cap = ctx.snap.capacity if capacity is None else capacity
+    memo = FreeMemo() if free is None else free
+    app = ctx.snap.apps.get(ask.app_id)
+    blacklist = app.blacklist if app is not None else frozenset()
+    strict = not ask.relax_locality and bool(ask.nodes or ask.racks)
+    need = list(ask.capability.amounts.items())
+    inverse = {r: 1.0 / c for r, c in cap.amounts.items() if c > 0}
     best: NodeView | None = None
     best_key = (0.0, 0.0)
     for node in nodes:
-        if not feasible(ask, node, ctx):
+        if not node.schedulable or node.node_id in blacklist:
             continue
-        key = (
-            round(scorer.score(ask, node, ctx), _SCORE_DIGITS),
-            -round(leftover(ask.capability, ctx.available(node), cap), _SCORE_DIGITS),
-        )
+        if strict and locality_level(ask, node) == OFF_SWITCH:
+            continue
+        avail = memo.get(ctx, node).amounts
+        if any(avail.get(r, 0) < d for r, d in need):
+            continue
+        waste = 0.0
+        for r, f in avail.items():
+            waste += max(0, f - ask.capability.amounts.get(r, 0)) * inverse.get(r, 0.0)
+        key = (round(scorer.score(ask, node, ctx), _SCORE_DIGITS), -round(waste, _SCORE_DIGITS))
         if best is None or key > best_key or (key == best_key and node.node_id < best.node_id):
             best, best_key = node, key
     return best
