@@ -148,6 +148,10 @@ class DagAM:
         try:
             shutdown = await self._loop()
         except AMClientError as exc:
+            if exc.code == "INVALID_ARGUMENT":  # the RM refused what the job asks for: it can never run
+                log.error("the RM refused this job's asks: %s", exc.message)
+                await self._release_everything()
+                return await self._finish(pb.FAILED, f"the ResourceManager refused the job's asks: {exc.message}")
             log.error("lost contact with the RM: %s", exc)
             return 1
         if shutdown:

@@ -31,6 +31,7 @@ from rm.core.errors import (
     ApplicationNotFound,
     BadRequest,
     Conflict,
+    InvalidApplicationMasterRequest,
     InvalidResourceRequest,
     InvalidToken,
     NotFound,
@@ -761,7 +762,10 @@ class ClusterState:
             cached: AllocateResult = att.last_response
             return cached  # a duplicate of the last request
         if response_id != att.response_id:
-            return AllocateResult(response_id=att.response_id, command="RESYNC")
+            raise InvalidApplicationMasterRequest(
+                f"Invalid responseId in AllocateRequest from application attempt: {att.attempt_id}, expect "
+                f"responseId to be {att.response_id}, but get {response_id}"
+            )
         self.validate_asks(asks)
         release_ids = list(releases)
         for cid in release_ids:

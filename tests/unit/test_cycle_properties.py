@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rm.core.harness import AskSpec, Harness, ask
 from rm.core.ids import NodeId
-from rm.core.model import ClusterSnapshot, NodeView
+from rm.core.model import AppView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, QUEUE_AT_MAX, Plan
 from rm.core.policies.drf import DrfShares
 from rm.core.policies.tetris import locality_allows
@@ -224,3 +224,35 @@ def test_fair_shares_fit_the_cluster_and_the_demand(scenario: Scenario) -> None:
         assert share.fits_in(app.used + app.pending)
         total = total + share
     assert total.fits_in(snap.capacity)
+
+
+@PROPERTY
+@given(scenarios())
+def test_fair_shares_leave_nobody_short_without_a_bottleneck(scenario: Scenario) -> None:
+    """An app short of its demand needs a resource that is used up, in the cluster or under a queue max."""
+    snap = scenario.build().snapshot()
+    shares = DrfShares().shares(snap)
+    cluster = snap.capacity
+    slack = len(snap.apps) + 1  # shares are rounded down to integers
+    busy = [a for a in snap.apps.values() if not a.pending.is_zero()]
+
+    def used_up(r: str, apps: list[AppView], limit: float) -> bool:
+        return sum(shares[a.app_id].get(r) for a in apps) >= limit - slack
+
+    for app in busy:
+        demand = Resources({r: v for r, v in (app.used + app.pending).amounts.items() if cluster.get(r) > 0})
+        if all(v - shares[app.app_id].get(r) <= 1 for r, v in demand.amounts.items()):
+            continue  # demand met (but for rounding)
+        bottleneck = False
+        for r in demand.types():
+            if used_up(r, list(snap.apps.values()), cluster.get(r)):
+                bottleneck = True
+            q = snap.queues[app.queue]
+            while q is not None and not bottleneck:
+                under = [
+                    a for a in snap.apps.values() if a.queue == q.path or a.queue.startswith(q.path + ".")
+                ]
+                if q.abs_max_capacity < 1 and used_up(r, under, q.abs_max_capacity * cluster.get(r)):
+                    bottleneck = True
+                q = snap.queues[q.parent] if q.parent else None
+        assert bottleneck, (app.app_id, shares[app.app_id], demand)

@@ -18,7 +18,7 @@ from rm.core.plan import (
     Place,
     Plan,
 )
-from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage, ask_importance, progressive_fill, water_fill
+from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage, ask_importance, progressive_fill
 from rm.core.policies.registry import (
     SCORERS,
     STAGES,
@@ -371,11 +371,19 @@ def test_successive_cycles_fill_the_cluster(harness: Harness) -> None:
 # ---------------------------------------------------------------------------------------- helpers
 
 
-def test_water_fill() -> None:
-    assert water_fill(10, [0.7, 0.3], [100, 100]) == pytest.approx([7, 3])
-    assert water_fill(10, [0.7, 0.3], [1, 100]) == pytest.approx([1, 9])
-    assert water_fill(10, [1.0, 0.0], [4, 100]) == pytest.approx([4, 6])
-    assert water_fill(10, [0.5, 0.5], [2, 3]) == pytest.approx([2, 3])
+def test_queues_with_complementary_demands_share_by_dominant_share(harness: Harness) -> None:
+    """A CPU-heavy and a memory-heavy queue: DRF across queues fills both resources."""
+    harness.node("n1", vcores=30, memory_mb=30 * GB)
+    harness.queue("root.cpu", 0.5)
+    harness.queue("root.mem", 0.5)
+    cpu = harness.app("root.cpu", asks=[ask(vcores=2, memory_mb=GB, num=100)])
+    mem = harness.app("root.mem", asks=[ask(vcores=1, memory_mb=2 * GB, num=100)])
+    shares = DrfShares().shares(harness.snapshot())
+    assert shares[cpu.id] == Resources.of(vcores=20, memory_mb=10 * GB)
+    assert shares[mem.id] == Resources.of(vcores=10, memory_mb=20 * GB)
+    plan = harness.cycle()
+    assert plan.count(Place.match(app_id=cpu.id)) == 10
+    assert plan.count(Place.match(app_id=mem.id)) == 10
 
 
 def test_progressive_fill_stops_users_of_a_saturated_resource() -> None:

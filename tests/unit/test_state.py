@@ -11,6 +11,7 @@ from rm.core.errors import (
     ApplicationNotFound,
     BadRequest,
     Conflict,
+    InvalidApplicationMasterRequest,
     InvalidResourceRequest,
     InvalidToken,
 )
@@ -131,7 +132,7 @@ def test_am_lifecycle_to_finished() -> None:
         st.kill(app_id, "", 8.0)
 
 
-def test_allocate_needs_registration_and_resyncs_on_a_wrong_response_id() -> None:
+def test_allocate_needs_registration_and_the_right_response_id() -> None:
     st = make_state()
     n = add_node(st)
     app_id = submit(st)
@@ -141,7 +142,8 @@ def test_allocate_needs_registration_and_resyncs_on_a_wrong_response_id() -> Non
     st.am_register(token, "h", 1, "", 0)
     first = st.am_allocate(token, 0, [], [], 0, [], [], 0)
     assert st.am_allocate(token, 0, [], [], 0, [], [], 0) is first  # duplicate: same answer
-    assert st.am_allocate(token, 7, [], [], 0, [], [], 0).command == "RESYNC"
+    with pytest.raises(InvalidApplicationMasterRequest, match="responseId"):
+        st.am_allocate(token, 7, [], [], 0, [], [], 0)
 
 
 def test_an_am_token_only_acts_for_its_own_attempt() -> None:

@@ -53,32 +53,178 @@ SortKey = tuple[float | int | str, ...]
 # --------------------------------------------------------------------------------------------- shares
 
 
-def water_fill(amount: float, weights: Sequence[float], caps: Sequence[float]) -> list[float]:
-    """Weighted max-min split of ``amount``: shares grow in proportion to weight, each stops at its cap.
+@dataclass(slots=True)
+class _Group:
+    """One leaf queue in the filling: its unfrozen apps share one app level ``theta``."""
 
-    Children of weight zero only get what is left once every weighted child is capped, split evenly.
+    rate: float  # how fast the queue's dominant share grows with the global level (its abs_capacity)
+    members: list[int]  # indices of its apps
+    order: list[int]  # unfrozen-or-not members by the level at which their demand is met
+    theta: float = 0.0
+    pos: int = 0
+    live: int = 0
+    frozen: dict[str, float] = field(default_factory=dict)  # amounts held by its frozen apps
+    growth: dict[str, float] = field(default_factory=dict)  # amounts gained per unit of theta
+    users: dict[str, int] = field(default_factory=dict)  # unfrozen apps needing each type
+
+
+@dataclass(slots=True)
+class _Limit:
+    """At most ``amount`` of type ``r`` for the apps of ``groups`` (None: every group)."""
+
+    r: str
+    amount: float
+    groups: frozenset[int] | None
+
+
+class _Filling:
+    """Nested progressive filling: queues by weighted dominant share, apps inside by weighted dominant share.
+
+    A global level ``lam`` rises; every queue still growing keeps ``dominant_share(its apps' amounts) = lam ×
+    rate``, and inside a queue every unfrozen app ``i`` holds ``theta × weight_i`` of dominant share along its
+    demand vector. An app freezes when its demand is met or when a limit on a type it needs is reached. The
+    level moves from event to event; between events everything is linear in ``lam``.
     """
-    out = [0.0] * len(caps)
-    remaining = max(0.0, amount)
-    weighted = [i for i, w in enumerate(weights) if w > 0]
-    unweighted = [i for i, w in enumerate(weights) if w <= 0]
-    for group, w in ((weighted, list(weights)), (unweighted, [1.0] * len(caps))):
-        active = sorted((i for i in group if caps[i] > 0), key=lambda i: (caps[i] / w[i], i))
-        wsum = sum(w[i] for i in active)
-        for pos, i in enumerate(active):
-            if remaining <= _EPS or wsum <= 0:
+
+    def __init__(
+        self,
+        demands: Sequence[Resources],
+        weights: Sequence[float],
+        groups: Sequence[tuple[float, Sequence[int]]],
+        limits: Sequence[_Limit],
+        cluster: Resources,
+    ) -> None:
+        self.cluster = {r: float(v) for r, v in cluster.amounts.items()}
+        self.w = [max(x, _MIN_WEIGHT) for x in weights]
+        self.dirs: list[dict[str, float]] = []
+        self.need: list[float] = []  # dominant share of the demand: where the app stops
+        for d in demands:
+            ds = d.dominant_share(cluster)
+            ok = 0 < ds < math.inf
+            self.dirs.append({r: v / ds for r, v in d.amounts.items()} if ok else {})
+            self.need.append(ds if ok else 0.0)
+        self.share = [0.0] * len(demands)
+        self.active = [n > 0 for n in self.need]
+        self.limits = list(limits)
+        self.groups = [
+            _Group(rate, list(members), sorted(members, key=lambda i: (self.need[i] / self.w[i], i)))
+            for rate, members in groups
+        ]
+        for g in self.groups:
+            for i in g.members:
+                if self.active[i]:
+                    g.live += 1
+                    for r, v in self.dirs[i].items():
+                        g.growth[r] = g.growth.get(r, 0.0) + self.w[i] * v
+                        g.users[r] = g.users.get(r, 0) + 1
+
+    def run(self) -> list[dict[str, float]]:
+        """Queues with a capacity first; queues without one share what is left, equally."""
+        weighted = [k for k, g in enumerate(self.groups) if g.rate > 0]
+        spare = [k for k, g in enumerate(self.groups) if g.rate <= 0]
+        self._rise(weighted)
+        for k in spare:
+            self.groups[k].rate = 1.0
+        self._rise(spare)
+        return [{r: self.share[i] * v for r, v in self.dirs[i].items()} for i in range(len(self.share))]
+
+    def _piece(self, g: _Group, lam: float) -> tuple[float, float, float]:
+        """``theta = a + b × lam`` for the group from ``lam`` on, and the level where that stops holding."""
+        best: tuple[float, float, str] | None = None
+        lines: list[tuple[float, float]] = []
+        for r, grow in g.growth.items():
+            if g.users.get(r, 0) == 0 or grow <= 0:
+                continue
+            slope = g.rate * self.cluster[r] / grow
+            value = (lam * g.rate * self.cluster[r] - g.frozen.get(r, 0.0)) / grow
+            lines.append((value, slope))
+            if best is None or (value, slope, r) < best:
+                best = (value, slope, r)
+        if best is None:
+            return g.theta, 0.0, math.inf
+        value, slope, _ = best
+        switch = math.inf
+        for v, s in lines:
+            if s < slope and v > value:
+                switch = min(switch, lam + (v - value) / (slope - s))
+        return value - slope * lam, slope, switch
+
+    def _rise(self, use: list[int]) -> None:
+        lam = 0.0
+        budget = 16 * (len(self.share) + len(self.limits) + len(use) + 4) * (len(self.cluster) + 1)
+        while budget > 0 and any(self.groups[k].live for k in use):
+            budget -= 1
+            live = [k for k in use if self.groups[k].live]
+            pieces = {k: self._piece(self.groups[k], lam) for k in live}
+            nxt = min(p[2] for p in pieces.values())
+            for k in live:
+                a, b, _ = pieces[k]
+                g = self.groups[k]
+                self._skip_frozen(g)
+                i = g.order[g.pos]
+                target = self.need[i] / self.w[i]
+                nxt = min(nxt, lam if a + b * lam >= target else (target - a) / b if b > 0 else math.inf)
+            for lim in self.limits:
+                base, slope = self._usage_line(lim, pieces)
+                if slope > _EPS * max(1.0, lim.amount):
+                    nxt = min(nxt, max(lam, (lim.amount - base) / slope))
+            if math.isinf(nxt):
                 break
-            level = remaining / wsum
-            if caps[i] / w[i] <= level:
-                out[i] = caps[i]
-                remaining -= caps[i]
-                wsum -= w[i]
-            else:
-                for j in active[pos:]:
-                    out[j] = level * w[j]
-                remaining = 0.0
-                break
-    return out
+            lam = max(lam, nxt)
+            for k in live:
+                a, b, _ = pieces[k]
+                g = self.groups[k]
+                g.theta = max(g.theta, a + b * lam)
+            self._freeze_met(live)
+            for lim in self.limits:
+                base, slope = self._usage_line(lim, pieces)
+                if base + slope * lam >= lim.amount - _EPS * max(1.0, lim.amount):
+                    for k in live if lim.groups is None else [k for k in live if k in lim.groups]:
+                        g = self.groups[k]
+                        for i in g.members:
+                            if self.active[i] and lim.r in self.dirs[i]:
+                                self._freeze(g, i)
+
+    def _usage_line(
+        self, lim: _Limit, pieces: Mapping[int, tuple[float, float, float]]
+    ) -> tuple[float, float]:
+        """The limit's type in use by its groups as ``base + slope × lam`` on the current pieces."""
+        base = slope = 0.0
+        for k, g in enumerate(self.groups):
+            if lim.groups is not None and k not in lim.groups:
+                continue
+            base += g.frozen.get(lim.r, 0.0)
+            if k in pieces and g.live:
+                a, b, _ = pieces[k]
+                grow = g.growth.get(lim.r, 0.0) if g.users.get(lim.r, 0) else 0.0
+                base += a * grow
+                slope += b * grow
+        return base, slope
+
+    def _skip_frozen(self, g: _Group) -> None:
+        while g.pos < len(g.order) and not self.active[g.order[g.pos]]:
+            g.pos += 1
+
+    def _freeze_met(self, live: list[int]) -> None:
+        for k in live:
+            g = self.groups[k]
+            while g.live:
+                self._skip_frozen(g)
+                i = g.order[g.pos]
+                if self.need[i] / self.w[i] > g.theta * (1 + _EPS) + _EPS * _EPS:
+                    break
+                self._freeze(g, i)
+
+    def _freeze(self, g: _Group, i: int) -> None:
+        self.active[i] = False
+        g.live -= 1
+        self.share[i] = min(g.theta * self.w[i], self.need[i])
+        for r, v in self.dirs[i].items():
+            g.frozen[r] = g.frozen.get(r, 0.0) + self.share[i] * v
+            g.growth[r] -= self.w[i] * v
+            g.users[r] -= 1
+            if g.users[r] == 0:
+                g.growth[r] = 0.0
 
 
 def progressive_fill(
@@ -87,188 +233,57 @@ def progressive_fill(
     cluster: Resources,
     caps: Mapping[str, float],
 ) -> list[dict[str, float]]:
-    """DRF progressive filling over continuous amounts.
+    """DRF progressive filling of one group of users over continuous amounts.
 
-    User ``i`` receives ``s_i × demands[i] / dominant_share(demands[i])``; all ``s_i`` grow at rates
+    User ``i`` receives ``s_i × demands[i] / dominant_share(demands[i])``; the ``s_i`` grow at rates
     ``weights[i]`` until ``s_i`` reaches the demand's dominant share or a resource of ``caps`` (absolute
     amounts) is used up, which stops every user needing it. A demand the cluster lacks a type for gets nothing.
     """
-    n = len(demands)
-    dirs: list[dict[str, float]] = []
-    limits: list[float] = []
-    w = [max(x, _MIN_WEIGHT) for x in weights]
-    for d in demands:
-        ds = d.dominant_share(cluster)
-        if ds <= 0 or math.isinf(ds):
-            dirs.append({})
-            limits.append(0.0)
-        else:
-            dirs.append({r: v / ds for r, v in d.amounts.items()})
-            limits.append(ds)
-    share = [0.0] * n
-    active = [limits[i] > 0 for i in range(n)]
-    users_of: dict[str, list[int]] = {}
-    rate: dict[str, float] = {}
-    used: dict[str, float] = {}
-    for i in range(n):
-        if active[i]:
-            for r, v in dirs[i].items():
-                users_of.setdefault(r, []).append(i)
-                rate[r] = rate.get(r, 0.0) + w[i] * v
-    order = sorted((i for i in range(n) if active[i]), key=lambda i: (limits[i] / w[i], i))
-    left = len(order)
-    pos = 0
-    lam = 0.0
-    saturated: set[str] = set()
-
-    def freeze(i: int) -> None:
-        nonlocal left
-        active[i] = False
-        left -= 1
-        share[i] = min(lam * w[i], limits[i])
-        for r, v in dirs[i].items():
-            used[r] = used.get(r, 0.0) + share[i] * v
-            rate[r] -= w[i] * v
-
-    while left:
-        while not active[order[pos]]:
-            pos += 1
-        lam_done = limits[order[pos]] / w[order[pos]]
-        lam_full, full = math.inf, ""
-        for r in sorted(rate):
-            if r in saturated or rate[r] <= _EPS:
-                continue
-            t = (caps.get(r, 0.0) - used.get(r, 0.0)) / rate[r]
-            if t < lam_full:
-                lam_full, full = t, r
-        if full and lam_full < lam_done:
-            lam = max(lam, lam_full)
-            saturated.add(full)
-            for i in users_of[full]:
-                if active[i]:
-                    freeze(i)
-        else:
-            lam = max(lam, lam_done)
-            freeze(order[pos])
-    return [{r: share[i] * v for r, v in dirs[i].items()} for i in range(n)]
+    limits = [_Limit(r, float(v), None) for r, v in caps.items()]
+    users = list(range(len(demands)))
+    return _Filling(demands, weights, [(1.0, users)], limits, cluster).run()
 
 
 def _floor(amounts: Mapping[str, float]) -> Resources:
     return Resources({r: math.floor(v + _ROUND_UP) for r, v in amounts.items()})
 
 
-@dataclass(slots=True)
-class _Tree:
-    """The queue tree with each leaf's apps, as ``DrfShares`` needs it."""
-
-    queues: Mapping[QueuePath, QueueView]
-    tops: list[QueuePath]
-    apps: dict[QueuePath, list[AppView]] = field(default_factory=dict)
-
-    @staticmethod
-    def of(snap: ClusterSnapshot) -> _Tree:
-        tops = sorted(p for p, q in snap.queues.items() if q.parent is None or q.parent not in snap.queues)
-        tree = _Tree(snap.queues, tops)
-        for app in sorted(snap.apps.values(), key=app_tiebreak):
-            q = snap.queues.get(app.queue)
-            if q is not None and q.is_leaf:
-                tree.apps.setdefault(q.path, []).append(app)
-        return tree
-
-    def children(self, path: QueuePath) -> list[QueuePath]:
-        return [c for c in self.queues[path].children if c in self.queues]
-
-    def leaves(self) -> Iterator[QueuePath]:
-        return (p for p, q in self.queues.items() if q.is_leaf)
+def _within(demand: Resources, cluster: Resources) -> Resources:
+    return Resources({r: v for r, v in demand.amounts.items() if cluster.get(r) > 0})
 
 
 class DrfShares:
-    """Fair-share vectors: capacity-proportional, work-conserving across queues, DRF inside each queue."""
+    """Fair-share vectors: DRF across queues weighted by capacity, then DRF among each queue's apps."""
 
     name: ClassVar[str] = "drf"
 
     def shares(self, snap: ClusterSnapshot) -> Mapping[AppId, Resources]:
         cluster = snap.capacity
-        tree = _Tree.of(snap)
         out: dict[AppId, Resources] = {a.app_id: a.used for a in snap.apps.values()}
-        # Apps without pending asks take part too (their usage is their demand), so what they hold is
-        # not handed to the others twice; their reported share is simply their usage.
-        active = {q: apps for q, apps in tree.apps.items() if any(not a.pending.is_zero() for a in apps)}
-        demand = {q: {r: float(v) for r, v in _demand(apps).amounts.items()} for q, apps in active.items()}
-        fills: dict[QueuePath, list[dict[str, float]]] = {}
-        for _ in range(len(demand) * max(1, len(cluster.amounts)) + 1):
-            portion = self._divide(tree, demand, cluster)
-            shrunk = False
-            for q, apps in active.items():
-                fills[q] = progressive_fill(
-                    [a.used + a.pending for a in apps], [a.weight for a in apps], cluster, portion[q]
-                )
-                took = _sum(fills[q])
-                for r, want in demand[q].items():
-                    got, given = took.get(r, 0.0), portion[q].get(r, 0.0)
-                    tol = _ROUND_UP * max(1.0, cluster.get(r))
-                    if given - got > tol and want - got > tol:
-                        demand[q][r] = got
-                        shrunk = True
-            if not shrunk:
-                break
-        for q, apps in active.items():
-            for app, fill in zip(apps, fills[q], strict=True):
-                if not app.pending.is_zero():
-                    out[app.app_id] = _floor(fill)
+        leaves: dict[QueuePath, list[AppView]] = {}
+        for app in sorted(snap.apps.values(), key=app_tiebreak):
+            q = snap.queues.get(app.queue)
+            if q is not None and q.is_leaf:
+                leaves.setdefault(q.path, []).append(app)
+        # Apps without pending asks take part too (their usage is their demand), so what they hold is not
+        # handed to the others twice; their reported share is simply their usage. Types the cluster lacks
+        # are left out of every demand: nobody can be given them.
+        apps = [a for path in sorted(leaves) for a in leaves[path]]
+        index = {a.app_id: i for i, a in enumerate(apps)}
+        paths = sorted(leaves)
+        groups = [(snap.queues[p].abs_capacity, [index[a.app_id] for a in leaves[p]]) for p in paths]
+        limits = [_Limit(r, float(v), None) for r, v in cluster.amounts.items()]
+        for q in snap.queues.values():
+            if q.abs_max_capacity < 1.0 - _EPS:
+                under = frozenset(k for k, p in enumerate(paths) if p == q.path or p.startswith(q.path + "."))
+                if under:
+                    limits += [_Limit(r, q.abs_max_capacity * v, under) for r, v in cluster.amounts.items()]
+        demands = [_within(a.used + a.pending, cluster) for a in apps]
+        fills = _Filling(demands, [a.weight for a in apps], groups, limits, cluster).run()
+        for app, fill in zip(apps, fills, strict=True):
+            if app.asks and not app.pending.is_zero():
+                out[app.app_id] = _floor(fill)
         return out
-
-    @staticmethod
-    def _divide(
-        tree: _Tree, demand: Mapping[QueuePath, Mapping[str, float]], cluster: Resources
-    ) -> dict[QueuePath, dict[str, float]]:
-        """Split each resource type down the queue tree by capacity, capped by demand and max capacity."""
-        capped: dict[QueuePath, dict[str, float]] = {}
-
-        def cap_of(path: QueuePath) -> dict[str, float]:
-            q = tree.queues[path]
-            if q.is_leaf:
-                want = dict(demand.get(path, {}))
-            else:
-                want = {}
-                for c in tree.children(path):
-                    for r, v in cap_of(c).items():
-                        want[r] = want.get(r, 0.0) + v
-            limit = {r: min(v, q.abs_max_capacity * cluster.get(r)) for r, v in want.items()}
-            capped[path] = limit
-            return limit
-
-        for top in tree.tops:
-            cap_of(top)
-        portion: dict[QueuePath, dict[str, float]] = {p: {} for p in tree.leaves()}
-
-        def split(paths: list[QueuePath], r: str, amount: float) -> None:
-            weights = [tree.queues[p].capacity for p in paths]
-            parts = water_fill(amount, weights, [capped[p].get(r, 0.0) for p in paths])
-            for p, part in zip(paths, parts, strict=True):
-                if tree.queues[p].is_leaf:
-                    portion[p][r] = part
-                elif part > 0:
-                    split(tree.children(p), r, part)
-
-        for r, total in cluster.amounts.items():
-            split(tree.tops, r, float(total))
-        return portion
-
-
-def _demand(apps: Sequence[AppView]) -> Resources:
-    out = Resources()
-    for a in apps:
-        out = out + a.used + a.pending
-    return out
-
-
-def _sum(vectors: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for v in vectors:
-        for r, x in v.items():
-            out[r] = out.get(r, 0.0) + x
-    return out
 
 
 # ------------------------------------------------------------------------------------------ app order

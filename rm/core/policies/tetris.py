@@ -105,16 +105,6 @@ def alignment(demand: Resources, free: Resources, capacity: Resources) -> float:
     return out
 
 
-def leftover(demand: Resources, free: Resources, capacity: Resources) -> float:
-    """What a node would still have free after taking ``demand``, normalized per type and summed."""
-    out = 0.0
-    for r, f in free.amounts.items():
-        c = capacity.get(r)
-        if c > 0:
-            out += max(0, f - demand.get(r)) / c
-    return out
-
-
 class TetrisPacker:
     """Alignment of demand with free resources, plus a locality bonus."""
 
@@ -138,7 +128,9 @@ class TetrisPacker:
         if self._for is None or self._for[0] is not ask.capability or self._for[1] is not capacity:
             self._for = (ask.capability, capacity)
             self._weights = [
-                (r, d / capacity.get(r) ** 2) for r, d in ask.capability.amounts.items() if capacity.get(r) > 0
+                (r, d / capacity.get(r) ** 2)
+                for r, d in ask.capability.amounts.items()
+                if capacity.get(r) > 0
             ]
         free = self._free.get(ctx, node).amounts
         value = 0.0
@@ -175,8 +167,9 @@ def best_node(
 ) -> NodeView | None:
     """The feasible node with the highest score; ties go to the best fit, then the smallest node id.
 
-    Feasible is what ``feasible`` says. ``capacity`` (the cluster's) and ``free`` (a memo of free vectors
-    kept across calls in one cycle) only save work.
+    Only nodes ``feasible`` admits are scored. Best fit: the least free capacity left on the node after the
+    container lands, normalized per type by the cluster's capacity and summed. ``capacity`` (the
+    cluster's) and ``free`` (a memo of free vectors kept across calls in one cycle) only save work.
     """
     cap = ctx.snap.capacity if capacity is None else capacity
     memo = FreeMemo() if free is None else free
