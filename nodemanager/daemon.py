@@ -22,7 +22,7 @@ from nodemanager.http import NodeWebServer
 from nodemanager.limits import CgroupV2
 from nodemanager.service import ContainerManagerService, TokenKeys
 from proto import shepherd_pb2 as pb
-from proto import shepherd_pb2_grpc as pbg
+from proto.serve import add_servicer
 from rm.core.resources import MEMORY, VCORES
 
 log = logging.getLogger("nodemanager")
@@ -87,7 +87,7 @@ class NodeManager:
         )
         self._web.table = self._table
         service = ContainerManagerService(self._table, self.keys, self.node_id)
-        pbg.add_ContainerManagerServicer_to_server(service, self._server)  # type: ignore[no-untyped-call]
+        add_servicer(self._server, "ContainerManager", service)
         await self._server.start()
         self._updater = NodeStatusUpdater(
             cfg,

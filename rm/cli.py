@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from google.protobuf.json_format import MessageToDict
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
@@ -23,8 +23,8 @@ from rm.core.resources import Resources
 
 app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
                   add_completion=False)
-console = Console()
-err_console = Console(stderr=True)
+console = Console(width=None if sys.stdout.isatty() else 200)  # pipes get whole lines to grep
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
 OUT_OPT = typer.Option("table", "-o", "--output", help="table or json")
@@ -272,7 +272,8 @@ def apps(
     if output == "json":
         _dump(reps)
         return
-    table = Table("ID", "NAME", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS", "USED")
+    table = Table("NAME", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS", "USED")
+    table.columns.insert(0, Column("ID", no_wrap=True))
     for r in reps:
         table.add_row(r.application_id, r.name, r.user, r.queue, r.state, r.final_status,
                       f"{r.progress * 100:.0f}%", _res(r.used))
@@ -318,7 +319,8 @@ def nodes(output: str = OUT_OPT, state: list[str] = typer.Option([], "--state", 
     if output == "json":
         _dump(reps)
         return
-    table = Table("NODE", "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY")
+    table = Table("STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY")
+    table.columns.insert(0, Column("NODE", no_wrap=True))
     for n in reps:
         table.add_row(f"{n.node_id.host}:{n.node_id.port}", n.state, n.http_address, str(n.num_containers),
                       _res(n.used), _res(n.capability))

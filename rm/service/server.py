@@ -20,6 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from proto.serve import add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
@@ -122,9 +123,9 @@ class ResourceManager:
         )
 
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)])
-        pbg.add_ResourceTrackerServicer_to_server(ResourceTrackerServicer(self), server)
-        pbg.add_ApplicationMasterServicer_to_server(ApplicationMasterServicer(self), server)
-        pbg.add_ApplicationClientServicer_to_server(ApplicationClientServicer(self), server)
+        add_servicer(server, "ResourceTracker", ResourceTrackerServicer(self))
+        add_servicer(server, "ApplicationMaster", ApplicationMasterServicer(self))
+        add_servicer(server, "ApplicationClient", ApplicationClientServicer(self))
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         bind = f"[{self.cfg.host}]:{self.cfg.grpc_port}" if ":" in self.cfg.host else \
