@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from am.policies.altruism import CarbyneAsks
 from am.policies.api import (
     ALTRUISTIC_BASE,
     AskDecision,
@@ -13,7 +14,7 @@ from am.policies.api import (
 )
 from am.policies.greedy import GreedyAsks
 
-ASK_POLICIES: dict[str, type[AskPolicy]] = {GreedyAsks.name: GreedyAsks}
+ASK_POLICIES: dict[str, type[AskPolicy]] = {GreedyAsks.name: GreedyAsks, CarbyneAsks.name: CarbyneAsks}
 
 
 def make_ask_policy(name: str = GreedyAsks.name) -> AskPolicy:
@@ -33,6 +34,7 @@ __all__ = [
     "AskPolicy",
     "AskTable",
     "AskType",
+    "CarbyneAsks",
     "GreedyAsks",
     "make_ask_policy",
     "request_id",

@@ -22,6 +22,9 @@ class Resources:
         clean = {k: int(v) for k, v in self.amounts.items() if int(v) != 0}
         object.__setattr__(self, "amounts", clean)
 
+    def __hash__(self) -> int:
+        return hash(frozenset(self.amounts.items()))
+
     @staticmethod
     def of(memory_mb: int = 0, vcores: int = 0, **others: int) -> Resources:
         amounts = {MEMORY: memory_mb, VCORES: vcores}

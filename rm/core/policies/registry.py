@@ -12,12 +12,18 @@ from dataclasses import dataclass
 
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
 from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
+from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.tetris import TetrisPacker
 
 SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
 ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder}
-STAGES: dict[str, Callable[[NodeScorer], Stage]] = {DrfStage.name: DrfStage}
+STAGES: dict[str, Callable[[NodeScorer], Stage]] = {
+    DrfStage.name: DrfStage,
+    "drf-default": lambda scorer: DrfStage(scorer, frozenset({"DEFAULT"})),
+    LeftoverStage.name: LeftoverStage,
+    "leftover-pack": lambda scorer: LeftoverStage(scorer, "pack"),
+}
 
 
 def _check(kind: str, table: Mapping[str, object], name: str) -> None:
@@ -70,3 +76,17 @@ def build_pipeline(args: PipelineArgs) -> tuple[list[Stage], ShareCalculator]:
 def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
     """One DRF stage packing with Tetris, and DRF shares: ([DrfStage(TetrisPacker())], DrfShares())."""
     return build_pipeline(PipelineArgs())
+
+
+PIPELINES: dict[str, PipelineArgs] = {
+    "drf": PipelineArgs(),
+    # Carbyne: DEFAULT asks by DRF, then the leftover to ALTRUISTIC asks, jobs closest to completion first
+    "carbyne": PipelineArgs(stages=("drf-default", LeftoverStage.name)),
+    # the same with the leftover's two steps swapped: pack for efficiency first
+    "carbyne-pack": PipelineArgs(stages=("drf-default", "leftover-pack")),
+}
+
+
+def named_pipeline(name: str) -> tuple[list[Stage], ShareCalculator]:
+    _check("pipeline", PIPELINES, name)
+    return build_pipeline(PIPELINES[name])

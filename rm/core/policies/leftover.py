@@ -1,0 +1,162 @@
+"""Leftover scheduling (Carbyne): capacity that DEFAULT asks did not take goes to ALTRUISTIC asks.
+
+Runs after a DRF stage that served only DEFAULT asks. What is still free is the leftover: what jobs
+yielded by asking ALTRUISTIC for tasks that need not start now, plus what DRF could not use. Two orders:
+
+* ``srtf`` (default): jobs closest to completion first — ascending by the remaining work their AM
+  reported — each placing its ALTRUISTIC asks by the packer's score while they fit; then
+* ``pack``: the (ask, node) pairs that align best with the free resources, across all jobs.
+
+Every placement made here is marked ``from_leftover``. The stage is work-conserving: it stops only when
+no remaining ask fits any node (queue maximum capacities still apply). Shapes that stopped fitting are
+remembered for the rest of the cycle, since free capacity only shrinks within one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar, Literal
+
+from rm.core.cycle import CycleContext
+from rm.core.ids import QueuePath
+from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
+from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
+from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
+from rm.core.policies.tetris import alignment, best_node, locality_allows
+from rm.core.resources import Resources
+
+LeftoverOrder = Literal["srtf", "pack"]
+
+
+class LeftoverStage:
+    name: ClassVar[str] = "leftover"
+
+    def __init__(
+        self,
+        scorer: NodeScorer,
+        order: LeftoverOrder = "srtf",
+        ask_types: frozenset[str] = frozenset({"ALTRUISTIC"}),
+    ) -> None:
+        if order not in ("srtf", "pack"):
+            raise ValueError(f"unknown leftover order {order!r}; known: srtf, pack")
+        self.scorer = scorer
+        self.order = order
+        self.ask_types = ask_types
+
+    def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
+        _Leftover(self, snap, ctx).run()
+
+
+class _Leftover:
+    def __init__(self, stage: LeftoverStage, snap: ClusterSnapshot, ctx: CycleContext) -> None:
+        self.stage = stage
+        self.snap = snap
+        self.ctx = ctx
+        self.capacity = snap.capacity
+        self.nodes = [n for n in snap.nodes.values() if n.schedulable]
+        self.unfit: set[Resources] = set()  # shapes (with locality relaxed) that no longer fit anywhere
+        self.queue_used: dict[QueuePath, Resources] = {}
+        for app in snap.apps.values():
+            for q in self._lineage(app.queue):
+                self.queue_used[q] = self.queue_used.get(q, Resources()) + app.used
+        for p in ctx.plan.placements:
+            for q in self._lineage(snap.apps[p.app_id].queue):
+                self.queue_used[q] = self.queue_used.get(q, Resources()) + p.resource
+
+    def _lineage(self, path: QueuePath) -> Iterable[QueuePath]:
+        q: QueuePath | None = path
+        while q is not None and q in self.snap.queues:
+            yield q
+            q = self.snap.queues[q].parent
+
+    def _queue_room(self, app: AppView, ask: AskView) -> bool:
+        for q in self._lineage(app.queue):
+            view = self.snap.queues[q]
+            limit = {r: self.capacity.get(r) * view.abs_max_capacity for r in self.capacity.types()}
+            used = self.queue_used.get(q, Resources()) + ask.capability
+            if any(used.get(r) > limit.get(r, 0) + 1e-9 for r in used.types()):
+                self.ctx.reject(ask, QUEUE_AT_MAX, queue=q, used=used.to_dict())
+                return False
+        return True
+
+    def _candidates(self) -> list[tuple[AppView, AskView]]:
+        out = []
+        for app in self.snap.apps.values():
+            for ask in app.asks:
+                if ask.ask_type in self.stage.ask_types and self.ctx.remaining(ask) > 0:
+                    out.append((app, ask))
+        return out
+
+    def _feasible(self, app: AppView, ask: AskView) -> list[NodeView]:
+        return [n for n in self.nodes
+                if n.node_id not in app.blacklist and locality_allows(ask, n)
+                and ask.capability.fits_in(self.ctx.available(n))]
+
+    def _place(self, app: AppView, ask: AskView, node: NodeView) -> None:
+        self.ctx.place(ask, node, from_leftover=True)
+        for q in self._lineage(app.queue):
+            self.queue_used[q] = self.queue_used.get(q, Resources()) + ask.capability
+
+    def _fill(self, app: AppView, ask: AskView) -> None:
+        """Place as many containers of ``ask`` as fit."""
+        relaxed = ask.relax_locality or not (ask.nodes or ask.racks)
+        while self.ctx.remaining(ask) > 0:
+            if relaxed and ask.capability in self.unfit:
+                break
+            if not self._queue_room(app, ask):
+                return
+            node = best_node(ask, self._feasible(app, ask), self.ctx, self.stage.scorer)
+            if node is None:
+                if relaxed:
+                    self.unfit.add(ask.capability)
+                break
+            self._place(app, ask, node)
+        if self.ctx.remaining(ask) > 0:
+            self.ctx.reject(ask, NO_CAPACITY_NOW, asked=ask.capability.to_dict(), stage="leftover")
+
+    def run(self) -> None:
+        candidates = self._candidates()
+        if not candidates:
+            return
+        if self.stage.order == "pack":
+            self._pack(candidates)
+        self._srtf(candidates)
+
+    def _srtf(self, candidates: list[tuple[AppView, AskView]]) -> None:
+        """Jobs by remaining work, ascending; within a job, by priority, then the larger (better packing)
+        asks first."""
+        by_app: dict[str, list[tuple[AppView, AskView]]] = {}
+        for item in candidates:
+            by_app.setdefault(item[0].app_id, []).append(item)
+
+        def job_key(items: list[tuple[AppView, AskView]]) -> tuple[float, float, str]:
+            app = items[0][0]
+            return (min(a.remaining_work_s for _, a in items), *app_tiebreak(app))
+
+        for items in sorted(by_app.values(), key=job_key):
+            items.sort(key=lambda it: (it[1].priority, -it[1].capability.dominant_share(self.capacity),
+                                       it[1].allocation_request_id))
+            for app, ask in items:
+                self._fill(app, ask)
+
+    def _pack(self, candidates: list[tuple[AppView, AskView]]) -> None:
+        """Greedily place the best-aligned (ask, node) pair across all jobs until nothing fits."""
+        while True:
+            best: tuple[float, AppView, AskView, NodeView] | None = None
+            for app, ask in candidates:
+                if self.ctx.remaining(ask) <= 0 or ask.capability in self.unfit:
+                    continue
+                for node in self._feasible(app, ask):
+                    score = alignment(ask.capability, self.ctx.available(node), self.capacity)
+                    if best is None or score > best[0]:
+                        best = (score, app, ask, node)
+            if best is None:
+                return
+            _, app, ask, node = best
+            if not self._queue_room(app, ask):
+                candidates = [c for c in candidates if c[1] is not ask]
+                continue
+            self._place(app, ask, node)
+
+
+_: type[Stage] = LeftoverStage

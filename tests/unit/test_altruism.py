@@ -1,0 +1,94 @@
+"""Carbyne's AM side: reverse packing decides which runnable tasks must start now."""
+
+from __future__ import annotations
+
+from am.dag_state import DagState
+from am.jobspec import parse_job
+from am.policies.altruism import CarbyneAsks
+from am.policies.greedy import GreedyAsks
+from am.policies.timepack import INFINITE, StagePlan, pack_forward, pack_reverse
+from rm.core.resources import Resources
+
+# Figure 2 of the Carbyne paper on one bottleneck resource, in hundredths (vcores here): J1 has a
+# barrier stage S2 after S0 (2 tasks of 0.04) and S1 (3 tasks of 0.21); J2 has 2 tasks of 0.29.
+J1 = parse_job({"id": "j1", "stages": [
+    {"name": "s0", "tasks": 2, "duration_s": 1, "memory_mb": 1, "vcores": 4},
+    {"name": "s1", "tasks": 3, "duration_s": 1, "memory_mb": 1, "vcores": 21},
+    {"name": "s2", "tasks": 1, "duration_s": 0.1, "memory_mb": 1, "vcores": 1, "parents": ["s0", "s1"]},
+]})
+J2 = parse_job({"id": "j2", "stages": [{"name": "s0", "tasks": 2, "duration_s": 1, "memory_mb": 1, "vcores": 29}]})
+HALF = Resources.of(memory_mb=50, vcores=50)
+
+
+def asked(policy: CarbyneAsks, job: object, share: Resources = HALF) -> dict[tuple[str, str], int]:
+    decisions = policy.asks(DagState(job), share, 0.0)  # type: ignore[arg-type]
+    return {(d.stage, d.ask_type): d.num_containers for d in decisions}
+
+
+def test_figure_2_j1_keeps_its_completion_time_and_yields_the_rest() -> None:
+    policy = CarbyneAsks(horizon_s=0.0)
+    assert asked(policy, J1) == {("s1", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 2, ("s1", "ALTRUISTIC"): 2}
+    assert policy.last is not None
+    assert abs(policy.last.completion_s - 2.1) < 1e-9
+
+
+def test_figure_2_j2_runs_one_task_now_and_yields_the_other() -> None:
+    policy = CarbyneAsks(horizon_s=0.0)
+    assert asked(policy, J2) == {("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1}
+
+
+def test_a_share_that_cannot_cover_the_critical_path_asks_everything_default() -> None:
+    chain = parse_job({"id": "chain", "stages": [
+        {"name": "a", "tasks": 3, "duration_s": 5, "memory_mb": 100, "vcores": 1},
+        {"name": "b", "tasks": 1, "duration_s": 5, "memory_mb": 100, "vcores": 1, "parents": ["a"]},
+    ]})
+    exactly_wide_enough = Resources.of(memory_mb=300, vcores=3)  # no slack: every task is critical
+    assert asked(CarbyneAsks(), chain, exactly_wide_enough) == {("a", "DEFAULT"): 3}
+    one_at_a_time = Resources.of(memory_mb=100, vcores=1)  # the share serializes: one now, two later
+    assert asked(CarbyneAsks(), chain, one_at_a_time) == {("a", "DEFAULT"): 1, ("a", "ALTRUISTIC"): 2}
+    too_small = Resources.of(memory_mb=50, vcores=1)  # not even one task fits: take what comes
+    assert asked(CarbyneAsks(), chain, too_small) == {("a", "DEFAULT"): 3}
+    assert asked(CarbyneAsks(), chain, Resources()) == {("a", "DEFAULT"): 3}  # no share known yet
+
+
+def test_p_altruism_zero_asks_like_the_greedy_policy() -> None:
+    for job in (J1, J2):
+        dag = DagState(job)
+        assert CarbyneAsks(p_altruism=0.0).asks(dag, HALF, 0.0) == GreedyAsks().asks(dag, HALF, 0.0)
+
+
+def test_p_altruism_half_yields_on_some_events_only_and_replays_with_its_seed() -> None:
+    def pattern(seed: int) -> list[bool]:
+        p = CarbyneAsks(p_altruism=0.5, seed=seed, horizon_s=0.0)
+        out = []
+        for _ in range(40):
+            p.asks(DagState(J1), HALF, 0.0)
+            assert p.last is not None
+            out.append(p.last.yielded)
+        return out
+
+    first = pattern(7)
+    assert 5 < sum(first) < 35
+    assert pattern(7) == first
+
+
+def test_running_tasks_hold_their_share_while_they_run() -> None:
+    dag = DagState(J1)
+    for i in range(2):
+        dag.start("s1", dag.runnable("s1")[0], f"c{i}", 0.0)
+    # two S1 tasks already run (0.42 of 0.5): only the small S0 tasks fit beside them
+    policy = CarbyneAsks(horizon_s=0.0)
+    decisions = {(d.stage, d.ask_type): d.num_containers for d in policy.asks(dag, HALF, 0.0)}
+    assert sum(n for (_, kind), n in decisions.items() if kind == "DEFAULT") <= 2
+
+
+def test_forward_packing_finishes_stages_in_dependency_order() -> None:
+    cap = Resources.of(memory_mb=10, vcores=2)
+    plans = [StagePlan("a", Resources.of(memory_mb=1, vcores=1), 2.0, pending=4),
+             StagePlan("b", Resources.of(memory_mb=1, vcores=1), 1.0, pending=1, parents=("a",))]
+    forward = pack_forward(plans, cap)
+    assert forward.makespan == 5.0  # two waves of a, then b
+    latest = pack_reverse(plans, cap, forward.makespan)
+    assert latest["b"] == [4.0]
+    assert latest["a"] == [0.0, 0.0, 2.0, 2.0]
+    assert pack_forward(plans, Resources.of(memory_mb=10, vcores=0)).makespan == INFINITE

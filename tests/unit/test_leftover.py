@@ -1,0 +1,96 @@
+"""Carbyne's RM side: DEFAULT asks in DRF order, then the leftover to ALTRUISTIC asks by SRTF."""
+
+from __future__ import annotations
+
+from random import Random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rm.core.harness import Harness, ask
+from rm.core.plan import Place
+from rm.core.policies.drf import DrfStage
+from rm.core.policies.leftover import LeftoverStage
+from rm.core.policies.tetris import TetrisPacker
+
+
+def carbyne(order: str = "srtf") -> list[object]:
+    scorer = TetrisPacker()
+    return [DrfStage(scorer, frozenset({"DEFAULT"})), LeftoverStage(scorer, order)]  # type: ignore[arg-type]
+
+
+def figure_2() -> tuple[Harness, object, object]:
+    """The asks the two AMs of the paper's Figure 2 make at time 0 (one resource, in hundredths)."""
+    h = Harness()
+    h.node("n1", vcores=100, memory_mb=100_000)
+    j1 = h.app(asks=[
+        ask(vcores=21, memory_mb=1, num=1, priority=0, stage="s1", remaining_work_s=5.1),
+        ask(vcores=4, memory_mb=1, num=2, priority=0, ask_type="ALTRUISTIC", stage="s0", remaining_work_s=5.1),
+        ask(vcores=21, memory_mb=1, num=2, priority=0, ask_type="ALTRUISTIC", stage="s1", remaining_work_s=5.1),
+    ])
+    j2 = h.app(asks=[
+        ask(vcores=29, memory_mb=1, num=1, priority=0, stage="s0", remaining_work_s=2.0),
+        ask(vcores=29, memory_mb=1, num=1, priority=0, ask_type="ALTRUISTIC", stage="s0", remaining_work_s=2.0),
+    ], submit_time=0.5)
+    return h, j1, j2
+
+
+def test_figure_2_leftover_goes_to_the_job_closest_to_completion_then_packs() -> None:
+    h, j1, j2 = figure_2()
+    plan = h.cycle(pipeline=carbyne())  # type: ignore[arg-type]
+    by = {(p.app_id, p.stage, p.from_leftover) for p in plan.placements}
+    assert plan.count(Place.match(app_id=j2.id)) == 2  # type: ignore[attr-defined]
+    assert plan.count(Place.match(app_id=j1.id, stage="s1")) == 2  # type: ignore[attr-defined]
+    assert plan.count(Place.match(app_id=j1.id, stage="s0")) == 0  # type: ignore[attr-defined]
+    assert (j2.id, "s0", True) in by  # type: ignore[attr-defined]
+    assert plan.counters["placed_from_leftover"] == 2
+    assert sum(p.resource.vcores for p in plan.placements) == 100  # nothing idles
+
+
+def test_efficiency_first_order_packs_before_srtf() -> None:
+    h, _, _ = figure_2()
+    plan = h.cycle(pipeline=carbyne("pack"))  # type: ignore[arg-type]
+    assert sum(p.resource.vcores for p in plan.placements) == 100
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_all_default_asks_reproduce_drf_decisions(data: st.DataObject) -> None:
+    """P(altruism) = 0: every ask is DEFAULT, and the carbyne pipeline decides exactly as DRF does."""
+    seed = data.draw(st.integers(0, 10_000))
+    rng = Random(seed)
+    plans = []
+    for pipeline in (None, carbyne()):
+        h = Harness()
+        r = Random(seed)
+        for i in range(r.randint(1, 4)):
+            h.node(f"n{i}", vcores=r.choice([4, 8, 16]), memory_mb=r.choice([4096, 8192, 16384]))
+        for j in range(r.randint(1, 5)):
+            h.app(asks=[ask(vcores=r.randint(1, 4), memory_mb=r.choice([256, 512, 1024, 2048]),
+                            num=r.randint(1, 12), priority=r.randint(0, 2), remaining_work_s=r.random() * 100)
+                        for _ in range(r.randint(1, 3))], submit_time=float(j))
+        plans.append(h.cycle(pipeline=pipeline))  # type: ignore[arg-type]
+    assert rng is not None
+    drf, carb = plans
+    assert [(p.app_id, p.allocation_request_id, p.node_id) for p in drf.placements] == \
+        [(p.app_id, p.allocation_request_id, p.node_id) for p in carb.placements]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000))
+def test_leftover_is_work_conserving(seed: int) -> None:
+    r = Random(seed)
+    h = Harness()
+    for i in range(r.randint(1, 4)):
+        h.node(f"n{i}", vcores=r.choice([4, 8]), memory_mb=r.choice([4096, 8192]))
+    for j in range(r.randint(1, 5)):
+        h.app(asks=[ask(vcores=r.randint(1, 3), memory_mb=r.choice([256, 1024]), num=r.randint(1, 10),
+                        ask_type=r.choice(["DEFAULT", "ALTRUISTIC"]), remaining_work_s=r.random() * 50)
+                    for _ in range(2)], submit_time=float(j))
+    plan = h.cycle(pipeline=carbyne())  # type: ignore[arg-type]
+    h.apply(plan)
+    snap = h.snapshot()
+    for app in snap.apps.values():
+        for a in app.asks:
+            if a.num_containers > 0:
+                assert not any(a.capability.fits_in(n.available) for n in snap.nodes.values())
