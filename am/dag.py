@@ -22,6 +22,7 @@ import os
 import socket
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from am.client import AMClientError, AMEnvironment, AMEnvironmentError, AMRMClient, NMClient
@@ -306,7 +307,7 @@ async def run_am(
     environ: Mapping[str, str],
     *,
     interval_s: float = DEFAULT_INTERVAL_S,
-    policy: str = "greedy",
+    policy: str = "carbyne",
     retry_s: float = 60.0,
 ) -> int:
     """Run one AM attempt with the given environment (``os.environ`` in a container)."""
@@ -321,7 +322,8 @@ async def run_am(
     try:
         try:
             job = parse_job(_json_object(env.job_json), where="SHEPHERD_JOB_JSON")
-            ask_policy = make_ask_policy(policy)
+            seed = zlib.crc32((environ.get("APPLICATION_ID") or job.id).encode())
+            ask_policy = make_ask_policy(job.am_policy or policy, p_altruism=job.altruism, seed=seed)
         except ValueError as exc:  # JobSpecError, bad JSON, unknown policy
             return await _fail_at_start(amrm, host, f"invalid job: {exc}")
         am = DagAM(job, amrm, nm, policy=ask_policy, am_environ=environ, host=host, interval_s=interval_s)
@@ -356,7 +358,8 @@ async def _fail_at_start(amrm: AMRMClient, host: str, diagnostics: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m am.dag", description="Run a DAG job as its AM.")
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S, help="seconds between heartbeats")
-    parser.add_argument("--policy", default="greedy", help="ask policy (default: greedy)")
+    parser.add_argument("--policy", default="carbyne",
+                        help="ask policy when the job names none: carbyne (default) or greedy")
     args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stdout, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

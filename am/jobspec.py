@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -108,6 +108,8 @@ class Job(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     priority: int = 0
     max_app_attempts: int | None = Field(default=None, ge=1)
+    am_policy: Literal["greedy", "carbyne"] | None = None  # which asks the DAG AM makes
+    altruism: float | None = Field(default=None, ge=0.0, le=1.0)  # P(altruism) for the carbyne policy
 
     @model_validator(mode="after")
     def _check_dag(self) -> Self:

@@ -69,7 +69,7 @@ def test_failed_task_is_asked_for_again() -> None:
 
 def test_registry() -> None:
     assert isinstance(make_ask_policy("greedy"), GreedyAsks)
-    with pytest.raises(ValueError, match="unknown ask policy 'nope'; known: greedy"):
+    with pytest.raises(ValueError, match="unknown ask policy 'nope'; known: carbyne, greedy"):
         make_ask_policy("nope")
 
 
