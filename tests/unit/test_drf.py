@@ -410,9 +410,9 @@ def test_registry() -> None:
     assert isinstance(make_scorer("tetris"), TetrisPacker)
     assert isinstance(make_shares("drf"), DrfShares)
     assert isinstance(make_stage("drf", TetrisPacker()), DrfStage)
-    assert set(SCORERS) == {"tetris"}
-    assert set(STAGES) == {"drf"}
-    with pytest.raises(ValueError, match="known: tetris"):
+    assert "tetris" in SCORERS
+    assert "drf" in STAGES
+    with pytest.raises(ValueError, match=r"known: .*tetris"):
         make_scorer("best")
-    with pytest.raises(ValueError, match="unknown stage 'fifo'; known: drf"):
-        build_pipeline(PipelineArgs(stages=("drf", "fifo")))
+    with pytest.raises(ValueError, match=r"unknown stage 'no-such-stage'; known: .*drf"):
+        build_pipeline(PipelineArgs(stages=("drf", "no-such-stage")))

@@ -17,6 +17,7 @@ from rm.core.policies.tetris import (
     TetrisPacker,
     alignment,
     best_node,
+    feasible,
     locality_allows,
 )
 from rm.core.resources import Resources
@@ -160,3 +161,14 @@ def test_cycle_packs_complementary_asks(harness: Harness) -> None:
 def test_bonuses_are_validated() -> None:
     with pytest.raises(ValueError, match="locality bonuses"):
         TetrisPacker(node_local_bonus=1.0, rack_local_bonus=2.0)
+
+
+def test_feasible_agrees_with_best_node(harness: Harness) -> None:
+    harness.node("down", vcores=8, memory_mb=8 * GB, schedulable=False)
+    harness.node("banned", vcores=8, memory_mb=8 * GB)
+    harness.node("small", vcores=1, memory_mb=GB)
+    ok = harness.node("ok", vcores=4, memory_mb=4 * GB)
+    harness.app(asks=[ask(vcores=2, memory_mb=GB)], blacklist=["banned"])
+    snap, ctx = context(harness)
+    a = only_ask(snap)
+    assert [n.node_id for n in snap.nodes.values() if feasible(a, n, ctx)] == [ok.id]

@@ -4,18 +4,22 @@ An app's *dominant share* is the largest fraction of any one cluster resource it
 cores and 2 of 18 GB has a dominant share of 1/3. DRF equalizes dominant shares (scaled by weight), which
 gives each user at least what an equal split of the cluster would, and nobody can gain by lying about demand.
 
-``DrfShares`` computes the fair-share vector every AM is told about, in two levels:
+``DrfShares`` computes the fair-share vector every AM is told about, by progressive filling over continuous
+amounts at two levels, the same two levels ``DrfStage`` orders by:
 
-* Across queues, each resource type is divided like YARN's capacity scheduler divides it: a queue's guarantee
-  is ``abs_capacity`` × the cluster, and what a queue does not need (its apps' used + pending is smaller) is
-  handed to the others in proportion to their capacities, never past a queue's ``abs_max_capacity``. This
-  is weighted max-min water-filling per resource type, applied down the queue tree.
-* Inside a queue, apps grow together along their own demand vectors at equal weight-scaled dominant share
-  (progressive filling over continuous amounts) until an app's demand is met — it stops — or a resource of
-  the queue's portion runs out — every app using that resource stops. The others keep growing.
+* Across leaf queues, a queue's dominant share grows in proportion to its ``abs_capacity``. With every queue
+  backlogged on the same kind of work the cluster splits exactly by capacity (70/30 queues get 70/30); a
+  queue whose apps' demand (used + pending) is met stops growing, and what it leaves keeps being shared by
+  the others in proportion to their capacities (work conservation), each up to its ``abs_max_capacity``
+  (and its parents'), which is a limit in every resource type. Queues of capacity zero share what is left
+  once all the others have stopped.
+* Inside a queue, apps grow along their own demand vectors at equal weight-scaled dominant share until an
+  app's demand is met — it stops — or a resource it needs runs out, in the cluster or under a max capacity —
+  every app needing that resource stops. The others keep growing.
 
-Because a queue may be unable to use all it was given in one resource while another resource binds, the
-division is repeated with that queue's demand lowered to what it could use, so the slack goes to others.
+Dominant shares rather than a per-type split across queues: dividing each type separately would leave a
+CPU-heavy queue holding memory it cannot use while a memory-heavy queue starves. Apps with nothing pending
+take part with their usage as their demand, and are reported their usage.
 
 ``DrfStage`` is the YARN-like assignment loop that realizes those shares container by container: pick the
 leaf queue furthest below its guarantee, in it the app with the smallest ``DrfOrder`` key, take that app's
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
 
 _EPS = 1e-9
 _ROUND_UP = 1e-6  # 2.9999999 cores is 3 cores when shares are rounded down to integers
-_MIN_WEIGHT = 1e-9  # a zero weight means "last", not "never"
+_MIN_WEIGHT = 1e-3  # a zero weight means "far behind the others", not "never"
 
 SortKey = tuple[float | int | str, ...]
 
@@ -59,7 +63,7 @@ class _Group:
 
     rate: float  # how fast the queue's dominant share grows with the global level (its abs_capacity)
     members: list[int]  # indices of its apps
-    order: list[int]  # unfrozen-or-not members by the level at which their demand is met
+    order: list[int]  # members by the theta at which their demand is met
     theta: float = 0.0
     pos: int = 0
     live: int = 0
@@ -129,40 +133,47 @@ class _Filling:
         return [{r: self.share[i] * v for r, v in self.dirs[i].items()} for i in range(len(self.share))]
 
     def _piece(self, g: _Group, lam: float) -> tuple[float, float, float]:
-        """``theta = a + b × lam`` for the group from ``lam`` on, and the level where that stops holding."""
-        best: tuple[float, float, str] | None = None
-        lines: list[tuple[float, float]] = []
-        for r, grow in g.growth.items():
+        """``theta = a + b × lam`` for the group from ``lam`` on, and the level where that stops holding.
+
+        theta is the smallest over the types the group's apps grow in of the theta at which that type
+        reaches ``lam × rate`` of the cluster: a minimum of lines, so one line holds until another crosses it.
+        """
+        lines: list[tuple[float, float]] = []  # (theta at lam, d theta / d lam) per growing type
+        for r, grow in sorted(g.growth.items()):
             if g.users.get(r, 0) == 0 or grow <= 0:
                 continue
-            slope = g.rate * self.cluster[r] / grow
-            value = (lam * g.rate * self.cluster[r] - g.frozen.get(r, 0.0)) / grow
-            lines.append((value, slope))
-            if best is None or (value, slope, r) < best:
-                best = (value, slope, r)
-        if best is None:
+            lines.append(
+                (
+                    (lam * g.rate * self.cluster[r] - g.frozen.get(r, 0.0)) / grow,
+                    g.rate * self.cluster[r] / grow,
+                )
+            )
+        if not lines:
             return g.theta, 0.0, math.inf
-        value, slope, _ = best
+        low = min(v for v, _ in lines)
+        tie = _EPS * max(1.0, abs(low))
+        value, slope = min(((v, s) for v, s in lines if v <= low + tie), key=lambda line: line[1])
         switch = math.inf
         for v, s in lines:
-            if s < slope and v > value:
+            if s < slope and v > value + tie:
                 switch = min(switch, lam + (v - value) / (slope - s))
         return value - slope * lam, slope, switch
 
     def _rise(self, use: list[int]) -> None:
         lam = 0.0
         budget = 16 * (len(self.share) + len(self.limits) + len(use) + 4) * (len(self.cluster) + 1)
-        while budget > 0 and any(self.groups[k].live for k in use):
+        while budget > 0:
             budget -= 1
+            for k in use:
+                self._catch_up(k, lam)
             live = [k for k in use if self.groups[k].live]
+            if not live:
+                break
             pieces = {k: self._piece(self.groups[k], lam) for k in live}
             nxt = min(p[2] for p in pieces.values())
             for k in live:
                 a, b, _ = pieces[k]
-                g = self.groups[k]
-                self._skip_frozen(g)
-                i = g.order[g.pos]
-                target = self.need[i] / self.w[i]
+                target = self._next_met(self.groups[k])
                 nxt = min(nxt, lam if a + b * lam >= target else (target - a) / b if b > 0 else math.inf)
             for lim in self.limits:
                 base, slope = self._usage_line(lim, pieces)
@@ -176,14 +187,65 @@ class _Filling:
                 g = self.groups[k]
                 g.theta = max(g.theta, a + b * lam)
             self._freeze_met(live)
+            self._freeze_full(live)
+        for k in use:  # only if the budget ran out: keep what the level reached
+            g = self.groups[k]
+            for i in g.members:
+                if self.active[i]:
+                    self._freeze(g, i)
+
+    def _catch_up(self, k: int, lam: float) -> None:
+        """Raise a group's theta to where its level says it should be, at a standstill of ``lam``.
+
+        After some of a queue's apps freeze, the others may grow without the queue's dominant share moving
+        (it is set by a type they do not need): theta jumps. The jump still stops where an app's demand is
+        met or a limit is reached.
+        """
+        g = self.groups[k]
+        for _ in range(2 * (len(g.members) + len(self.limits)) + 2):
+            if not g.live:
+                return
+            a, b, _ = self._piece(g, lam)
+            target = a + b * lam
+            if target <= g.theta * (1 + _EPS) + _EPS:
+                return
+            stop = min(target, self._next_met(g))
             for lim in self.limits:
-                base, slope = self._usage_line(lim, pieces)
-                if base + slope * lam >= lim.amount - _EPS * max(1.0, lim.amount):
-                    for k in live if lim.groups is None else [k for k in live if k in lim.groups]:
-                        g = self.groups[k]
-                        for i in g.members:
-                            if self.active[i] and lim.r in self.dirs[i]:
-                                self._freeze(g, i)
+                grow = g.growth.get(lim.r, 0.0) if g.users.get(lim.r, 0) else 0.0
+                if grow > 0 and (lim.groups is None or k in lim.groups):
+                    stop = min(stop, g.theta + max(0.0, lim.amount - self._used(lim)) / grow)
+            g.theta = max(g.theta, stop)
+            self._freeze_met([k])
+            self._freeze_full([k])
+
+    def _next_met(self, g: _Group) -> float:
+        """The theta at which the next app of a live group has its demand met."""
+        self._skip_frozen(g)
+        i = g.order[g.pos]
+        return self.need[i] / self.w[i]
+
+    def _used(self, lim: _Limit) -> float:
+        """How much of the limit's type its groups hold at their current thetas."""
+        out = 0.0
+        for k, g in enumerate(self.groups):
+            if lim.groups is None or k in lim.groups:
+                out += g.frozen.get(lim.r, 0.0)
+                if g.live and g.users.get(lim.r, 0):
+                    out += g.theta * g.growth.get(lim.r, 0.0)
+        return out
+
+    def _freeze_full(self, live: list[int]) -> None:
+        """Freeze the apps of ``live`` groups that need a type whose limit is reached."""
+        for lim in self.limits:
+            if self._used(lim) < lim.amount - _EPS * max(1.0, lim.amount):
+                continue
+            for k in live:
+                if lim.groups is not None and k not in lim.groups:
+                    continue
+                g = self.groups[k]
+                for i in g.members:
+                    if self.active[i] and lim.r in self.dirs[i]:
+                        self._freeze(g, i)
 
     def _usage_line(
         self, lim: _Limit, pieces: Mapping[int, tuple[float, float, float]]
@@ -473,7 +535,7 @@ class _Run:
         if ask.is_am and not leaf.am_used.is_zero():
             am_limit = self._limit(leaf.view.path, leaf.view.max_am_share)
             after = leaf.am_used + ask.capability
-            if any(after.get(r) > am_limit.get(r, 0.0) + _EPS for r in ask.capability.amounts):
+            if any(v > am_limit.get(r, 0.0) + _EPS for r, v in after.amounts.items()):
                 detail = {
                     "queue": leaf.view.path,
                     "ask": ask.capability.to_dict(),
