@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from random import Random
+from typing import TYPE_CHECKING
 
 from rm.core.ids import AppId, NodeId, QueuePath
 from rm.core.model import AskKey, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan, Rejection
 from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.resources import Resources
+
+if TYPE_CHECKING:
+    from rm.core.policies.tetris import NodeIndex
 
 
 @dataclass(slots=True)
@@ -26,6 +30,7 @@ class CycleContext:
     app_am_alloc: dict[AppId, Resources] = field(default_factory=dict)
     queue_alloc: dict[QueuePath, Resources] = field(default_factory=dict)  # proposed extra per queue
     placed: dict[AskKey, int] = field(default_factory=dict)  # containers placed per ask this cycle
+    node_index: NodeIndex | None = None  # built by the packer on first use
 
     def available(self, node: NodeView) -> Resources:
         extra = self.node_alloc.get(node.node_id)
@@ -67,7 +72,7 @@ class CycleContext:
             self.plan.counters["placed_from_leftover"] += 1
         return p
 
-    def reject(self, ask: AskView, reason: str, **detail: object) -> None:
+    def reject(self, ask: AskView, reason: str, /, **detail: object) -> None:
         if ask.key not in self.plan.rejections:
             self.plan.rejections[ask.key] = Rejection(ask.app_id, ask.allocation_request_id, reason, detail)
 

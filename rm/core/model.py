@@ -59,6 +59,9 @@ class AppView:
     weight: float = 1.0
     am_used: Resources = field(default_factory=Resources)
     blacklist: frozenset[NodeId] = frozenset()
+    # The job's remaining size in seconds (its remaining critical-path length) when the driver knows it
+    # (the simulator knows it exactly); size-based orders such as SJF read it, None means unknown.
+    size_hint_s: float | None = None
 
     @property
     def pending(self) -> Resources:
@@ -80,6 +83,7 @@ class QueueView:
     weight: float = 1.0
     max_am_share: float = 0.5  # of the queue's max capacity that AM containers may hold
     running: bool = True
+    user_limit_factor: float = 1.0  # one user may hold this multiple of the queue's capacity (YARN's)
 
     @property
     def is_leaf(self) -> bool:
@@ -92,11 +96,17 @@ class ClusterSnapshot:
     nodes: Mapping[NodeId, NodeView]
     apps: Mapping[AppId, AppView]
     queues: Mapping[QueuePath, QueueView]
+    _capacity: Resources = field(init=False, repr=False, compare=False, default=Resources())
+
+    def __post_init__(self) -> None:
+        total: dict[str, int] = {}
+        for n in self.nodes.values():
+            if n.schedulable:
+                for r, v in n.capability.amounts.items():
+                    total[r] = total.get(r, 0) + v
+        object.__setattr__(self, "_capacity", Resources(total))
 
     @property
     def capacity(self) -> Resources:
-        out = Resources()
-        for n in self.nodes.values():
-            if n.schedulable:
-                out = out + n.capability
-        return out
+        """The total capability of the schedulable nodes."""
+        return self._capacity

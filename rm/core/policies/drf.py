@@ -41,7 +41,7 @@ from rm.core.ids import AppId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage, app_tiebreak
-from rm.core.policies.tetris import CapacityMemo, FreeMemo, best_node, locality_allows, locality_level
+from rm.core.policies.tetris import CapacityMemo, choose_node, locality_allows, locality_level, node_index
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
@@ -417,7 +417,7 @@ class _Run:
         self.stage, self.snap, self.ctx = stage, snap, ctx
         self.capacity = snap.capacity
         self.nodes = sorted((n for n in snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
-        self.free = FreeMemo()
+        self.free = node_index(ctx).free  # one memo of free vectors for the whole cycle
         self.no_fit: dict[tuple[object, ...], tuple[str, dict[str, object]]] = {}
         self.usage: dict[QueuePath, Resources] = {}
         self.limits: dict[tuple[QueuePath, float], dict[str, float]] = {}
@@ -553,7 +553,7 @@ class _Run:
         )
         known = self.no_fit.get(key)
         if known is None:
-            node = best_node(ask, self.nodes, ctx, self.stage.scorer, capacity=self.capacity, free=self.free)
+            node = choose_node(ask, ctx, self.stage.scorer)
             if node is not None:
                 return node
             known = self.no_fit[key] = self._why_no_node(ask)
@@ -581,7 +581,7 @@ class _Run:
                 "racks": list(ask.racks),
                 "local_nodes": sum(1 for n in allowed if locality_level(ask, n) > 0),
             }
-        closest = _closest(demand, local, self.ctx.available)
+        closest = _closest(demand, local, lambda n: self.free.get(self.ctx, n))
         return NO_CAPACITY_NOW, {
             "ask": demand.to_dict(),
             "largest_free": _numbers(self.ctx.available(closest), demand) if closest else {},

@@ -22,7 +22,7 @@ from rm.core.ids import QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
-from rm.core.policies.tetris import alignment, best_node, locality_allows
+from rm.core.policies.tetris import alignment, choose_node, locality_allows, node_index
 from rm.core.resources import Resources
 
 LeftoverOrder = Literal["srtf", "pack"]
@@ -88,7 +88,7 @@ class _Leftover:
         return out
 
     def _feasible(self, app: AppView, ask: AskView) -> list[NodeView]:
-        return [n for n in self.nodes
+        return [n for n in node_index(self.ctx).candidates(ask)
                 if n.node_id not in app.blacklist and locality_allows(ask, n)
                 and ask.capability.fits_in(self.ctx.available(n))]
 
@@ -105,7 +105,7 @@ class _Leftover:
                 break
             if not self._queue_room(app, ask):
                 return
-            node = best_node(ask, self._feasible(app, ask), self.ctx, self.stage.scorer)
+            node = choose_node(ask, self.ctx, self.stage.scorer)
             if node is None:
                 if relaxed:
                     self.unfit.add(ask.capability)
