@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -29,6 +31,7 @@ class NodeManagerConfig:
     host: str = "127.0.0.1"  # bind host of the ContainerManager and HTTP servers
     port: int = 7040  # ContainerManager gRPC port (0 = ephemeral)
     http_port: int = 8042  # web server port, as YARN's NM (0 = ephemeral)
+    ipc_port: int = 0  # Hadoop-IPC ContainerManagement port (yarn.nodemanager.address; 0 = ephemeral, as YARN's)
     memory_mb: int | None = None  # None = physical memory minus reserved_memory_mb
     vcores: int | None = None  # None = CPU count minus reserved_vcores
     reserved_memory_mb: int = 1024
@@ -47,7 +50,7 @@ class NodeManagerConfig:
     max_disk_utilization_percent: float = 98.0  # above this the work_dir disk counts as full
 
     def __post_init__(self) -> None:
-        if not (0 <= self.port < 65536 and 0 <= self.http_port < 65536):
+        if not (0 <= self.port < 65536 and 0 <= self.http_port < 65536 and 0 <= self.ipc_port < 65536):
             raise ValueError("ports must be between 0 and 65535")
         if self.memory_mb is not None and self.memory_mb <= 0:
             raise ValueError("memory_mb must be positive")
@@ -95,3 +98,129 @@ def parse_resources(text: str) -> dict[str, int]:
             raise ValueError(f"expected NAME=AMOUNT, got {part!r}")
         out[name.strip()] = int(amount)
     return out
+
+
+# ---------------------------------------------------------------- layered settings (Hadoop XML, YAML, env)
+
+# (NodeManagerConfig field, the flag that sets it, the property that sets it otherwise)
+_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("rm_address", "rm", "shepherd.resourcemanager.grpc.address"),
+    ("host", "host", "shepherd.nodemanager.grpc.address"),
+    ("port", "port", "shepherd.nodemanager.grpc.address"),
+    ("http_port", "http_port", "yarn.nodemanager.webapp.address"),
+    ("ipc_port", "ipc_port", "yarn.nodemanager.address"),
+    ("memory_mb", "memory_mb", "yarn.nodemanager.resource.memory-mb"),
+    ("vcores", "vcores", "yarn.nodemanager.resource.cpu-vcores"),
+    ("extra_resources", "resources", "shepherd.nodemanager.resources"),
+    ("work_dir", "work_dir", "yarn.nodemanager.local-dirs"),
+    ("node_secret", "node_secret", "shepherd.nodemanager.node-secret"),
+    ("rack", "rack", "shepherd.nodemanager.rack"),
+    ("heartbeat_interval_s", "heartbeat_interval", "shepherd.nodemanager.heartbeat-interval-ms"),
+    ("stop_grace_s", "stop_grace", "yarn.nodemanager.sleep-delay-before-sigkill.ms"),
+)
+
+
+def nm_settings() -> tuple[Any, ...]:
+    """The NodeManager's settings (defaults as the daemon's own; see docs/configuration.md)."""
+    from rm.service.settings import COMMON, Setting
+
+    return (
+        *COMMON,
+        Setting("yarn.nodemanager.hostname", "127.0.0.1", "SHEPHERD_NM_HOSTNAME",
+                "the NodeManager's host (YARN's default is 0.0.0.0)"),
+        Setting("shepherd.nodemanager.grpc.address", "${yarn.nodemanager.hostname}:7040", None,
+                "ContainerManager gRPC address (the node id)"),
+        Setting("yarn.nodemanager.address", "${yarn.nodemanager.hostname}:0", None,
+                "Hadoop IPC ContainerManagement address"),
+        Setting("yarn.nodemanager.webapp.address", "${yarn.nodemanager.hostname}:8042"),
+        Setting("yarn.nodemanager.resource.memory-mb", "-1", None, "-1: physical memory minus 1 GB"),
+        Setting("yarn.nodemanager.resource.cpu-vcores", "-1", None, "-1: the number of CPUs"),
+        Setting("shepherd.nodemanager.resources", None, None, "extra resource types, e.g. gpu=2"),
+        Setting("yarn.nodemanager.local-dirs", None, None, f"first entry: the work dir ({default_work_dir()})"),
+        Setting("shepherd.nodemanager.node-secret", None, "SHEPHERD_NODE_SECRET", secret=True),
+        Setting("shepherd.nodemanager.rack", "/default-rack"),
+        Setting("shepherd.nodemanager.heartbeat-interval-ms", "1000", None, "until the RM names its own"),
+        Setting("yarn.nodemanager.sleep-delay-before-sigkill.ms", "3000", None, "YARN's default is 250"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NMSettings:
+    config: NodeManagerConfig
+    rows: list[tuple[str, str, str]]  # (property, value, source)
+    files: list[str]
+
+
+def explicit_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> set[str]:
+    """The destinations of the options given on the command line (not left at their defaults)."""
+    saved = [(a, a.default) for a in parser._actions]
+    for a, _ in saved:
+        a.default = argparse.SUPPRESS
+    try:
+        ns, _ = parser.parse_known_args(argv)
+    finally:
+        for a, default in saved:
+            a.default = default
+    return set(vars(ns))
+
+
+def load_nm_settings(
+    base: NodeManagerConfig,
+    *,
+    env: Mapping[str, str],
+    explicit: set[str] | frozenset[str] = frozenset(),
+    config_file: Path | None = None,
+    conf_dir: Path | None = None,
+) -> NMSettings:
+    """``base`` (built from the flags) with every field whose flag was not given taken from the layers:
+    defaults < Hadoop site files < the YAML file < environment."""
+    from rm.service.settings import load_layers
+
+    layers = load_layers(nm_settings(), env=env, conf_dir=conf_dir, config_file=config_file)
+    known = {f.name for f in fields(NodeManagerConfig)}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    grpc_host, grpc_port = layers.address("shepherd.nodemanager.grpc.address")
+    layered: dict[str, Any] = {
+        "rm_address": layers.text("shepherd.resourcemanager.grpc.address"),
+        "host": grpc_host,
+        "port": grpc_port,
+        "http_port": layers.address("yarn.nodemanager.webapp.address")[1],
+        "ipc_port": layers.address("yarn.nodemanager.address")[1],
+        "memory_mb": _positive(layers.integer("yarn.nodemanager.resource.memory-mb")),
+        "vcores": _positive(layers.integer("yarn.nodemanager.resource.cpu-vcores")),
+        "extra_resources": parse_resources(layers.text("shepherd.nodemanager.resources") or ""),
+        "work_dir": _first_dir(layers.text("yarn.nodemanager.local-dirs")),
+        "node_secret": layers.text("shepherd.nodemanager.node-secret"),
+        "rack": layers.text("shepherd.nodemanager.rack"),
+        "heartbeat_interval_s": layers.seconds("shepherd.nodemanager.heartbeat-interval-ms"),
+        "stop_grace_s": _ms(layers.number("yarn.nodemanager.sleep-delay-before-sigkill.ms")),
+    }
+    for name, flag, prop in _FIELDS:
+        if name not in known:
+            continue
+        if flag in explicit:
+            sources[prop] = f"flag --{flag.replace('_', '-')}"
+            continue
+        value = layered[name]
+        if value is not None or name in ("memory_mb", "vcores"):
+            values[name] = value
+        sources.setdefault(prop, layers.source(prop))
+    cfg = replace(base, **values)
+    rows = [(k, v, sources.get(k, s)) for k, v, s in layers.rows()]
+    return NMSettings(cfg, rows, layers.files)
+
+
+def _positive(value: int | None) -> int | None:
+    return value if value is not None and value > 0 else None
+
+
+def _ms(value: float | None) -> float | None:
+    return value / 1000.0 if value is not None else None
+
+
+def _first_dir(value: str | None) -> Path | None:
+    if not value:
+        return None
+    first = value.split(",")[0].strip().removeprefix("file://")
+    return Path(first) if first else None

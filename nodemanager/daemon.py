@@ -15,15 +15,23 @@ from typing import Any
 
 import grpc
 
-from nodemanager.config import NodeManagerConfig, default_work_dir, parse_resources
+from nodemanager.config import (
+    NodeManagerConfig,
+    default_work_dir,
+    explicit_flags,
+    load_nm_settings,
+    parse_resources,
+)
 from nodemanager.containers import ABORTED, KILLED_BY_RESOURCEMANAGER, ContainerTable
 from nodemanager.heartbeat import VERSION, NodeStatusUpdater, disk_health
 from nodemanager.http import NodeWebServer
+from nodemanager.ipc import start_container_management
 from nodemanager.limits import CgroupV2
 from nodemanager.service import ContainerManagerService, TokenKeys
 from proto import shepherd_pb2 as pb
 from proto.serve import add_servicer
 from rm.core.resources import MEMORY, VCORES
+from rm.service.ipc.server import IpcServer
 
 log = logging.getLogger("nodemanager")
 
@@ -43,6 +51,8 @@ class NodeManager:
         self.host = cfg.advertised_host()
         self.port = 0
         self.http_port = 0
+        self.ipc_port = 0  # the Hadoop-IPC ContainerManagement listener (nodemanager/ipc.py)
+        self._ipc: IpcServer | None = None
         self._server: grpc.aio.Server | None = None
         self._web: NodeWebServer | None = None
         self._cgroups: CgroupV2 | None = None
@@ -89,6 +99,11 @@ class NodeManager:
         service = ContainerManagerService(self._table, self.keys, self.node_id)
         add_servicer(self._server, "ContainerManager", service)
         await self._server.start()
+        self._ipc, _ = await start_container_management(
+            self._table, self.keys, bind_host=cfg.host, port=cfg.ipc_port, advertised_host=self.host,
+            http_port=self.http_port, work_root=cfg.work_dir,
+        )
+        self.ipc_port = self._ipc.port
         self._updater = NodeStatusUpdater(
             cfg,
             node_id=pb.NodeId(host=self.host, port=self.port),
@@ -96,6 +111,7 @@ class NodeManager:
             capability=self.capability,
             table=self._table,
             keys=self.keys,
+            ipc_port=self.ipc_port,
         )
         log.info(
             "ContainerManager on %s, web server on %s, offering %s",
@@ -134,6 +150,8 @@ class NodeManager:
         log.info("NodeManager %s shutting down", self.node_id)
         if self._server is not None:
             await self._server.stop(grace=1.0)
+        if self._ipc is not None:
+            await self._ipc.stop()
         if self._table is not None:
             await self._table.stop_all(status, diagnostics)
         if self._updater is not None:
@@ -199,6 +217,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--hostname", default=None, help="host name advertised to the RM (default: from --host)")
     p.add_argument("--port", type=int, default=d["port"].default, help="ContainerManager port (0 = any)")
     p.add_argument("--http-port", type=int, default=d["http_port"].default, help="web server port (0 = any)")
+    p.add_argument("--ipc-port", type=int, default=d["ipc_port"].default,
+                   help="Hadoop IPC ContainerManagement port, the NodeId YARN clients see (0 = any)")
     p.add_argument("--memory-mb", type=int, default=None, help="memory offered (default: detected)")
     p.add_argument("--vcores", type=int, default=None, help="vcores offered (default: CPU count)")
     p.add_argument("--resources", default="", help="extra resource types, e.g. gpu=2,fpga=1")
@@ -215,6 +235,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-cgroups", action="store_true", help="never use cgroup v2; monitor RSS instead")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument("--config", type=Path, default=None, help="shepherd YAML config file")
+    p.add_argument("--hadoop-conf-dir", type=Path, default=None,
+                   help="directory of yarn-site.xml (default: $YARN_CONF_DIR or $HADOOP_CONF_DIR)")
     return p
 
 
@@ -228,6 +251,7 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         hostname=args.hostname,
         port=args.port,
         http_port=args.http_port,
+        ipc_port=args.ipc_port,
         memory_mb=args.memory_mb,
         vcores=args.vcores,
         extra_resources=parse_resources(args.resources),
@@ -241,7 +265,7 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
 
 
 def _print_ready(nm: NodeManager) -> None:
-    print(f"nodemanager ready node_id={nm.node_id} http={nm.http_address}", flush=True)
+    print(f"nodemanager ready node_id={nm.node_id} http={nm.http_address} ipc={nm.host}:{nm.ipc_port}", flush=True)
 
 
 async def _main_async(cfg: NodeManagerConfig) -> int:
@@ -260,7 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        cfg = config_from_args(args)
+        explicit = explicit_flags(_parser(), argv)
+        cfg = load_nm_settings(config_from_args(args), env=os.environ, explicit=explicit,
+                               config_file=args.config, conf_dir=args.hadoop_conf_dir).config
         return asyncio.run(_main_async(cfg))
     except (OSError, ValueError) as exc:
         print(f"nodemanager: {exc}", file=sys.stderr)

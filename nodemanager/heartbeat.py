@@ -70,6 +70,7 @@ class NodeStatusUpdater:
         capability: dict[str, int],
         table: ContainerTable,
         keys: TokenKeys,
+        ipc_port: int = 0,
     ) -> None:
         self._cfg = cfg
         self._node_id = node_id
@@ -77,6 +78,7 @@ class NodeStatusUpdater:
         self._capability = capability
         self._table = table
         self._keys = keys
+        self._ipc_port = ipc_port  # the Hadoop-IPC ContainerManagement listener (0: none)
         self._channel = grpc.aio.insecure_channel(cfg.rm_address)
         self._stub = pbg.ResourceTrackerStub(self._channel)  # type: ignore[no-untyped-call]
         self._metadata: tuple[tuple[str, str], ...] = (
@@ -110,6 +112,7 @@ class NodeStatusUpdater:
             rack=self._cfg.rack,
             container_statuses=[c.status() for c in self._table.to_report()],
             version=VERSION,
+            ipc_port=self._ipc_port,
         )
 
     async def _register(self, stop: asyncio.Event) -> bool:

@@ -4,6 +4,7 @@ GET /ws/v1/node/info                                  node information (JSON)
 GET /ws/v1/node/containers                            containers on this node (JSON)
 GET /ws/v1/node/containers/{id}                       one container (JSON)
 GET /ws/v1/node/containers/{id}/logs/{file}           a log file (stdout, stderr, ...) as text
+GET /metrics                                          Prometheus metrics (nodemanager/metrics.py)
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from prometheus_client import CONTENT_TYPE_LATEST
+
 from nodemanager.containers import Container, ContainerTable
 from nodemanager.launch import container_dirs
+from nodemanager.metrics import NodeMetrics
 from rm.core import ids
 from rm.core.resources import MEMORY, VCORES
 
@@ -54,6 +58,7 @@ class NodeWebServer:
         self._node_info = node_info
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.metrics = NodeMetrics(lambda: self.table, node_info)
 
     async def start(self, host: str, port: int) -> int:
         self._server = await asyncio.start_server(self._handle, host, port)
@@ -98,6 +103,9 @@ class NodeWebServer:
 
     async def _route(self, writer: asyncio.StreamWriter, path: str, *, head: bool) -> None:
         segments = [s for s in path.split("/") if s]
+        if segments == ["metrics"]:
+            await self._respond(writer, 200, CONTENT_TYPE_LATEST, self.metrics.render(), head)
+            return
         if segments[:3] != ["ws", "v1", "node"]:
             await self._respond(
                 writer, *_remote_exception(404, "NotFoundException", f"no resource {path}"), head

@@ -46,6 +46,10 @@ class TokenKeys:
     def __bool__(self) -> bool:
         return bool(self._keys)
 
+    def all(self) -> tuple[bytes, ...]:
+        """The keys tokens may be signed with, newest first."""
+        return tuple(self._keys)
+
     def read_nm_token(self, token: str) -> tuple[str, str]:
         return self._first(lambda key: tokens.read_nm_token(key, token))
 

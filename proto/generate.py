@@ -2,6 +2,9 @@
 
 Run from anywhere: ``python -m proto.generate``. With ``--check`` it only reports whether the
 committed modules match what the .proto files generate (the test suite uses this).
+
+Two groups: ``proto/*.proto`` (shepherd's gRPC services: messages, stubs and type stubs) and
+``proto/hadoop/*.proto`` (the Hadoop IPC wire subset: messages and type stubs, no gRPC).
 """
 
 from __future__ import annotations
@@ -14,36 +17,50 @@ from pathlib import Path
 
 PROTO_DIR = Path(__file__).resolve().parent
 ROOT = PROTO_DIR.parent
+HADOOP_DIR = PROTO_DIR / "hadoop"
 SOURCES = sorted(p.name for p in PROTO_DIR.glob("*.proto"))
+HADOOP_SOURCES = sorted(p.name for p in HADOOP_DIR.glob("*.proto"))
 OUTPUT_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+HADOOP_OUTPUT_SUFFIXES = ("_pb2.py", "_pb2.pyi")
+
+
+def _protoc(args: list[str]) -> None:
+    from grpc_tools import protoc  # dev dependency; imported lazily
+
+    if protoc.main(["protoc", f"-I{ROOT}", *args]) != 0:
+        raise RuntimeError("protoc failed")
 
 
 def generate(out_root: Path) -> list[Path]:
-    from grpc_tools import protoc  # dev dependency; imported lazily
-
-    (out_root / "proto").mkdir(parents=True, exist_ok=True)
-    args = [
-        "protoc",
-        f"-I{ROOT}",
+    """Generate every module under ``out_root``; return their paths relative to ``out_root``."""
+    (out_root / "proto" / "hadoop").mkdir(parents=True, exist_ok=True)
+    _protoc([
         f"--python_out={out_root}",
         f"--pyi_out={out_root}",
         f"--grpc_python_out={out_root}",
         *(f"proto/{name}" for name in SOURCES),
-    ]
-    if protoc.main(args) != 0:
-        raise RuntimeError("protoc failed")
-    return [
-        out_root / "proto" / (Path(name).stem + suffix) for name in SOURCES for suffix in OUTPUT_SUFFIXES
-    ]
+    ])
+    produced = [Path("proto") / (Path(name).stem + s) for name in SOURCES for s in OUTPUT_SUFFIXES]
+    if HADOOP_SOURCES:
+        _protoc([
+            f"--python_out={out_root}",
+            f"--pyi_out={out_root}",
+            *(f"proto/hadoop/{name}" for name in HADOOP_SOURCES),
+        ])
+        produced += [
+            Path("proto") / "hadoop" / (Path(name).stem + s)
+            for name in HADOOP_SOURCES for s in HADOOP_OUTPUT_SUFFIXES
+        ]
+    return produced
 
 
 def stale_files() -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         stale = []
-        for produced in generate(Path(tmp)):
-            committed = PROTO_DIR / produced.name
-            if not committed.exists() or not filecmp.cmp(produced, committed, shallow=False):
-                stale.append(produced.name)
+        for rel in generate(Path(tmp)):
+            committed = ROOT / rel
+            if not committed.exists() or not filecmp.cmp(Path(tmp) / rel, committed, shallow=False):
+                stale.append(rel.relative_to("proto").as_posix())
         return stale
 
 

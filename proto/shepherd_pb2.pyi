@@ -156,20 +156,22 @@ class NodeHealth(_message.Message):
     def __init__(self, healthy: _Optional[bool] = ..., health_report: _Optional[str] = ..., last_health_report_time_ms: _Optional[int] = ...) -> None: ...
 
 class RegisterNodeRequest(_message.Message):
-    __slots__ = ("node_id", "http_address", "capability", "rack", "container_statuses", "version")
+    __slots__ = ("node_id", "http_address", "capability", "rack", "container_statuses", "version", "ipc_port")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     HTTP_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     CAPABILITY_FIELD_NUMBER: _ClassVar[int]
     RACK_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_STATUSES_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    IPC_PORT_FIELD_NUMBER: _ClassVar[int]
     node_id: NodeId
     http_address: str
     capability: Resource
     rack: str
     container_statuses: _containers.RepeatedCompositeFieldContainer[ContainerStatus]
     version: str
-    def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., rack: _Optional[str] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., version: _Optional[str] = ...) -> None: ...
+    ipc_port: int
+    def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., rack: _Optional[str] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., version: _Optional[str] = ..., ipc_port: _Optional[int] = ...) -> None: ...
 
 class RegisterNodeResponse(_message.Message):
     __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier")

@@ -19,6 +19,9 @@ from rich.table import Column, Table
 
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
+from rm.commands.apps import app_group
+from rm.commands.cluster import node_group, queue_group
+from rm.commands.config import config_group
 from rm.core.resources import Resources
 
 app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
@@ -60,33 +63,52 @@ def _dump(msgs: list[Any] | Any) -> None:
 
 @app.command("rm")
 def run_rm(
-    host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default)"),
-    grpc_port: int = typer.Option(7030, help="gRPC port (0 = any free port)"),
-    rest_port: int = typer.Option(8088, help="REST/web port (0 = any free port)"),
-    data_dir: Path = typer.Option(Path(".shepherd"), help="where the SQLite store and logs live"),
-    store_url: str | None = typer.Option(None, envvar="SHEPHERD_STORE_URL",
-                                         help="SQLAlchemy URL of the state store (default: SQLite in data-dir)"),
-    nm_expiry: float = typer.Option(600.0, help="seconds without a heartbeat before a node is LOST"),
-    am_expiry: float = typer.Option(600.0, help="seconds without an AM heartbeat before an attempt fails"),
-    max_app_attempts: int = typer.Option(2, help="yarn.resourcemanager.am.max-attempts"),
+    host: str | None = typer.Option(None, help="address to listen on [default: yarn.resourcemanager.hostname, "
+                                    "127.0.0.1]"),
+    grpc_port: int | None = typer.Option(None, help="gRPC port (0 = any free port) [default: 7030]"),
+    rest_port: int | None = typer.Option(None, help="REST/web port (0 = any free port) [default: 8088]"),
+    data_dir: Path | None = typer.Option(None, help="where the SQLite store lives [default: .shepherd]"),
+    store_url: str | None = typer.Option(None, help="SQLAlchemy URL of the state store (default: "
+                                         "$SHEPHERD_STORE_URL, else SQLite in data-dir)"),
+    nm_expiry: float | None = typer.Option(None, help="seconds without a heartbeat before a node is LOST "
+                                           "[default: 600]"),
+    am_expiry: float | None = typer.Option(None, help="seconds without an AM heartbeat before an attempt "
+                                           "fails [default: 600]"),
+    max_app_attempts: int | None = typer.Option(None, help="yarn.resourcemanager.am.max-attempts [default: 2]"),
     queues: Path | None = typer.Option(None, help="YAML/JSON file with the queue tree (children of root)"),
-    node_secret: str | None = typer.Option(None, envvar="SHEPHERD_NODE_SECRET"),
-    client_secret: str | None = typer.Option(None, envvar="SHEPHERD_CLIENT_SECRET"),
+    node_secret: str | None = typer.Option(None, help="default: $SHEPHERD_NODE_SECRET"),
+    client_secret: str | None = typer.Option(None, help="default: $SHEPHERD_CLIENT_SECRET"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="shepherd YAML config file"),
+    hadoop_conf_dir: Path | None = typer.Option(None, help="directory of yarn-site.xml and "
+                                                "capacity-scheduler.xml [default: $YARN_CONF_DIR, $HADOOP_CONF_DIR]"),
+    ipc_client_port: int | None = typer.Option(None, help="Hadoop IPC client port (default: yarn-site.xml or "
+                                               "8032; 0 = any free port; -1 = off)"),
+    ipc_scheduler_port: int | None = typer.Option(None, help="Hadoop IPC scheduler port (default: yarn-site.xml "
+                                                  "or 8030; 0 = any free port; -1 = off)"),
+    yarn_site: Path | None = typer.Option(None, help="yarn-site.xml with the Hadoop IPC addresses"),
     log_level: str = typer.Option("INFO"),
 ) -> None:
-    """Run a ResourceManager."""
-    from rm.service.config import RMConfig
+    """Run a ResourceManager. Settings: defaults < Hadoop site files < --config < environment < flags
+    (see `shepherd config show --sources`)."""
+    import dataclasses
+
     from rm.service.server import ResourceManager
+    from rm.service.settings import RMFlags, SettingsError, load_rm_settings
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    queue_tree = None
-    if queues is not None:
-        import yaml
-
-        queue_tree = yaml.safe_load(queues.read_text())
-    cfg = RMConfig(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
-                   nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
-                   queues=queue_tree, node_secret=node_secret, client_secret=client_secret)
+    flags = RMFlags(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
+                    nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
+                    queues_file=queues, node_secret=node_secret, client_secret=client_secret)
+    try:
+        settings = load_rm_settings(env=dict(os.environ), flags=flags, config_file=config,
+                                    conf_dir=hadoop_conf_dir)
+    except SettingsError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    for warning in settings.warnings:
+        logging.getLogger("shepherd.rm").warning("%s", warning)
+    cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
+                              ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -95,8 +117,8 @@ def run_rm(
             loop.add_signal_handler(sig, stop.set)
         rm = ResourceManager(cfg)
         await rm.start()
-        print(f"resourcemanager ready grpc={rm.grpc_address} rest=http://{rm.advertised_host}:{rm.rest_port}",
-              flush=True)
+        ipc = f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
+        print(f"resourcemanager ready grpc={rm.grpc_address} rest={rm.rest_url}{ipc}", flush=True)
         try:
             await stop.wait()
         finally:
@@ -104,7 +126,7 @@ def run_rm(
 
     try:
         asyncio.run(main())
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
 
@@ -280,33 +302,6 @@ def apps(
     console.print(table)
 
 
-@app.command("app")
-def app_status(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
-    """Show one application."""
-    with _client(rm) as client:
-        try:
-            rep = client.app(app_id)
-            attempts = client.attempts(app_id)
-        except ClientError as exc:
-            raise _fail(exc) from None
-    if output == "json":
-        data = MessageToDict(rep, preserving_proto_field_name=True)
-        data["attempt_reports"] = [MessageToDict(a, preserving_proto_field_name=True) for a in attempts]
-        print(json.dumps(data, indent=2, sort_keys=True))
-        return
-    rows = [("id", rep.application_id), ("name", rep.name), ("user", rep.user), ("queue", rep.queue),
-            ("state", rep.state), ("final status", rep.final_status), ("progress", f"{rep.progress * 100:.0f}%"),
-            ("used", _res(rep.used)), ("fair share", _res(rep.fair_share)),
-            ("running containers", str(rep.running_containers)),
-            ("pending asks", f"{rep.pending_default_asks} DEFAULT, {rep.pending_altruistic_asks} ALTRUISTIC"),
-            ("from leftover", str(rep.leftover_containers)), ("attempts", str(rep.attempts)),
-            ("tracking url", rep.tracking_url), ("diagnostics", rep.diagnostics)]
-    table = Table(show_header=False)
-    for k, v in rows:
-        table.add_row(k, v)
-    console.print(table)
-
-
 @app.command("nodes")
 def nodes(output: str = OUT_OPT, state: list[str] = typer.Option([], "--state", "-s"),
           rm: str | None = RM_OPT) -> None:
@@ -342,7 +337,7 @@ def kill(app_id: str, rm: str | None = RM_OPT) -> None:
 def logs(
     app_id: str,
     container: str | None = typer.Option(None, "--container", "-c", help="only this container"),
-    stream: str = typer.Option("stdout", help="stdout or stderr"),
+    stream: str = typer.Option("stdout", "--stream", "--file", help="which log file: stdout or stderr"),
     follow: bool = typer.Option(False, "--follow", "-f", help="keep printing new output until the app ends"),
     rm: str | None = RM_OPT,
 ) -> None:
@@ -377,6 +372,12 @@ def logs(
             if not follow or state in FINAL:
                 break
             time.sleep(1.0)
+
+
+app.add_typer(app_group, name="app")
+app.add_typer(node_group, name="node")
+app.add_typer(queue_group, name="queue")
+app.add_typer(config_group, name="config")
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
+_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?")
 _NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 
@@ -96,6 +96,8 @@ class LocalCluster:
         store_url: str | None = None,
         rm_args: Sequence[str] = (),
         nm_args: Sequence[str] = (),
+        ipc_client_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8032); 0 = any free port
+        ipc_scheduler_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8030)
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.num_nodes = nodes
@@ -107,6 +109,10 @@ class LocalCluster:
         self.am_expiry_s = am_expiry_s
         self.store_url = store_url
         self.rm_args = list(rm_args)
+        self.ipc_client_port = ipc_client_port
+        self.ipc_scheduler_port = ipc_scheduler_port
+        self.ipc_client_address = ""  # host:port of the Hadoop IPC listeners, once started ("" if off)
+        self.ipc_scheduler_address = ""
         self.nm_args = list(nm_args)
         self.rm: Daemon | None = None
         self.nms: list[Daemon] = []
@@ -121,6 +127,10 @@ class LocalCluster:
                 "--nm-expiry", str(self.nm_expiry_s), "--am-expiry", str(self.am_expiry_s), *self.rm_args]
         if self.store_url:
             args += ["--store-url", self.store_url]
+        if self.ipc_client_port is not None:
+            args += ["--ipc-client-port", str(self.ipc_client_port)]
+        if self.ipc_scheduler_port is not None:
+            args += ["--ipc-scheduler-port", str(self.ipc_scheduler_port)]
         return Daemon("rm", args, self.data_dir / "logs" / "rm.log", _RM_READY)
 
     def start_rm(self) -> None:
@@ -130,6 +140,13 @@ class LocalCluster:
         # later restarts reuse the same ports so NodeManagers and AMs find the RM again
         self.grpc_port = int(self.rm_address.rsplit(":", 1)[1])
         self.rest_port = int(self.rest_url.rsplit(":", 1)[1])
+        ipc_client, ipc_scheduler = m.group(3) or "-", m.group(4) or "-"
+        self.ipc_client_address = "" if ipc_client == "-" else ipc_client
+        self.ipc_scheduler_address = "" if ipc_scheduler == "-" else ipc_scheduler
+        for name, address in (("ipc_client_port", self.ipc_client_address),
+                              ("ipc_scheduler_port", self.ipc_scheduler_address)):
+            if address and getattr(self, name) == 0:  # keep the ports across RM restarts
+                setattr(self, name, int(address.rsplit(":", 1)[1]))
 
     def start_nm(self, index: int) -> Daemon:
         args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--port", "0", "--http-port", "0",

@@ -114,6 +114,7 @@ class Node:
     containers: set[ContainerId] = field(default_factory=set)
     to_cleanup: set[ContainerId] = field(default_factory=set)
     apps_to_cleanup: set[AppId] = field(default_factory=set)
+    ipc_port: int = 0  # the NodeManager's Hadoop-IPC ContainerManagement port (0: none)
 
     @property
     def schedulable(self) -> bool:
@@ -213,6 +214,8 @@ class App:
     vcore_seconds: float = 0.0
     leftover_containers: int = 0
     fair_share: Resources = field(default_factory=Resources)
+    lifetime_expiry: float = 0.0  # when the RM kills it (YARN's LIFETIME timeout); 0 = unlimited
+    waiting: str = ""  # why its asks wait, from the last scheduling cycle (shown in diagnostics)
 
     @property
     def current(self) -> Attempt | None:
@@ -221,6 +224,12 @@ class App:
     @property
     def final(self) -> bool:
         return self.state in ("FINISHED", "FAILED", "KILLED")
+
+    def report_diagnostics(self) -> str:
+        """The diagnostics clients see: why it ended, or while it runs, why its asks wait."""
+        if self.final or not self.waiting:
+            return self.diagnostics
+        return f"{self.diagnostics}\n{self.waiting}" if self.diagnostics else self.waiting
 
     def record(self) -> AppRecord:
         return AppRecord(
@@ -247,4 +256,5 @@ class App:
             finish_time=self.finish_time,
             attempts_started=len(self.attempts),
             failed_attempts=self.failed_attempts,
+            lifetime_expiry=self.lifetime_expiry,
         )

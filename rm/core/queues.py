@@ -26,7 +26,7 @@ class QueueConfigError(ValueError):
 def build_queues(children: Mapping[str, Any] | None = None) -> dict[QueuePath, QueueView]:
     """Turn a queue configuration into views, validating it."""
     out: dict[QueuePath, QueueView] = {}
-    _build(QueuePath("root"), None, children or DEFAULT_QUEUES, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, True, out)
+    _build(QueuePath("root"), None, children or DEFAULT_QUEUES, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, True, 1.0, out)
     return out
 
 
@@ -40,6 +40,23 @@ def _pct(value: Any, what: str) -> float:
     return f / 100.0
 
 
+def _state(value: Any, what: str) -> bool:
+    state = str(value).strip().upper()
+    if state not in ("RUNNING", "STOPPED"):
+        raise QueueConfigError(f"{what} state must be RUNNING or STOPPED, got {value!r}")
+    return state == "RUNNING"
+
+
+def _factor(value: Any, what: str) -> float:
+    try:
+        f = float(value)
+    except (TypeError, ValueError) as exc:
+        raise QueueConfigError(f"{what} must be a number, got {value!r}") from exc
+    if not f > 0:
+        raise QueueConfigError(f"{what} must be above 0, got {f}")
+    return f
+
+
 def _build(
     path: QueuePath,
     parent: QueuePath | None,
@@ -51,6 +68,7 @@ def _build(
     weight: float,
     am_share: float,
     running: bool,
+    user_limit_factor: float,
     out: dict[QueuePath, QueueView],
 ) -> None:
     child_paths = tuple(QueuePath(f"{path}.{name}") for name in children)
@@ -65,6 +83,7 @@ def _build(
         weight=weight,
         max_am_share=am_share,
         running=running,
+        user_limit_factor=user_limit_factor,
     )
     if not children:
         return
@@ -91,7 +110,8 @@ def _build(
             abs_max * mx,
             float(spec.get("weight", 1.0)),
             _pct(am, f"{path}.{name} maximum-am-resource-percent"),
-            str(spec.get("state", "RUNNING")).upper() == "RUNNING",
+            _state(spec.get("state", "RUNNING"), f"{path}.{name}"),
+            _factor(spec.get("user-limit-factor", 1.0), f"{path}.{name} user-limit-factor"),
             out,
         )
     if abs(total - 1.0) > 1e-6:

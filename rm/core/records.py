@@ -52,6 +52,7 @@ class AppRecord:
     finish_time: float = 0.0
     attempts_started: int = 0
     failed_attempts: int = 0  # failures that count toward max_attempts
+    lifetime_expiry: float = 0.0  # the LIFETIME timeout (seconds since the epoch); 0 = unlimited
 
 
 @dataclass(frozen=True, slots=True)

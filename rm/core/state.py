@@ -36,6 +36,7 @@ from rm.core.errors import (
     InvalidToken,
     NotFound,
 )
+from rm.core.explain import primary_reason, rejections_by_app, waiting_line
 from rm.core.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Place, Plan
@@ -65,6 +66,7 @@ class CoreConfig:
     container_token_lifetime_s: float = 600.0
     maximum_allocation: Resources | None = None  # None: the largest node's capability
     completed_apps_kept: int = 10_000
+    max_priority: int = 10  # yarn.cluster.max-application-priority: priorities above it are capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ class SubmitSpec:
     tags: tuple[str, ...] = ()
     unmanaged: bool = False
     job_spec_json: str = ""
+    lifetime_s: float = 0.0  # YARN's LIFETIME application timeout, in seconds from submission; 0 = none
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,7 @@ class ClusterState:
         self.amrm_key = bytes.fromhex(meta.amrm_key_hex)
         self.container_key = bytes.fromhex(meta.container_key_hex)
         self.last_plan: Plan | None = None
+        self._waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
         self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
 
     # ------------------------------------------------------------------ construction and recovery
@@ -222,6 +226,7 @@ class ClusterState:
                 final_status=r.final_status, diagnostics=r.diagnostics, tracking_url=r.tracking_url,
                 progress=r.progress, start_time=r.start_time, launch_time=r.launch_time,
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
+                lifetime_expiry=r.lifetime_expiry,
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(
@@ -319,20 +324,24 @@ class ClusterState:
             raise BadRequest(str(exc)) from exc
         if not queue.running:
             raise BadRequest(f"queue {queue.path} is STOPPED")
-        if spec.unmanaged:
-            raise BadRequest("unmanaged ApplicationMasters are not supported")
-        self._check_resource(spec.am_resource, "the AM resource")
-        commands = list(spec.am_launch.get("commands") or [])
-        if not commands:
-            raise BadRequest("the AM container spec has no commands")
+        if not spec.unmanaged:  # an unmanaged AM runs outside the cluster: no AM container
+            self._check_resource(spec.am_resource, "the AM resource")
+            commands = list(spec.am_launch.get("commands") or [])
+            if not commands:
+                raise BadRequest("the AM container spec has no commands")
+        if spec.lifetime_s < 0 or spec.lifetime_s != spec.lifetime_s:
+            raise BadRequest(f"Invalid application timeout, value={spec.lifetime_s} for type=LIFETIME")
+        priority = self._check_priority(spec.priority)
         cap = self.config.max_app_attempts
         max_attempts = cap if spec.max_attempts <= 0 else min(spec.max_attempts, cap)
+        if spec.unmanaged:
+            max_attempts = 1  # its client launched it; nobody here can launch another
         app = App(
             app_id=AppId(spec.app_id), name=spec.name or "N/A", queue=queue.path, user=spec.user or "dr.who",
-            app_type=spec.app_type or "SHEPHERD", priority=spec.priority, am_resource=spec.am_resource,
+            app_type=spec.app_type or "SHEPHERD", priority=priority, am_resource=spec.am_resource,
             am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
-            start_time=now,
+            start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
         )
         self.apps[app.app_id] = app
         self._start_attempt(app, now)
@@ -342,7 +351,8 @@ class ClusterState:
         number = len(app.attempts) + 1
         att = Attempt(
             attempt_id=ids.attempt_id(app.app_id, number), app_id=app.app_id, number=number,
-            state="SCHEDULED", start_time=now, last_contact=now, am_ask_pending=True,
+            state="LAUNCHED" if app.unmanaged else "SCHEDULED", start_time=now, last_contact=now,
+            am_ask_pending=not app.unmanaged,
         )
         app.attempts.append(att)
         app.progress = 0.0
@@ -372,22 +382,49 @@ class ClusterState:
         return app
 
     def move(self, app_id: str, queue_name: str, now: float) -> App:
+        """Move an unfinished app to another leaf queue (a no-op when it is there already)."""
         app = self.get_app(app_id)
         if app.final:
-            raise Conflict(f"application {app_id} is {app.state}; it cannot be moved")
+            raise BadRequest(f"App in {app.state} state cannot be moved.")
         try:
             q = resolve_queue(self.queues, queue_name)
         except QueueConfigError as exc:
             raise BadRequest(str(exc)) from exc
+        if q.path == app.queue:
+            return app
+        if not q.running:
+            raise BadRequest(f"queue {q.path} is STOPPED; it accepts no applications")
         app.queue = q.path
         self._touch_app(app)
         return app
 
+    def _check_priority(self, priority: int) -> int:
+        """A valid priority, capped at the cluster maximum as YARN caps it."""
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise BadRequest(f"priority must be an integer, got {priority!r}")
+        if priority < 0:
+            raise BadRequest(f"priority must not be negative, got {priority}")
+        return min(priority, self.config.max_priority)
+
     def set_priority(self, app_id: str, priority: int) -> App:
+        """Change an unfinished app's priority; returns the app with its effective (capped) priority."""
         app = self.get_app(app_id)
         if app.final:
-            raise Conflict(f"application {app_id} is {app.state}; its priority cannot change")
-        app.priority = priority
+            raise BadRequest(f"Application in {app.state} state cannot update its priority.")
+        effective = self._check_priority(priority)
+        if effective != app.priority:
+            app.priority = effective
+            self._touch_app(app)
+        return app
+
+    def set_lifetime(self, app_id: str, expiry: float, now: float) -> App:
+        """Set the LIFETIME timeout: the RM kills the app at ``expiry`` (seconds since the epoch)."""
+        app = self.get_app(app_id)
+        if app.final:
+            raise BadRequest(f"Application in {app.state} state cannot update its timeout.")
+        if not expiry > now:
+            raise BadRequest("the expiry time of the LIFETIME timeout must be in the future")
+        app.lifetime_expiry = expiry
         self._touch_app(app)
         return app
 
@@ -460,6 +497,8 @@ class ClusterState:
         capability: Resources,
         statuses: Iterable[NodeStatus],
         now: float,
+        *,
+        ipc_port: int = 0,
     ) -> Node:
         host, sep, port = node_id.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -477,7 +516,7 @@ class ClusterState:
         node = Node(
             node_id=nid, host=host, port=int(port), http_address=http_address, rack=rack or "/default-rack",
             capability=capability, state="RUNNING", registered_at=now, last_heartbeat=now,
-            last_health_update=now,
+            last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
         )
         self.nodes[nid] = node
         for s in statuses:  # containers we do not know (a previous RM life) are cleaned up
@@ -525,6 +564,15 @@ class ClusterState:
                         att.state = "LAUNCHED"
                         att.last_contact = now
                         self._mark(att.record())
+                    if att is not None and att is app.current and app.state == "ACCEPTED":
+                        app.state = "RUNNING"  # the AM process runs, whether or not it ever registers
+                        self._touch_app(app)
+            elif s.state == "RUNNING" and c.is_am and c.live:
+                # an AM that never registers (any plain command) stays alive while its container runs
+                app = self.apps.get(c.app_id)
+                att = self._attempt(app, c.attempt_id) if app is not None else None
+                if att is not None and not att.registered and not att.final:
+                    att.last_contact = now
             elif s.state == "COMPLETE":
                 node.to_cleanup.discard(cid)
                 if c.live:
@@ -602,6 +650,10 @@ class ClusterState:
             if not att.final and not app.final:
                 if att.state == "FINISHING":
                     self._end_attempt(app, att, "FINISHED", att.diagnostics, counts=False, now=now)
+                elif not att.registered and exit_status == 0:
+                    # a plain command as the AM (it never registers): exit 0 is success
+                    self._end_attempt(app, att, "FINISHED", diag, counts=False, now=now)
+                    self._finish_app(app, "FINISHED", "SUCCEEDED", "", now)
                 else:
                     counts = exit_status not in NOT_COUNTED_EXITS
                     self._attempt_failed(
@@ -681,7 +733,21 @@ class ClusterState:
             if app is not None:
                 app.fair_share = share
         self.last_plan = plan
+        self._note_waiting(plan)
         return applied
+
+    def _note_waiting(self, plan: Plan) -> None:
+        """Record why each unfinished app's asks wait after this plan (shown in its diagnostics)."""
+        refused = rejections_by_app(plan)
+        still: set[AppId] = set()
+        for app_id in self._waiting | refused.keys():
+            app = self.apps.get(app_id)
+            if app is None:
+                continue
+            app.waiting = "" if app.final else waiting_line(primary_reason(app, refused.get(app_id, ())))
+            if app.waiting:
+                still.add(app_id)
+        self._waiting = still
 
     def am_launch_failed(self, container_id: str, diag: str, now: float) -> None:
         c = self.containers.get(ContainerId(container_id))
@@ -846,6 +912,8 @@ class ClusterState:
         att.diagnostics = diagnostics
         att.tracking_url = tracking_url or att.tracking_url
         self._mark(att.record())
+        if app.unmanaged:  # no AM container whose exit would end the attempt
+            self._end_attempt(app, att, "FINISHED", diagnostics, counts=False, now=now)
         # the attempt ends when the AM container exits; the app is done now
         self._finish_app(app, "FINISHED", final_status, diagnostics, now)
         return True
@@ -867,6 +935,11 @@ class ClusterState:
                 events.append(f"attempt {att.attempt_id} expired: no AM heartbeat")
                 self._attempt_failed(app, att, f"ApplicationMaster for attempt {att.attempt_id} timed out",
                                      counts=True, now=now)
+        for app in list(self.apps.values()):
+            if not app.final and app.lifetime_expiry and now >= app.lifetime_expiry:
+                events.append(f"application {app.app_id} exceeded its lifetime; killing it")
+                self.kill(app.app_id, "Application is killed by ResourceManager as it has exceeded the "
+                          "lifetime period.", now)
         for c in list(self.containers.values()):
             if c.state in ("ALLOCATED", "ACQUIRED") and not c.is_am and \
                     now - c.allocate_time > self.config.container_alloc_expiry_s:

@@ -15,9 +15,10 @@ DEFAULT_REST_PORT = 8088
 
 @dataclass(frozen=True, slots=True)
 class RMConfig:
-    host: str = "127.0.0.1"
+    host: str = "127.0.0.1"  # gRPC bind host (and the REST one unless rest_host is set)
     grpc_port: int = DEFAULT_GRPC_PORT
     rest_port: int = DEFAULT_REST_PORT
+    rest_host: str | None = None  # the host of yarn.resourcemanager.webapp.address; None: host
     data_dir: Path = field(default_factory=lambda: Path(".shepherd"))
     store_url: str | None = None  # None: SQLite file in data_dir
     queues: dict[str, Any] | None = None  # children of root; None: root.default only
@@ -28,8 +29,16 @@ class RMConfig:
     max_app_attempts: int = 2  # yarn.resourcemanager.am.max-attempts
     maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
+    max_priority: int = 10  # yarn.cluster.max-application-priority
+    scheduler: str = "carbyne"  # a pipeline of rm.core.policies.registry.PIPELINES
+    share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
     node_secret: str | None = None  # NodeManagers must present it (required off loopback)
     client_secret: str | None = None  # clients that submit or kill must present it (required off loopback)
+    # Hadoop IPC for stock YARN clients (rm/service/ipc/config.py): None = from yarn-site.xml, else YARN's
+    # 8032/8030; 0 = any free port; negative = no listener
+    ipc_client_port: int | None = None  # yarn.resourcemanager.address
+    ipc_scheduler_port: int | None = None  # yarn.resourcemanager.scheduler.address
+    yarn_site: Path | None = None  # None: $YARN_CONF_DIR or $HADOOP_CONF_DIR/yarn-site.xml, if any
 
     def core(self) -> CoreConfig:
         return CoreConfig(
@@ -39,19 +48,38 @@ class RMConfig:
             heartbeat_interval_s=self.heartbeat_interval_s,
             max_app_attempts=self.max_app_attempts,
             maximum_allocation=self.maximum_allocation,
+            max_priority=self.max_priority,
         )
 
     @property
+    def http_host(self) -> str:
+        return self.rest_host if self.rest_host is not None else self.host
+
+    @property
     def loopback(self) -> bool:
-        return self.host in ("127.0.0.1", "localhost", "::1") or self.host.startswith("127.")
+        return is_loopback(self.host) and is_loopback(self.http_host)
 
     def validate(self) -> None:
         if self.nm_expiry_s < self.heartbeat_interval_s:
             raise ValueError("the NodeManager expiry interval must not be shorter than the heartbeat interval")
         if not self.loopback and (not self.node_secret or not self.client_secret):
+            where = self.host if not is_loopback(self.host) else self.http_host
             raise ValueError(
-                f"listening on {self.host} (not loopback) needs both a node secret and a client secret "
+                f"listening on {where} (not loopback) needs both a node secret and a client secret "
                 "(--node-secret/--client-secret or SHEPHERD_NODE_SECRET/SHEPHERD_CLIENT_SECRET)"
             )
+        from rm.core.policies.registry import PIPELINES
+
+        if self.scheduler not in PIPELINES:
+            raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(PIPELINES))}")
         if self.max_app_attempts < 1:
             raise ValueError("max-app-attempts must be at least 1")
+        if self.max_priority < 0:
+            raise ValueError("the maximum application priority must not be negative")
+        for name, port in (("gRPC", self.grpc_port), ("REST", self.rest_port)):
+            if not 0 <= port < 65536:
+                raise ValueError(f"the {name} port {port} is not between 0 and 65535")
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")

@@ -120,7 +120,7 @@ def app_report(st: ClusterState, app: App) -> pb.ApplicationReport:
         rpc_port=att.rpc_port if att else 0,
         state=app.state,
         final_status=app.final_status,
-        diagnostics=app.diagnostics,
+        diagnostics=app.report_diagnostics(),
         tracking_url=app.tracking_url,
         start_time_ms=int(app.start_time * 1000),
         finish_time_ms=int(app.finish_time * 1000),

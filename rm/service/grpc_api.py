@@ -71,6 +71,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 convert.node_id_str(request.node_id), request.http_address, request.rack,
                 convert.resources_from_pb(request.capability),
                 [convert.node_status_from_pb(s) for s in request.container_statuses], self.rm.now(),
+                ipc_port=request.ipc_port,
             )
             await self.rm.persist()
             self.rm.kick()

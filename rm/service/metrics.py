@@ -1,19 +1,74 @@
-"""Prometheus metrics for the ResourceManager, collected from the live state at scrape time."""
+"""Prometheus metrics of the ResourceManager: YARN's ClusterMetrics and QueueMetrics quantities under
+Prometheus naming (base units, ``_total`` counters), computed from the live state at scrape time, plus
+histograms the RM observes as it works. docs/metrics.md maps every family to its YARN name.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from rm.core.ids import QueuePath
 from rm.core.plan import Plan
-from rm.service.views import cluster_metrics
+from rm.core.resources import MEMORY, VCORES
+from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
+
+MIB = 1024 * 1024
+VERSION = "0.1.0"
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# queue waits run from sub-second to hours (Kueue widened its admission-wait buckets to ~11 h)
+WAIT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 86400)
+NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
+               "SHUTDOWN")
+
+# (family, help, YARN QueueMetrics name, how to read it from a QueueMetricsView)
+_Family = tuple[str, str, str, Callable[[QueueMetricsView], float]]
+_COUNTERS: tuple[_Family, ...] = (
+    ("shepherd_queue_apps_submitted", "Applications submitted to the queue", "AppsSubmitted",
+     lambda m: m.apps_submitted),
+    ("shepherd_queue_apps_completed", "Applications that finished", "AppsCompleted", lambda m: m.apps_completed),
+    ("shepherd_queue_apps_failed", "Applications that failed", "AppsFailed", lambda m: m.apps_failed),
+    ("shepherd_queue_apps_killed", "Applications that were killed", "AppsKilled", lambda m: m.apps_killed),
+)
+_GAUGES: tuple[_Family, ...] = (
+    ("shepherd_queue_apps_pending", "Applications accepted and not yet running", "AppsPending",
+     lambda m: m.apps_pending),
+    ("shepherd_queue_apps_running", "Applications running", "AppsRunning", lambda m: m.apps_running),
+    ("shepherd_queue_allocated_memory_bytes", "Memory allocated to containers", "AllocatedMB",
+     lambda m: m.allocated.get(MEMORY) * MIB),
+    ("shepherd_queue_allocated_vcores", "Virtual cores allocated to containers", "AllocatedVCores",
+     lambda m: m.allocated.get(VCORES)),
+    ("shepherd_queue_allocated_containers", "Containers allocated", "AllocatedContainers",
+     lambda m: m.allocated_containers),
+    ("shepherd_queue_available_memory_bytes", "Memory the queue could still get (its headroom)", "AvailableMB",
+     lambda m: m.available.get(MEMORY) * MIB),
+    ("shepherd_queue_available_vcores", "Virtual cores the queue could still get", "AvailableVCores",
+     lambda m: m.available.get(VCORES)),
+    ("shepherd_queue_pending_memory_bytes", "Memory asked for and not yet allocated", "PendingMB",
+     lambda m: m.pending.get(MEMORY) * MIB),
+    ("shepherd_queue_pending_vcores", "Virtual cores asked for and not yet allocated", "PendingVCores",
+     lambda m: m.pending.get(VCORES)),
+    ("shepherd_queue_pending_containers", "Containers asked for and not yet allocated", "PendingContainers",
+     lambda m: m.pending_containers),
+    ("shepherd_queue_reserved_memory_bytes", "Memory reserved on nodes for waiting containers", "ReservedMB",
+     lambda m: 0),
+    ("shepherd_queue_reserved_vcores", "Virtual cores reserved on nodes for waiting containers",
+     "ReservedVCores", lambda m: 0),
+    ("shepherd_queue_reserved_containers", "Containers holding a reservation", "ReservedContainers",
+     lambda m: 0),
+    ("shepherd_queue_am_memory_bytes", "Memory held by ApplicationMaster containers", "UsedAMResourceMB",
+     lambda m: m.am_used.get(MEMORY) * MIB),
+    ("shepherd_queue_active_users", "Users with unfinished applications", "ActiveUsers", lambda m: len(m.users)),
+    ("shepherd_queue_active_applications", "Applications holding or asking for containers",
+     "ActiveApplications", lambda m: m.active_apps),
+)
 
 
 class _StateCollector(Collector):
@@ -22,29 +77,41 @@ class _StateCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         st = self.rm.state
-        m = cluster_metrics(st)
-        apps = GaugeMetricFamily("shepherd_apps", "Applications by state", labels=["state"])
-        for name, value in (("pending", m.apps_pending), ("running", m.apps_running),
-                            ("completed", m.apps_completed), ("failed", m.apps_failed),
-                            ("killed", m.apps_killed)):
-            apps.add_metric([name], value)
-        yield apps
-        mem = GaugeMetricFamily("shepherd_cluster_memory_bytes", "Cluster memory", labels=["kind"])
-        cpu = GaugeMetricFamily("shepherd_cluster_vcores", "Cluster virtual cores", labels=["kind"])
-        for kind, r in (("total", m.total), ("allocated", m.allocated), ("available", m.available),
-                        ("pending", m.pending)):
-            mem.add_metric([kind], r.memory_mb * 1024 * 1024)
-            cpu.add_metric([kind], r.vcores)
+        info = InfoMetricFamily("shepherd_resourcemanager", "ResourceManager build and cluster id")
+        info.add_metric([], {"version": VERSION, "cluster_id": str(st.meta.cluster_timestamp)})
+        yield info
+        per_queue = queue_metrics(st)
+        yield from _queue_families(per_queue)
+        total = st.cluster_capacity()
+        mem = GaugeMetricFamily("shepherd_cluster_capacity_memory_bytes",
+                                "Memory of the RUNNING NodeManagers (totalMB)")
+        mem.add_metric([], total.get(MEMORY) * MIB)
         yield mem
+        cpu = GaugeMetricFamily("shepherd_cluster_capacity_vcores",
+                                "Virtual cores of the RUNNING NodeManagers (totalVirtualCores)")
+        cpu.add_metric([], total.get(VCORES))
         yield cpu
-        containers = GaugeMetricFamily("shepherd_containers", "Containers", labels=["kind"])
-        containers.add_metric(["allocated"], m.containers_allocated)
-        containers.add_metric(["pending"], m.containers_pending)
-        yield containers
-        nodes = GaugeMetricFamily("shepherd_nodes", "NodeManagers by state", labels=["state"])
-        for state in ("RUNNING", "UNHEALTHY", "LOST", "DECOMMISSIONED", "SHUTDOWN", "NEW"):
-            nodes.add_metric([state.lower()], m.nodes.get(state, 0))
+        nodes = GaugeMetricFamily("shepherd_nodes", "NodeManagers by state (NumActiveNMs, NumLostNMs, ...)",
+                                  labels=["state"])
+        counts: dict[str, int] = {}
+        for n in st.nodes.values():
+            counts[n.state] = counts.get(n.state, 0) + 1
+        for state in NODE_STATES:
+            nodes.add_metric([state.lower()], counts.get(state, 0))
         yield nodes
+
+
+def _queue_families(per_queue: Mapping[QueuePath, QueueMetricsView]) -> Iterator[Metric]:
+    for name, doc, yarn, read in _COUNTERS:
+        c = CounterMetricFamily(name, f"{doc} (YARN {yarn})", labels=["queue"])
+        for path, m in sorted(per_queue.items()):
+            c.add_metric([path], read(m))
+        yield c
+    for name, doc, yarn, read in _GAUGES:
+        g = GaugeMetricFamily(name, f"{doc} (YARN {yarn})", labels=["queue"])
+        for path, m in sorted(per_queue.items()):
+            g.add_metric([path], read(m))
+        yield g
 
 
 class RMMetrics:
@@ -52,16 +119,20 @@ class RMMetrics:
         self.registry = CollectorRegistry()
         self.registry.register(_StateCollector(rm))
         self.cycle_seconds = Histogram(
-            "shepherd_scheduling_cycle_seconds", "Time of one scheduling cycle", registry=self.registry,
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+            "shepherd_scheduling_cycle_seconds", "Time of one scheduling cycle (snapshot, policies, apply)",
+            registry=self.registry, buckets=LATENCY_BUCKETS,
         )
         self.heartbeat_seconds = Histogram(
             "shepherd_node_heartbeat_seconds", "Time to handle one NodeManager heartbeat", registry=self.registry,
-            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0),
+            buckets=LATENCY_BUCKETS,
         )
-        self.placements = Counter("shepherd_containers_placed_total", "Containers placed by the scheduler",
+        self.queue_wait_seconds = Histogram(
+            "shepherd_queue_wait_seconds", "Time from an attempt's start until its AM container is allocated",
+            ["queue"], registry=self.registry, buckets=WAIT_BUCKETS,
+        )
+        self.placements = Counter("shepherd_containers_placed", "Containers placed by the scheduler",
                                   registry=self.registry)
-        self.leftover = Counter("shepherd_leftover_containers_total",
+        self.leftover = Counter("shepherd_leftover_containers",
                                 "Containers placed from capacity other jobs yielded", registry=self.registry)
 
     def observe_cycle(self, seconds: float, plan: Plan) -> None:
@@ -71,3 +142,7 @@ class RMMetrics:
 
     def observe_heartbeat(self, seconds: float) -> None:
         self.heartbeat_seconds.observe(seconds)
+
+    def observe_queue_wait(self, queue: str, seconds: float) -> None:
+        self.queue_wait_seconds.labels(queue=queue).observe(max(0.0, seconds))
+

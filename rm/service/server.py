@@ -22,7 +22,7 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_servicer
 from rm.core.cycle import run_cycle
-from rm.core.policies.registry import default_pipeline
+from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
 from rm.core.state import ClusterState, LaunchAM
 from rm.service import convert
@@ -49,7 +49,8 @@ class ResourceManager:
         self.store = Store(self.store_url)
         self._store_exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.state: ClusterState
-        self.pipeline, self.shares = default_pipeline()
+        self.pipeline, self.shares = named_pipeline(cfg.scheduler)
+        self._shares_at = -float("inf")
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
         self._grpc: grpc.aio.Server | None = None
@@ -60,6 +61,7 @@ class ResourceManager:
         self.started = asyncio.Event()
         self.stopped = asyncio.Event()
         self.metrics: Any = None
+        self.ipc: Any = None  # the Hadoop IPC facade (rm/service/ipc)
 
     # ------------------------------------------------------------------ clock and persistence
 
@@ -89,6 +91,14 @@ class ResourceManager:
     def grpc_address(self) -> str:
         return f"{self.advertised_host}:{self.grpc_port}"
 
+    @property
+    def rest_url(self) -> str:
+        """The REST API's base URL (yarn.resourcemanager.webapp.address)."""
+        host = self.cfg.http_host
+        if host in ("0.0.0.0", "::", ""):
+            host = socket.getfqdn()
+        return f"http://{host}:{self.rest_port}"
+
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
@@ -108,10 +118,13 @@ class ResourceManager:
         self.metrics = RMMetrics(self)
         await self._start_grpc()
         await self._start_http()
+        from rm.service.ipc import start_ipc
+
+        self.ipc = await start_ipc(self)
         self._tasks.append(asyncio.create_task(self._scheduler_loop(), name="scheduler"))
         self._tasks.append(asyncio.create_task(self._liveness_loop(), name="liveness"))
-        log.info("ResourceManager started: gRPC %s, REST http://%s:%d, store %s, cluster %d",
-                 self.grpc_address, self.advertised_host, self.rest_port, _safe_url(self.store_url),
+        log.info("ResourceManager started: gRPC %s, REST %s, store %s, cluster %d",
+                 self.grpc_address, self.rest_url, _safe_url(self.store_url),
                  self.state.meta.cluster_timestamp)
         self.started.set()
 
@@ -140,9 +153,10 @@ class ResourceManager:
     async def _start_http(self) -> None:
         from rm.service.rest import build_app
 
-        sock = socket.socket(socket.AF_INET6 if ":" in self.cfg.host else socket.AF_INET)
+        host = self.cfg.http_host
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.cfg.host, self.cfg.rest_port))
+        sock.bind((host, self.cfg.rest_port))
         self.rest_port = sock.getsockname()[1]
         config = uvicorn.Config(build_app(self), log_level="warning", lifespan="off", access_log=False)
         self._http = _Uvicorn(config)
@@ -158,6 +172,8 @@ class ResourceManager:
             self._http.should_exit = True
         if self._grpc is not None:
             await self._grpc.stop(grace=1.0)
+        if self.ipc is not None:
+            await self.ipc.stop()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.persist()
@@ -190,16 +206,27 @@ class ResourceManager:
         now = self.now()
         snap = self.state.snapshot()
         self.cycles += 1
-        plan = run_cycle(snap, self.pipeline, shares=self.shares, now=now, rng=Random(self.cycles))
-        self.state.apply_plan(plan, now)
+        # fair shares are for the AMs (and explanations); like Carbyne's RM, refresh them periodically
+        shares = None
+        if now - self._shares_at >= self.cfg.share_interval_s:
+            shares, self._shares_at = self.shares, now
+        plan = run_cycle(snap, self.pipeline, shares=shares, now=now, rng=Random(self.cycles))
+        applied = self.state.apply_plan(plan, now)
         await self.persist()
         if self.metrics is not None:
             self.metrics.observe_cycle(time.perf_counter() - started, plan)
+            for p in applied:
+                app = self.state.apps.get(p.app_id)
+                if p.is_am and app is not None and app.current is not None:
+                    self.metrics.observe_queue_wait(app.queue, now - app.current.start_time)
         for launch in self.state.drain_launches():
             self._tasks.append(asyncio.create_task(self._launch_am(launch)))
         self._tasks = [t for t in self._tasks if not t.done()]
 
     async def _launch_am(self, launch: LaunchAM) -> None:
+        if self.ipc is not None and self.ipc.handles(launch):  # submitted over Hadoop IPC
+            await self.ipc.launch_am(launch)
+            return
         node = self.state.nodes.get(launch.node_id)
         if node is None:
             return

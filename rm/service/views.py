@@ -1,12 +1,38 @@
-"""Aggregate views of the RM state shared by the gRPC, REST and Prometheus front doors."""
+"""Aggregate views of the RM state shared by the gRPC, REST and Prometheus front doors.
+
+One pass over the apps gives every queue's YARN QueueMetrics quantities; the root queue's are the
+cluster's (as in YARN, where ClusterMetricsInfo reads the root queue's metrics).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
+from rm.core.ids import QueuePath
 from rm.core.resources import Resources
 from rm.core.state import ClusterState
+
+ROOT = QueuePath("root")
+PENDING_STATES = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"})
+
+
+@dataclass(slots=True)
+class QueueMetricsView:
+    apps_submitted: int = 0
+    apps_pending: int = 0
+    apps_running: int = 0
+    apps_completed: int = 0
+    apps_failed: int = 0
+    apps_killed: int = 0
+    allocated: Resources = field(default_factory=Resources)
+    allocated_containers: int = 0
+    pending: Resources = field(default_factory=Resources)
+    pending_containers: int = 0
+    available: Resources = field(default_factory=Resources)
+    am_used: Resources = field(default_factory=Resources)
+    users: set[str] = field(default_factory=set)
+    active_apps: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,32 +52,73 @@ class ClusterMetricsView:
     nodes: dict[str, int] = field(default_factory=dict)
 
 
-def cluster_metrics(st: ClusterState) -> ClusterMetricsView:
-    states = Counter(a.state for a in st.apps.values())
+def _lineage(st: ClusterState, queue: QueuePath) -> list[QueuePath]:
+    if queue not in st.queues:
+        return [ROOT]
+    out: list[QueuePath] = []
+    path: QueuePath | None = queue
+    while path is not None and path in st.queues and path not in out:
+        out.append(path)
+        path = st.queues[path].parent
+    return out
+
+
+def queue_metrics(st: ClusterState) -> dict[QueuePath, QueueMetricsView]:
+    out = {p: QueueMetricsView() for p in st.queues}
+    out.setdefault(ROOT, QueueMetricsView())
+    for app in st.apps.values():
+        pending, n_pending, _, _ = st.pending_of(app)
+        for path in _lineage(st, app.queue):
+            m = out[path]
+            m.apps_submitted += 1
+            if app.state in PENDING_STATES:
+                m.apps_pending += 1
+            elif app.state == "RUNNING":
+                m.apps_running += 1
+            elif app.state == "FINISHED":
+                m.apps_completed += 1
+            elif app.state == "FAILED":
+                m.apps_failed += 1
+            elif app.state == "KILLED":
+                m.apps_killed += 1
+            if app.final:
+                continue
+            m.allocated = m.allocated + app.used
+            m.allocated_containers += len(app.containers)
+            m.pending = m.pending + pending
+            m.pending_containers += n_pending
+            m.am_used = m.am_used + app.am_used
+            m.users.add(app.user)
+            if n_pending or not app.used.is_zero():
+                m.active_apps += 1
     total = st.cluster_capacity()
-    allocated = Resources()
+    free = Resources()
     for n in st.nodes.values():
         if n.schedulable:
-            allocated = allocated + n.allocated
-    pending = Resources()
-    pending_n = 0
-    for app in st.apps.values():
-        res, n, _, _ = st.pending_of(app)
-        pending = pending + res
-        pending_n += n
+            free = free + (n.capability - n.allocated).clamp_min_zero()
+    for path, m in out.items():
+        q = st.queues.get(path)
+        fraction = q.abs_max_capacity if q is not None else 1.0
+        room = Resources({r: int(v * fraction + 1e-6) for r, v in total.amounts.items()}) - m.allocated
+        m.available = Resources({r: min(room.get(r), free.get(r)) for r in total.amounts}).clamp_min_zero()
+    return out
+
+
+def cluster_metrics(st: ClusterState) -> ClusterMetricsView:
+    root = queue_metrics(st)[ROOT]
     return ClusterMetricsView(
-        apps_submitted=len(st.apps),
-        apps_pending=states["NEW"] + states["NEW_SAVING"] + states["SUBMITTED"] + states["ACCEPTED"],
-        apps_running=states["RUNNING"],
-        apps_completed=states["FINISHED"],
-        apps_failed=states["FAILED"],
-        apps_killed=states["KILLED"],
-        total=total,
-        allocated=allocated,
-        available=(total - allocated).clamp_min_zero(),
-        pending=pending,
-        containers_allocated=sum(1 for c in st.containers.values() if c.live),
-        containers_pending=pending_n,
+        apps_submitted=root.apps_submitted,
+        apps_pending=root.apps_pending,
+        apps_running=root.apps_running,
+        apps_completed=root.apps_completed,
+        apps_failed=root.apps_failed,
+        apps_killed=root.apps_killed,
+        total=st.cluster_capacity(),
+        allocated=root.allocated,
+        available=root.available,
+        pending=root.pending,
+        containers_allocated=root.allocated_containers,
+        containers_pending=root.pending_containers,
         nodes=dict(Counter(n.state for n in st.nodes.values())),
     )
 
@@ -62,9 +129,7 @@ def queue_usage(st: ClusterState) -> dict[str, tuple[Resources, int]]:
     for app in st.apps.values():
         if app.final:
             continue
-        path: str | None = app.queue
-        while path is not None and path in st.queues:
-            used, n = out[path]
+        for path in _lineage(st, app.queue):
+            used, n = out.get(path, (Resources(), 0))
             out[path] = (used + app.used, n + 1)
-            path = st.queues[path].parent  # type: ignore[index]
     return out

@@ -50,6 +50,8 @@ def make_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
     def make(nodes: int = 2, **kw: Any) -> LocalCluster:
         kw.setdefault("grpc_port", 0)
         kw.setdefault("rest_port", 0)
+        kw.setdefault("ipc_client_port", 0)
+        kw.setdefault("ipc_scheduler_port", 0)
         c = LocalCluster(data_dir=tmp_path / f"cluster{len(clusters)}", nodes=nodes, **kw)
         clusters.append(c)
         c.start()

@@ -61,7 +61,9 @@ def test_shepherd_up_and_submit_runs_a_dag_over_two_nodes(tmp_path: Path) -> Non
         nodes_used = {c.node_id for c in containers}
         assert len(containers) >= 1 + 4 + 4 + 1  # AM + generate + count + merge
         assert len(nodes_used) >= 2, nodes_used
-        assert all(c.exit_status == 0 for c in containers if c.state == "COMPLETED" and c.exit_status != -107), [(c.container_id, c.exit_status, c.diagnostics) for c in containers]
+        # every container that ran a task succeeded (-105: one the AM had no task for and gave back;
+        # -107: stopped when the app ended)
+        assert all(c.exit_status in (0, -105, -107) for c in containers if c.state == "COMPLETED"), [(c.container_id, c.exit_status, c.diagnostics) for c in containers]
     finally:
         up.send_signal(signal.SIGTERM)
         up.wait(30)

@@ -52,6 +52,7 @@ class AppRow(Base):
     finish_time: Mapped[float] = mapped_column(Double)
     attempts_started: Mapped[int] = mapped_column(Integer)
     failed_attempts: Mapped[int] = mapped_column(Integer)
+    lifetime_expiry: Mapped[float] = mapped_column(Double)
 
 
 class AttemptRow(Base):

@@ -1,0 +1,1 @@
+"""Generated modules for the Hadoop IPC wire subset (``python -m proto.generate``)."""

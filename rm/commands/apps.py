@@ -1,0 +1,214 @@
+"""``shepherd app``: list, status, kill, move, priority, lifetime, explain. ``shepherd app ID`` is
+``shepherd app status ID``."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from typing import Any
+
+import typer
+from rich.console import Group, RenderableType
+from rich.table import Column, Table
+from rich.text import Text
+from typer.core import TyperGroup
+
+from rm.client import ClientError, RMClient
+from rm.commands.common import REST_OPT, RM_OPT, as_dict, fail, res, res_dict
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, err_console, kv_table, show
+from rm.commands.rest import RestClient
+from rm.core.records import APP_STATES
+
+
+class AppGroup(TyperGroup):
+    """Resolves ``app APPLICATION_ID ...`` to ``app status APPLICATION_ID ...``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # Any: typer's or click's Context
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["status", *args]
+        return super().parse_args(ctx, args)
+
+
+app_group = typer.Typer(cls=AppGroup, no_args_is_help=True, help="Applications: list, status, kill, move, "
+                        "priority, lifetime, explain. `shepherd app ID` shows one app.")
+
+
+def _states(state: list[str], all_states: bool) -> list[str]:
+    wanted = [s.strip().upper() for item in state for s in item.split(",") if s.strip()]
+    if "ALL" in wanted or all_states:
+        return []
+    bad = [s for s in wanted if s not in APP_STATES]
+    if bad:
+        raise typer.BadParameter(f"unknown state {bad[0]}; one of {', '.join(APP_STATES)} or ALL")
+    return wanted or ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"]
+
+
+@app_group.command("list")
+def app_list(
+    state: list[str] = typer.Option([], "--state", "-s", help="states (repeatable or comma list; ALL for all)"),
+    all_states: bool = typer.Option(False, "--all", "-A", help="every state (default: unfinished apps, as YARN)"),
+    queue: str = typer.Option("", "--queue", "-q"),
+    user: str = typer.Option("", "--user", "-u"),
+    output: str = OUT_OPT,
+    watch: bool = WATCH_OPT,
+    interval: float = INTERVAL_OPT,
+    rm: str | None = RM_OPT,
+) -> None:
+    """List applications (unfinished ones unless --all or --state)."""
+    states = _states(state, all_states)
+    with RMClient(rm) as client:
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [as_dict(r) for r in client.apps(states=states, queue=queue, user=user)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, _apps_table, watch=watch, interval=interval)
+
+
+def _apps_table(apps: list[dict[str, Any]]) -> Table:
+    table = Table(Column("ID", no_wrap=True), "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS",
+                  "USED", title=f"{len(apps)} application(s)")
+    for r in apps:
+        table.add_row(r.get("application_id", ""), r.get("name", ""), r.get("application_type", ""),
+                      r.get("user", ""), r.get("queue", ""), r.get("state", ""), r.get("final_status", ""),
+                      f"{float(r.get('progress', 0)) * 100:.0f}%", res_dict(r.get("used", {}).get("values")))
+    return table
+
+
+@app_group.command("status")
+def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
+               rm: str | None = RM_OPT) -> None:
+    """Show one application: state, usage, fair share, attempts, diagnostics."""
+    with RMClient(rm) as client:
+        def fetch() -> dict[str, Any]:
+            try:
+                data = as_dict(client.app(app_id))
+                data["attempt_reports"] = [as_dict(a) for a in client.attempts(app_id)]
+            except ClientError as exc:
+                raise fail(exc) from None
+            return data
+
+        show(fetch, output, _status_table, watch=watch, interval=interval)
+
+
+def _status_table(d: dict[str, Any]) -> RenderableType:
+    def r(key: str) -> str:
+        return res_dict(d.get(key, {}).get("values"))
+
+    rows: list[tuple[str, Any]] = [
+        ("id", d.get("application_id")), ("name", d.get("name")), ("type", d.get("application_type")),
+        ("user", d.get("user")), ("queue", d.get("queue")), ("priority", d.get("priority", 0)),
+        ("state", d.get("state")), ("final status", d.get("final_status")),
+        ("progress", f"{float(d.get('progress', 0)) * 100:.0f}%"), ("used", r("used")),
+        ("fair share", r("fair_share")), ("running containers", d.get("running_containers", 0)),
+        ("pending asks", (f"{d.get('pending_default_asks', 0)} DEFAULT, "
+                          f"{d.get('pending_altruistic_asks', 0)} ALTRUISTIC")),
+        ("from leftover", d.get("leftover_containers", 0)), ("attempts", d.get("attempts", 0)),
+        ("tracking url", d.get("tracking_url", "")), ("diagnostics", d.get("diagnostics", "")),
+    ]
+    attempts = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "DIAGNOSTICS", title="attempts")
+    for a in d.get("attempt_reports", []):
+        attempts.add_row(a.get("attempt_id", ""), a.get("state", ""), a.get("am_container_id", ""),
+                         a.get("node_id", ""), a.get("diagnostics", ""))
+    return Group(kv_table(rows), attempts)
+
+
+@app_group.command("kill")
+def app_kill(app_ids: list[str] = typer.Argument(..., help="one or more application ids"),
+             rm: str | None = RM_OPT) -> None:
+    """Kill applications; exits 2 if any is unknown or already finished."""
+    refused: ClientError | None = None
+    with RMClient(rm) as client:
+        for app_id in app_ids:
+            try:
+                client.kill(app_id, "Application killed by user.")
+                console.print(f"killed {app_id}")
+            except ClientError as exc:
+                err_console.print(f"[red]error:[/red] {app_id}: {exc.message}")
+                refused = exc
+    if refused is not None:
+        raise fail(refused)
+
+
+@app_group.command("move")
+def app_move(app_id: str, queue: str, rest: str | None = REST_OPT) -> None:
+    """Move an application to another leaf queue."""
+    with RestClient(rest) as client:
+        try:
+            out = client.call("PUT", f"/ws/v1/cluster/apps/{app_id}/queue", {"queue": queue})
+        except ClientError as exc:
+            raise fail(exc) from None
+    console.print(f"{app_id} is in queue {out.get('queue')}")
+
+
+@app_group.command("priority")
+def app_priority(app_id: str, priority: int, rest: str | None = REST_OPT) -> None:
+    """Change an application's priority (capped at yarn.cluster.max-application-priority)."""
+    with RestClient(rest) as client:
+        try:
+            out = client.call("PUT", f"/ws/v1/cluster/apps/{app_id}/priority", {"priority": priority})
+        except ClientError as exc:
+            raise fail(exc) from None
+    effective = out.get("priority")
+    note = "" if effective == priority else f" (capped at the cluster maximum {effective})"
+    console.print(f"{app_id} has priority {effective}{note}")
+
+
+@app_group.command("lifetime")
+def app_lifetime(app_id: str, seconds: int = typer.Argument(..., min=1, help="seconds from now"),
+                 rest: str | None = REST_OPT) -> None:
+    """Kill the application when SECONDS from now have passed (YARN's LIFETIME timeout)."""
+    expiry = time.strftime("%Y-%m-%dT%H:%M:%S.000+0000", time.gmtime(calendar.timegm(time.gmtime()) + seconds))
+    with RestClient(rest) as client:
+        try:
+            out = client.call("PUT", f"/ws/v1/cluster/apps/{app_id}/timeout",
+                              {"timeout": {"type": "LIFETIME", "expiryTime": expiry}})
+        except ClientError as exc:
+            raise fail(exc) from None
+    t = out.get("timeout", {})
+    console.print(f"{app_id} expires at {t.get('expiryTime')} ({t.get('remainingTimeInSeconds')} s from now)")
+
+
+@app_group.command("explain")
+def app_explain(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
+                rest: str | None = REST_OPT) -> None:
+    """Why an application waits: the reason code, the numbers behind it, its place in its queue."""
+    with RestClient(rest) as client:
+        def fetch() -> dict[str, Any]:
+            try:
+                data: dict[str, Any] = client.call("GET", f"/ws/v1/shepherd/apps/{app_id}/explain")["explanation"]
+            except ClientError as exc:
+                raise fail(exc) from None
+            return data
+
+        show(fetch, output, _explain_view, watch=watch, interval=interval)
+
+
+def _explain_view(e: dict[str, Any]) -> RenderableType:
+    limits = e.get("limits", {})
+    q, am, user = limits.get("queue", {}), limits.get("am", {}), limits.get("user", {})
+    position = e.get("positionInQueue")
+    rows: list[tuple[str, Any]] = [
+        ("application", f"{e.get('appId')} ({e.get('state')})"),
+        ("reason", e.get("reason")),
+        ("why", e.get("message")),
+        ("queue", f"{e.get('queue')}: position {position} of {e.get('waitingInQueue')} waiting"
+         if position else e.get("queue")),
+        ("used / fair share", (f"{res_dict(e.get('used'))} / {res_dict(e.get('fairShare'))} (dominant share "
+                               f"{e.get('dominantShare', 0):.3f} of {e.get('fairDominantShare', 0):.3f})")),
+        ("queue limit", f"uses {res_dict(q.get('used'))} of max {res_dict(q.get('max'))} "
+                        f"(guaranteed {res_dict(q.get('guaranteed'))})" if q else "-"),
+        ("AM limit", f"AMs use {res_dict(am.get('used'))} of {res_dict(am.get('limit'))}" if am else "-"),
+        ("user limit", f"{user.get('user')} uses {res_dict(user.get('used'))} of {res_dict(user.get('limit'))}"
+                       f"{' (reached)' if user.get('reached') else ''}" if user else "-"),
+    ]
+    numbers = Text(dump(e.get("numbers", {}), "json").strip(), style="dim")
+    asks = Table("ASK", "CAPABILITY", "CONTAINERS", "REASON", title="waiting asks")
+    for a in e.get("asks", []):
+        asks.add_row("AM" if a.get("am") else str(a.get("allocationRequestId")), res_dict(a.get("capability")),
+                     str(a.get("numContainers")), a.get("reason", ""))
+    return Group(kv_table(rows), Text("numbers:"), numbers, asks)
+
+
+__all__ = ["app_group", "res"]

@@ -1,0 +1,120 @@
+"""``shepherd node list|status`` and ``shepherd queue status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.console import Group, RenderableType
+from rich.table import Column, Table
+from rich.tree import Tree
+
+from rm.client import ClientError, RMClient
+from rm.commands.common import RM_OPT, as_dict, fail, res_dict
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, kv_table, show
+
+NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
+               "SHUTDOWN")
+
+node_group = typer.Typer(no_args_is_help=True, help="NodeManagers: list, status.")
+queue_group = typer.Typer(no_args_is_help=True, help="Queues: status.")
+
+
+def _node_id(d: dict[str, Any]) -> str:
+    n = d.get("node_id", {})
+    return f"{n.get('host', '')}:{n.get('port', 0)}"
+
+
+def _nodes_table(nodes: list[dict[str, Any]]) -> Table:
+    table = Table(Column("NODE", no_wrap=True), "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY", "HEALTH",
+                  title=f"{len(nodes)} node(s)")
+    for n in nodes:
+        table.add_row(_node_id(n), n.get("state", ""), n.get("http_address", ""), str(n.get("num_containers", 0)),
+                      res_dict(n.get("used", {}).get("values")), res_dict(n.get("capability", {}).get("values")),
+                      n.get("health_report", ""))
+    return table
+
+
+@node_group.command("list")
+def node_list(
+    state: list[str] = typer.Option([], "--state", "-s", help="node states (repeatable or comma list)"),
+    all_states: bool = typer.Option(False, "--all", "-A", help="every state (default: RUNNING, as YARN)"),
+    output: str = OUT_OPT,
+    watch: bool = WATCH_OPT,
+    interval: float = INTERVAL_OPT,
+    rm: str | None = RM_OPT,
+) -> None:
+    """List NodeManagers (RUNNING ones unless --all or --state)."""
+    wanted = [s.strip().upper() for item in state for s in item.split(",") if s.strip()]
+    bad = [s for s in wanted if s not in NODE_STATES]
+    if bad:
+        raise typer.BadParameter(f"unknown node state {bad[0]}; one of {', '.join(NODE_STATES)}")
+    states = [] if all_states else wanted or ["RUNNING"]
+    with RMClient(rm) as client:
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [as_dict(n) for n in client.nodes(states=states)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, _nodes_table, watch=watch, interval=interval)
+
+
+@node_group.command("status")
+def node_status(node_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
+                rm: str | None = RM_OPT) -> None:
+    """Show one NodeManager (HOST:PORT)."""
+    with RMClient(rm) as client:
+        def fetch() -> dict[str, Any]:
+            try:
+                nodes = [as_dict(n) for n in client.nodes()]
+            except ClientError as exc:
+                raise fail(exc) from None
+            for n in nodes:
+                if _node_id(n) == node_id:
+                    return n
+            raise fail(ClientError("NOT_FOUND", f"nodeId, {node_id}, is not found"))
+
+        show(fetch, output, _node_view, watch=watch, interval=interval)
+
+
+def _node_view(n: dict[str, Any]) -> RenderableType:
+    return kv_table([
+        ("node", _node_id(n)), ("state", n.get("state")), ("rack", n.get("rack")),
+        ("http address", n.get("http_address")), ("containers", n.get("num_containers", 0)),
+        ("used", res_dict(n.get("used", {}).get("values"))),
+        ("capability", res_dict(n.get("capability", {}).get("values"))),
+        ("health report", n.get("health_report", "")),
+        ("last health update (ms)", n.get("last_health_update_ms", 0)),
+    ])
+
+
+@queue_group.command("status")
+def queue_status(queue: str = typer.Argument("root", help="queue path or leaf name"), output: str = OUT_OPT,
+                 watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT, rm: str | None = RM_OPT) -> None:
+    """Show a queue and its children: capacity, maximum, use, applications, state."""
+    with RMClient(rm) as client:
+        def fetch() -> dict[str, Any]:
+            try:
+                return as_dict(client.queue(queue))
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, _queue_view, watch=watch, interval=interval)
+
+
+def _queue_line(q: dict[str, Any]) -> str:
+    return (f"{q.get('path')}  [{q.get('state', 'RUNNING')}]  capacity {q.get('capacity', 0):g}%  max "
+            f"{q.get('max_capacity', 0):g}%  absolute {q.get('absolute_capacity', 0):g}%  used "
+            f"{res_dict(q.get('used', {}).get('values'))}  apps {q.get('num_applications', 0)}")
+
+
+def _queue_view(q: dict[str, Any]) -> RenderableType:
+    tree = Tree(_queue_line(q))
+
+    def add(node: Tree, children: list[dict[str, Any]]) -> None:
+        for c in children:
+            add(node.add(_queue_line(c)), c.get("children", []))
+
+    add(tree, q.get("children", []))
+    return Group(tree)

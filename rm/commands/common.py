@@ -1,0 +1,43 @@
+"""Options and helpers the command groups share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from google.protobuf.json_format import MessageToDict
+
+from proto import shepherd_pb2 as pb
+from rm.client import ClientError
+from rm.commands.output import err_console
+
+RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
+REST_OPT = typer.Option(None, "--rest", help="ResourceManager REST URL (default: $SHEPHERD_REST, "
+                        "yarn.resourcemanager.webapp.address from $HADOOP_CONF_DIR, or http://127.0.0.1:8088)")
+FINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
+USAGE_ERRORS = frozenset({"INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION"})
+
+
+def fail(exc: ClientError) -> typer.Exit:
+    """Print the RM's refusal; exit 2 for a refused request, 1 for anything else (RM unreachable...)."""
+    err_console.print(f"[red]error:[/red] {exc.message}")
+    return typer.Exit(2 if exc.code in USAGE_ERRORS else 1)
+
+
+def res(r: pb.Resource) -> str:
+    v = dict(r.values)
+    parts = [f"{v.get('memory-mb', 0)} MB", f"{v.get('vcores', 0)} vcores"]
+    parts += [f"{k}={n}" for k, n in sorted(v.items()) if k not in ("memory-mb", "vcores")]
+    return ", ".join(parts)
+
+
+def res_dict(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "-"
+    parts = [f"{d.get('memory-mb', 0)} MB", f"{d.get('vcores', 0)} vcores"]
+    parts += [f"{k}={n}" for k, n in sorted(d.items()) if k not in ("memory-mb", "vcores")]
+    return ", ".join(parts)
+
+
+def as_dict(msg: Any) -> dict[str, Any]:
+    return MessageToDict(msg, preserving_proto_field_name=True)

@@ -1,0 +1,97 @@
+"""Where the Hadoop IPC listeners go.
+
+Ports, in order of precedence: the RM's own settings (``ipc_client_port``, ``ipc_scheduler_port``;
+0 = any free port, a negative port = no listener), then the addresses of a ``yarn-site.xml``
+(``yarn.resourcemanager.address``, ``yarn.resourcemanager.scheduler.address``, with
+``${yarn.resourcemanager.hostname}`` substituted), then YARN's defaults 8032 and 8030. The
+listeners bind the RM's own host, so an RM on loopback stays on loopback whatever the file says.
+
+The file is the RM's ``yarn_site`` setting, else ``$YARN_CONF_DIR/yarn-site.xml``, else
+``$HADOOP_CONF_DIR/yarn-site.xml``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CLIENT_PORT = 8032
+DEFAULT_SCHEDULER_PORT = 8030
+CLIENT_ADDRESS = "yarn.resourcemanager.address"
+SCHEDULER_ADDRESS = "yarn.resourcemanager.scheduler.address"
+ALLOW_SIMPLE_WRITES = "yarn.resourcemanager.ipc.allow-simple-writes"
+_VAR = re.compile(r"\$\{([^}]+)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class IpcSettings:
+    host: str
+    client_port: int  # < 0: no ApplicationClientProtocol listener
+    scheduler_port: int  # < 0: no ApplicationMasterProtocol listener
+    allow_simple_writes: bool  # submit/kill over SIMPLE authentication
+
+
+def read_yarn_site(path: Path) -> dict[str, str]:
+    """Hadoop configuration XML -> {name: value}, with ``${name}`` references expanded."""
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise ValueError(f"{path}: cannot read it as a Hadoop configuration file: {exc}") from exc
+    props: dict[str, str] = {}
+    for prop in root.iter("property"):
+        name, value = prop.findtext("name"), prop.findtext("value")
+        if name:
+            props[name.strip()] = (value or "").strip()
+
+    def expand(value: str, depth: int = 0) -> str:
+        if depth > 10:
+            return value
+        def one(m: re.Match[str]) -> str:
+            return expand(props.get(m.group(1), os.environ.get(m.group(1), "")), depth + 1)
+
+        return _VAR.sub(one, value)
+
+    return {k: expand(v) for k, v in props.items()}
+
+
+def find_yarn_site(explicit: Path | str | None, env: dict[str, str] | None = None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    env = dict(os.environ) if env is None else env
+    for var in ("YARN_CONF_DIR", "HADOOP_CONF_DIR"):
+        if env.get(var) and (Path(env[var]) / "yarn-site.xml").is_file():
+            return Path(env[var]) / "yarn-site.xml"
+    return None
+
+
+def _port(address: str | None, default: int) -> int:
+    if not address:
+        return default
+    _, _, port = address.rpartition(":")
+    try:
+        return int(port)
+    except ValueError as exc:
+        raise ValueError(f"invalid address {address!r} in yarn-site.xml: expected host:port") from exc
+
+
+def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
+    """Resolve the listeners of an RMConfig (attributes read with defaults, so older configs work)."""
+    site_path = find_yarn_site(getattr(cfg, "yarn_site", None), env)
+    site = read_yarn_site(site_path) if site_path is not None else {}
+    client = getattr(cfg, "ipc_client_port", None)
+    scheduler = getattr(cfg, "ipc_scheduler_port", None)
+    host = str(getattr(cfg, "host", "127.0.0.1"))
+    loopback = bool(getattr(cfg, "loopback", True))
+    allow = site.get(ALLOW_SIMPLE_WRITES, "").lower() == "true" or \
+        bool(getattr(cfg, "ipc_allow_simple_writes", False))
+    return IpcSettings(
+        host=host,
+        client_port=client if client is not None else _port(site.get(CLIENT_ADDRESS), DEFAULT_CLIENT_PORT),
+        scheduler_port=scheduler if scheduler is not None else _port(site.get(SCHEDULER_ADDRESS),
+                                                                     DEFAULT_SCHEDULER_PORT),
+        allow_simple_writes=loopback or allow,
+    )

@@ -1,0 +1,177 @@
+"""The RM's Hadoop IPC facade: ApplicationClientProtocol and ApplicationMasterProtocol listeners
+over the RM's one ClusterState, and the launcher that starts Hadoop-submitted AM containers on
+NodeManagers over ContainerManagementProtocol (as YARN's RM does)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import logging
+import socket
+from typing import TYPE_CHECKING
+
+from proto.hadoop import ipc_pb2 as ipc
+from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
+from rm.core.entities import Container
+from rm.core.state import LaunchAM
+from rm.service.ipc import client_protocol, credentials, reports, tokens
+from rm.service.ipc.am_protocol import ApplicationMaster
+from rm.service.ipc.client import IpcClient, RemoteError
+from rm.service.ipc.client_protocol import ApplicationClient
+from rm.service.ipc.config import IpcSettings, settings
+from rm.service.ipc.server import IpcServer, Protocol, TokenAuth
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+log = logging.getLogger("shepherd.ipc")
+
+CONTAINER_MANAGEMENT = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+LAUNCH_TIMEOUT_S = 30.0
+
+
+class IpcFacade:
+    def __init__(self, rm: ResourceManager, cfg: IpcSettings) -> None:
+        self.rm = rm
+        self.settings = cfg
+        self.client = ApplicationClient(self)
+        self.master = ApplicationMaster(self)
+        self.servers: list[IpcServer] = []
+        self.client_port = -1
+        self.scheduler_port = -1
+
+    # ------------------------------------------------------------ addresses
+
+    @property
+    def host(self) -> str:
+        return str(self.rm.advertised_host)
+
+    @property
+    def client_address(self) -> str:
+        return f"{self.host}:{self.client_port}" if self.client_port >= 0 else ""
+
+    @property
+    def scheduler_address(self) -> str:
+        return f"{self.host}:{self.scheduler_port}" if self.scheduler_port >= 0 else ""
+
+    @property
+    def web_url(self) -> str:
+        return str(getattr(self.rm, "rest_url", f"http://{self.host}:{self.rm.rest_port}"))
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        cfg = self.settings
+        client_p, master_p = self.client.protocol(), self.master.protocol()
+        auth = TokenAuth(lambda ident: ApplicationMaster.passwords_for(self.rm.state, ident))
+        try:
+            if cfg.client_port >= 0 and cfg.client_port == cfg.scheduler_port and cfg.client_port != 0:
+                port = await self._listen("ipc", [client_p, master_p], auth, cfg.client_port)
+                self.client_port = self.scheduler_port = port
+                return
+            if cfg.client_port >= 0:
+                self.client_port = await self._listen("ipc-client", [client_p], None, cfg.client_port)
+            if cfg.scheduler_port >= 0:
+                self.scheduler_port = await self._listen("ipc-scheduler", [master_p], auth, cfg.scheduler_port)
+        except OSError:
+            await self.stop()
+            raise
+
+    async def _listen(self, name: str, protocols: list[Protocol], auth: TokenAuth | None, port: int) -> int:
+        server = IpcServer(name, protocols, token_auth=auth)
+        try:
+            bound = await server.start(self.settings.host, port)
+        except OSError as exc:
+            raise OSError(f"cannot bind Hadoop IPC ({name}) to {self.settings.host}:{port}: {exc}") from exc
+        self.servers.append(server)
+        log.info("Hadoop IPC %s listening on %s:%d", name, self.settings.host, bound)
+        return bound
+
+    async def stop(self) -> None:
+        for server in self.servers:
+            await server.stop()
+        self.servers.clear()
+
+    # ------------------------------------------------------------ tokens
+
+    def container_token(self, c: Container, submitter: str) -> ipc.Token:
+        st = self.rm.state
+        node = st.nodes[c.node_id]
+        grant = tokens.ContainerGrant(
+            container_id=c.container_id, app_id=c.app_id, node_id=reports.hadoop_node_id(node),
+            submitter=submitter, resource=c.resource,
+            expiry_ms=int((c.allocate_time + st.config.container_token_lifetime_s) * 1000),
+            priority=c.priority, is_am=c.is_am,
+            allocation_request_id=-1 if c.is_am else c.allocation_request_id,
+        )
+        return tokens.container_token(st.container_key, grant, rm_identifier=st.meta.cluster_timestamp,
+                                      created_ms=int(c.allocate_time * 1000))
+
+    # ------------------------------------------------------------ AM launch
+
+    @staticmethod
+    def handles(launch: LaunchAM) -> bool:
+        return client_protocol.HADOOP_CLC in launch.launch
+
+    async def launch_am(self, launch: LaunchAM) -> None:
+        """Start a Hadoop-submitted AM container on its NodeManager's ContainerManagement listener."""
+        try:
+            await self._start_am(launch)
+        except (RemoteError, OSError, TimeoutError, ValueError, credentials.CredentialsError) as exc:
+            st = self.rm.state
+            log.warning("launching AM container %s failed: %s", launch.container_id, exc)
+            st.am_launch_failed(launch.container_id, str(exc), self.rm.now())
+            await self.rm.persist()
+            self.rm.kick()
+        else:
+            log.info("launched AM container %s for %s on %s over Hadoop IPC", launch.container_id,
+                     launch.app_id, launch.node_id)
+
+    async def _start_am(self, launch: LaunchAM) -> None:
+        st = self.rm.state
+        node, app = st.nodes.get(launch.node_id), st.apps.get(launch.app_id)
+        container = st.containers.get(launch.container_id)
+        if node is None or app is None or container is None:
+            return
+        port = getattr(node, "ipc_port", 0)
+        if not port:
+            raise ValueError(f"NodeManager {node.node_id} has no Hadoop IPC ContainerManagement listener")
+        blob = base64.b64decode(str(launch.launch[client_protocol.HADOOP_CLC]))
+        clc = yr.ContainerLaunchContext.FromString(blob)
+        env = {e.key: e.value for e in clc.environment}
+        env.update({
+            "APPLICATION_WEB_PROXY_BASE": f"/proxy/{app.app_id}",
+            "APP_SUBMIT_TIME_ENV": str(int(app.submit_time * 1000)),
+            "MAX_APP_ATTEMPTS": str(app.max_attempts),
+        })
+        del clc.environment[:]
+        clc.environment.extend(yr.StringStringMap(key=k, value=v) for k, v in env.items())
+        creds = credentials.decode(clc.tokens)
+        service = self.scheduler_address or self.client_address
+        creds.add(service, reports.amrm_token_for(st, launch.attempt_id, _ip_service(service)))
+        clc.tokens = credentials.encode(creds)
+        hadoop_node = reports.hadoop_node_id(node)
+        nm_token = tokens.nm_token(st.container_key, launch.attempt_id, hadoop_node, app.user)
+        request = yp.StartContainersRequest(start_container_request=[yp.StartContainerRequest(
+            container_launch_context=clc, container_token=self.container_token(container, app.user))])
+        async with IpcClient(node.host, port, CONTAINER_MANAGEMENT, user=launch.attempt_id, token=nm_token,
+                             timeout=LAUNCH_TIMEOUT_S) as c:
+            resp = await c.call("startContainers", request, yp.StartContainersResponse)
+        if resp.failed_requests:
+            e = resp.failed_requests[0].exception
+            raise RemoteError(e.class_name, e.message)
+
+
+def _ip_service(address: str) -> str:
+    """A token service as Hadoop builds it: the address with the host resolved to an IP."""
+    host, _, port = address.rpartition(":")
+    with contextlib.suppress(OSError):
+        host = socket.gethostbyname(host)
+    return f"{host}:{port}"
+
+
+async def start_ipc(rm: ResourceManager) -> IpcFacade:
+    facade = IpcFacade(rm, settings(rm.cfg))
+    await facade.start()
+    return facade

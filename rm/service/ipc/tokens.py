@@ -1,0 +1,146 @@
+"""Hadoop-format tokens minted by the RM: AMRM tokens, NM tokens and container tokens.
+
+A token is ``Token{identifier, password, kind, service}``: the identifier is the serialized
+identifier message (no length prefix), the password an HMAC-SHA256 of kind and identifier under
+an RM key: the AMRM key for AMRM tokens, the container key (which NodeManagers receive when they
+register) for NM and container tokens. Binding the kind into the HMAC keeps one kind of token from
+passing for another. Verification needs only the identifier and the key, so a DIGEST-MD5 server
+can compute the password a client must know.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from proto.hadoop import ipc_pb2 as ipc
+from proto.hadoop import yarn_records_pb2 as yr
+from proto.hadoop import yarn_tokens_pb2 as yt
+from rm.core.resources import Resources
+from rm.service.ipc import records
+
+KIND_AMRM = "YARN_AM_RM_TOKEN"
+KIND_NM = "NMToken"
+KIND_CONTAINER = "ContainerToken"
+KEY_ID = 1
+
+
+class TokenError(Exception):
+    """Not a genuine token of the expected kind, or one that has expired."""
+
+
+def password(key: bytes, kind: str, identifier: bytes) -> bytes:
+    return hmac.new(key, kind.encode() + b"\0" + identifier, hashlib.sha256).digest()
+
+
+def genuine(key: bytes, kind: str, identifier: bytes, pw: bytes) -> bool:
+    return hmac.compare_digest(password(key, kind, identifier), pw)
+
+
+def _token(key: bytes, kind: str, identifier: bytes, service: str) -> ipc.Token:
+    return ipc.Token(identifier=identifier, password=password(key, kind, identifier), kind=kind,
+                     service=service)
+
+
+# ---------------------------------------------------------------- AMRM
+
+
+def amrm_token(key: bytes, attempt_id: str, service: str) -> ipc.Token:
+    ident = yt.AMRMTokenIdentifier(app_attempt_id=records.attempt_id_pb(attempt_id), key_id=KEY_ID)
+    return _token(key, KIND_AMRM, ident.SerializeToString(), service)
+
+
+def read_amrm(identifier: bytes) -> str:
+    """The attempt id an AMRM identifier names (authenticity is checked separately)."""
+    try:
+        ident = yt.AMRMTokenIdentifier.FromString(identifier)
+        return records.attempt_id_str(ident.app_attempt_id)
+    except (DecodeError, ValueError) as exc:
+        raise TokenError(f"malformed AMRMToken identifier: {exc}") from exc
+
+
+# ---------------------------------------------------------------- NM
+
+
+@dataclass(frozen=True, slots=True)
+class NMIdentity:
+    attempt_id: str
+    app_id: str
+    node_id: str  # host:port of the ContainerManagement listener
+    submitter: str
+
+
+def nm_token(key: bytes, attempt_id: str, node_id: str, submitter: str) -> ipc.Token:
+    ident = yt.NMTokenIdentifier(app_attempt_id=records.attempt_id_pb(attempt_id),
+                                 node_id=records.node_id_pb(node_id), app_submitter=submitter, key_id=KEY_ID)
+    return _token(key, KIND_NM, ident.SerializeToString(), node_id)
+
+
+def read_nm(identifier: bytes) -> NMIdentity:
+    try:
+        ident = yt.NMTokenIdentifier.FromString(identifier)
+        attempt = records.attempt_id_str(ident.app_attempt_id)
+        return NMIdentity(attempt_id=attempt, app_id=records.app_id_str(ident.app_attempt_id.application_id),
+                          node_id=records.node_id_str(ident.node_id), submitter=ident.app_submitter)
+    except (DecodeError, ValueError) as exc:
+        raise TokenError(f"malformed NMToken identifier: {exc}") from exc
+
+
+# ---------------------------------------------------------------- container
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerGrant:
+    """What a container token allows: one container, with these resources, on one node."""
+
+    container_id: str
+    app_id: str
+    node_id: str
+    submitter: str
+    resource: Resources
+    expiry_ms: int
+    priority: int
+    is_am: bool
+    allocation_request_id: int
+
+
+def container_token(key: bytes, grant: ContainerGrant, *, rm_identifier: int, created_ms: int) -> ipc.Token:
+    ident = yt.ContainerTokenIdentifier(
+        container_id=records.container_id_pb(grant.container_id), nm_host_addr=grant.node_id,
+        app_submitter=grant.submitter, resource=records.resource_pb(grant.resource),
+        expiry_time_stamp=grant.expiry_ms, master_key_id=KEY_ID, rm_identifier=rm_identifier,
+        priority=yr.Priority(priority=grant.priority), creation_time=created_ms,
+        container_type=yr.APPLICATION_MASTER if grant.is_am else yr.TASK,
+        execution_type=yr.GUARANTEED, allocation_request_id=grant.allocation_request_id,
+    )
+    return _token(key, KIND_CONTAINER, ident.SerializeToString(), grant.node_id)
+
+
+def read_container(identifier: bytes) -> ContainerGrant:
+    try:
+        ident = yt.ContainerTokenIdentifier.FromString(identifier)
+        cid = records.container_id_str(ident.container_id)
+        return ContainerGrant(
+            container_id=cid, app_id=records.app_id_str(ident.container_id.app_id), node_id=ident.nm_host_addr,
+            submitter=ident.app_submitter, resource=records.resources_from_pb(ident.resource),
+            expiry_ms=ident.expiry_time_stamp, priority=ident.priority.priority,
+            is_am=ident.container_type == yr.APPLICATION_MASTER,
+            allocation_request_id=ident.allocation_request_id,
+        )
+    except (DecodeError, ValueError) as exc:
+        raise TokenError(f"malformed ContainerToken identifier: {exc}") from exc
+
+
+def verify_container(keys: tuple[bytes, ...], token: ipc.Token, *, now_ms: int) -> ContainerGrant:
+    """A genuine, unexpired container token's grant (any of ``keys`` may have signed it)."""
+    if token.kind != KIND_CONTAINER:
+        raise TokenError(f"expected a {KIND_CONTAINER}, got {token.kind!r}")
+    if not any(genuine(k, KIND_CONTAINER, token.identifier, token.password) for k in keys):
+        raise TokenError("container token password does not match")
+    grant = read_container(token.identifier)
+    if grant.expiry_ms and now_ms > grant.expiry_ms:
+        raise TokenError(f"container token for {grant.container_id} expired")
+    return grant

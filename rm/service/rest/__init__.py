@@ -1,0 +1,37 @@
+"""HTTP front door: YARN's ResourceManager REST API (``/ws/v1/cluster``), shepherd's extensions
+(``/ws/v1/shepherd``), Prometheus ``/metrics`` and the OpenAPI docs (``/docs``).
+
+Paths, JSON shapes, field names, status codes and error bodies follow Hadoop YARN so existing clients
+(yarn-api-client, scripts, UIs) work unchanged; docs/rest.md lists what is implemented.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI
+
+from rm.service.rest.apps import add_app_routes
+from rm.service.rest.cluster import add_cluster_routes
+from rm.service.rest.errors import install_handlers, remote_exception
+from rm.service.rest.extras import add_extra_routes
+from rm.service.rest.submit import add_submit_routes
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+__all__ = ["build_app", "remote_exception"]
+
+
+def build_app(rm: ResourceManager) -> FastAPI:
+    api = FastAPI(
+        title="shepherd ResourceManager", version="0.1.0", docs_url=None, redoc_url=None,
+        description="YARN's ResourceManager REST API (/ws/v1/cluster) and shepherd's extensions "
+                    "(/ws/v1/shepherd). Errors are YARN RemoteException bodies.",
+    )
+    install_handlers(api)
+    add_cluster_routes(api, rm)
+    add_submit_routes(api, rm)  # before the app routes: /apps/new-application is not an app id
+    add_app_routes(api, rm)
+    add_extra_routes(api, rm)
+    return api

@@ -1,0 +1,240 @@
+"""Application endpoints: list with YARN's filters, one app, attempts, and the state (kill), queue (move),
+priority and timeout (lifetime) resources. Every write validates in the core, persists, then answers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from rm.core.entities import App
+from rm.core.errors import ApplicationNotFound, BadRequest, Conflict, NotFound
+from rm.core.ids import QueuePath
+from rm.core.records import APP_STATES, FINAL_STATUSES
+from rm.service.rest import render
+from rm.service.rest.cluster import BASE, parse_states
+from rm.service.rest.errors import check_writer, json_object, not_found_app
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+APPS = f"{BASE}/apps"
+DESELECTABLE = ("resourceRequests",)
+
+
+def get_app(rm: ResourceManager, app_id: str) -> App:
+    try:
+        return rm.state.get_app(app_id)
+    except ApplicationNotFound:
+        raise not_found_app(app_id) from None
+
+
+def _long(name: str, value: str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise BadRequest(f"{name} must be a number of milliseconds, got {value!r}") from None
+    if n < 0:
+        raise BadRequest(f"{name} must be greater than 0")
+    return n
+
+
+def _range(prefix: str, begin: str | None, end: str | None) -> tuple[int, int]:
+    b = _long(f"{prefix}Begin", begin)
+    e = _long(f"{prefix}End", end)
+    lo, hi = b if b is not None else 0, e if e is not None else 2**63 - 1
+    if lo > hi:
+        raise BadRequest(f"{prefix}End must be greater than {prefix}Begin")
+    return lo, hi
+
+
+def _queue_filter(rm: ResourceManager, name: str) -> set[QueuePath]:
+    """The queue named by full path or leaf name, with its descendants."""
+    st = rm.state
+    path = next((p for p in st.queues if p == name or p == f"root.{name}"), None)
+    if path is None:
+        matches = [p for p in st.queues if p.rsplit(".", 1)[-1] == name]
+        path = matches[0] if len(matches) == 1 else None
+    if path is None:
+        raise BadRequest(f"queue {name} does not exist")
+    return {p for p in st.queues if p == path or p.startswith(f"{path}.")}
+
+
+def list_apps(rm: ResourceManager, params: dict[str, str]) -> list[dict[str, Any]]:
+    states = parse_states(params.get("states"), APP_STATES, "application-state") | \
+        parse_states(params.get("state"), APP_STATES, "application-state")
+    finals = parse_states(params.get("finalStatus"), FINAL_STATUSES, "final status")
+    limit = params.get("limit")
+    max_rows: int | None = None
+    if limit is not None:
+        try:
+            max_rows = int(limit)
+        except ValueError:
+            raise BadRequest(f"limit must be a number, got {limit!r}") from None
+        if max_rows <= 0:
+            raise BadRequest("limit value must be greater then 0")
+    started = _range("startedTime", params.get("startedTimeBegin"), params.get("startedTimeEnd"))
+    finished = _range("finishedTime", params.get("finishedTimeBegin"), params.get("finishedTimeEnd"))
+    finished_given = "finishedTimeBegin" in params or "finishedTimeEnd" in params
+    queues = _queue_filter(rm, params["queue"]) if params.get("queue") else None
+    types = {t.strip().lower() for t in params.get("applicationTypes", "").split(",") if t.strip()}
+    tags = {t.strip().lower() for t in params.get("applicationTags", "").split(",") if t.strip()}
+    deselect = {d.strip() for d in params.get("deSelects", "").split(",") if d.strip()}
+    unknown = deselect - set(DESELECTABLE)
+    if unknown:
+        raise BadRequest(f"Invalid deSelects string {min(unknown)}; it should be one of "
+                         f"{list(DESELECTABLE)}")
+    user, name = params.get("user"), params.get("name")
+    rows: list[dict[str, Any]] = []
+    for app in sorted(rm.state.apps.values(), key=lambda a: (a.submit_time, a.app_id)):
+        if (states and app.state not in states) or (finals and app.final_status not in finals):
+            continue
+        if (user and app.user != user) or (name and app.name != name):
+            continue
+        if queues is not None and (app.final or app.queue not in queues):
+            continue
+        if types and app.app_type.lower() not in types:
+            continue
+        if tags and not tags & {t.lower() for t in app.tags}:
+            continue
+        if not started[0] <= render.ms(app.start_time) <= started[1]:
+            continue
+        if finished_given and not (app.finish_time and finished[0] <= render.ms(app.finish_time) <= finished[1]):
+            continue
+        rows.append(render.app_json(rm, app, with_requests="resourceRequests" not in deselect))
+        if max_rows is not None and len(rows) >= max_rows:
+            break
+    return rows
+
+
+def parse_expiry(text: Any) -> float:
+    """YARN's ``yyyy-MM-dd'T'HH:mm:ss.SSSZ`` (offsets as +hhmm or +hh:mm, or Z) in epoch seconds."""
+    if not isinstance(text, str) or not text.strip():
+        raise BadRequest("expiryTime must be an ISO-8601 time such as 2030-01-01T00:00:00.000+0000")
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BadRequest(f"Invalid date format for expiryTime {text!r}; expected "
+                         "yyyy-MM-dd'T'HH:mm:ss.SSSZ") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
+    secret = rm.cfg.client_secret
+
+    @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters")
+    async def apps(request: Request) -> dict[str, Any]:
+        return {"apps": {"app": list_apps(rm, dict(request.query_params))}}
+
+    @api.get(f"{APPS}/{{app_id}}", tags=["apps"], summary="One application")
+    async def app(app_id: str) -> dict[str, Any]:
+        return {"app": render.app_json(rm, get_app(rm, app_id))}
+
+    @api.get(f"{APPS}/{{app_id}}/appattempts", tags=["apps"], summary="The attempts of an application")
+    async def attempts(app_id: str) -> dict[str, Any]:
+        a = get_app(rm, app_id)
+        return {"appAttempts": {"appAttempt": [render.attempt_json(rm, att) for att in a.attempts]}}
+
+    @api.get(f"{APPS}/{{app_id}}/appattempts/{{attempt_id}}", tags=["apps"], summary="One attempt")
+    async def attempt(app_id: str, attempt_id: str) -> dict[str, Any]:
+        a = get_app(rm, app_id)
+        for att in a.attempts:
+            if att.attempt_id == attempt_id:
+                return {"appAttempt": render.attempt_json(rm, att)}
+        raise NotFound(f"appAttempt with id: {attempt_id} not found")
+
+    @api.get(f"{APPS}/{{app_id}}/state", tags=["apps"], summary="Application state")
+    async def app_state(app_id: str) -> dict[str, Any]:
+        return {"state": get_app(rm, app_id).state}
+
+    @api.put(f"{APPS}/{{app_id}}/state", tags=["apps"], summary="Kill: {\"state\": \"KILLED\"}")
+    async def put_state(app_id: str, request: Request) -> JSONResponse:
+        check_writer(request, secret)
+        body = await json_object(request)
+        target = body.get("state")
+        if not isinstance(target, str) or target.upper() not in APP_STATES:
+            raise BadRequest(f"Invalid application-state {target!r} specified. It should be one of "
+                             f"[{', '.join(APP_STATES)}]")
+        a = get_app(rm, app_id)
+        if target.upper() == a.state:
+            return JSONResponse({"state": a.state})
+        if target.upper() != "KILLED":
+            raise BadRequest("Only 'KILLED' is allowed as a target state.")
+        if a.final:
+            raise Conflict(f"application {app_id} is already {a.state}; it cannot be killed")
+        user = request.query_params.get("user.name", "")
+        rm.state.kill(app_id, f"Application killed by user{' ' + user if user else ''} via the REST API.",
+                      rm.now())
+        await rm.persist()
+        rm.kick()
+        return JSONResponse({"state": a.state})
+
+    @api.get(f"{APPS}/{{app_id}}/queue", tags=["apps"], summary="Application queue")
+    async def app_queue(app_id: str) -> dict[str, Any]:
+        return {"queue": get_app(rm, app_id).queue}
+
+    @api.put(f"{APPS}/{{app_id}}/queue", tags=["apps"], summary="Move: {\"queue\": \"name\"}")
+    async def put_queue(app_id: str, request: Request) -> dict[str, Any]:
+        check_writer(request, secret)
+        body = await json_object(request)
+        queue = body.get("queue")
+        if not isinstance(queue, str) or not queue.strip():
+            raise BadRequest("the body must name the target queue: {\"queue\": \"name\"}")
+        get_app(rm, app_id)
+        a = rm.state.move(app_id, queue.strip(), rm.now())
+        await rm.persist()
+        rm.kick()
+        return {"queue": a.queue}
+
+    @api.get(f"{APPS}/{{app_id}}/priority", tags=["apps"], summary="Application priority")
+    async def app_priority(app_id: str) -> dict[str, Any]:
+        return {"priority": get_app(rm, app_id).priority}
+
+    @api.put(f"{APPS}/{{app_id}}/priority", tags=["apps"], summary="Change priority: {\"priority\": n}")
+    async def put_priority(app_id: str, request: Request) -> dict[str, Any]:
+        check_writer(request, secret)
+        body = await json_object(request)
+        value = body.get("priority")
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise BadRequest("the body must give an integer priority: {\"priority\": n}")
+        get_app(rm, app_id)
+        a = rm.state.set_priority(app_id, value)
+        await rm.persist()
+        rm.kick()
+        return {"priority": a.priority}
+
+    @api.get(f"{APPS}/{{app_id}}/timeouts", tags=["apps"], summary="Application timeouts")
+    async def timeouts(app_id: str) -> dict[str, Any]:
+        return {"timeouts": {"timeout": [render.timeout_json(get_app(rm, app_id), rm.now())]}}
+
+    @api.get(f"{APPS}/{{app_id}}/timeouts/{{kind}}", tags=["apps"], summary="One timeout (LIFETIME)")
+    async def timeout(app_id: str, kind: str) -> dict[str, Any]:
+        a = get_app(rm, app_id)
+        if kind.upper() != "LIFETIME":
+            raise BadRequest(f"Invalid timeout type {kind}; the only type is LIFETIME")
+        return {"timeout": render.timeout_json(a, rm.now())}
+
+    @api.put(f"{APPS}/{{app_id}}/timeout", tags=["apps"],
+             summary="Set the lifetime: {\"timeout\": {\"type\": \"LIFETIME\", \"expiryTime\": ISO-8601}}")
+    async def put_timeout(app_id: str, request: Request) -> dict[str, Any]:
+        check_writer(request, secret)
+        body = await json_object(request)
+        spec = body.get("timeout")
+        if not isinstance(spec, dict):
+            raise BadRequest("the body must be {\"timeout\": {\"type\": \"LIFETIME\", \"expiryTime\": ...}}")
+        kind = spec.get("type", "LIFETIME")
+        if not isinstance(kind, str) or kind.upper() != "LIFETIME":
+            raise BadRequest(f"Invalid timeout type {kind!r}; the only type is LIFETIME")
+        expiry = parse_expiry(spec.get("expiryTime"))
+        get_app(rm, app_id)
+        a = rm.state.set_lifetime(app_id, expiry, rm.now())
+        await rm.persist()
+        return {"timeout": render.timeout_json(a, rm.now())}

@@ -1,0 +1,124 @@
+"""YARN's error model for the REST API: every refusal is a RemoteException body with the right status,
+and nothing the client sends can produce a 500.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from rm.core.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
+
+log = logging.getLogger("shepherd.rm.rest")
+
+MAX_BODY = 4 * 1024 * 1024
+
+
+class Unauthorized(YarnError):
+    status = 401
+    exception = "AuthorizationException"
+    java_class = "org.apache.hadoop.security.authorize.AuthorizationException"
+
+
+class Forbidden(YarnError):
+    status = 403
+    exception = "ForbiddenException"
+    java_class = "org.apache.hadoop.yarn.webapp.ForbiddenException"
+
+
+class MethodNotAllowed(YarnError):
+    status = 405
+    exception = "WebApplicationException"
+    java_class = "javax.ws.rs.WebApplicationException"
+
+
+class InternalError(YarnError):
+    status = 500
+    exception = "WebApplicationException"
+    java_class = "javax.ws.rs.WebApplicationException"
+
+
+def remote_exception(err: YarnError) -> JSONResponse:
+    return JSONResponse(
+        status_code=err.status,
+        content={"RemoteException": {"exception": err.exception, "message": err.message,
+                                     "javaClassName": err.java_class}},
+    )
+
+
+def install_handlers(api: FastAPI) -> None:
+    @api.exception_handler(YarnError)
+    async def _yarn(request: Request, exc: YarnError) -> JSONResponse:
+        return remote_exception(exc)
+
+    @api.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("query", "path", "body"))
+            parts.append(f"{where}: {e.get('msg', 'invalid')}" if where else str(e.get("msg", "invalid")))
+        return remote_exception(BadRequest("; ".join(parts) or "invalid request"))
+
+    @api.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            return remote_exception(NotFound(f"no resource at {request.url.path}"))
+        if exc.status_code == 405:
+            return remote_exception(MethodNotAllowed(f"{request.method} is not supported on {request.url.path}"))
+        err = BadRequest(str(exc.detail))
+        err.status = exc.status_code
+        return remote_exception(err)
+
+    @api.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return remote_exception(InternalError(f"internal error: {type(exc).__name__}"))
+
+
+async def json_object(request: Request, *, required: bool = True) -> dict[str, Any]:
+    """The request body as a JSON object (an empty body is ``{}`` unless a body is required)."""
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise BadRequest(f"the request body is larger than {MAX_BODY} bytes")
+    if not body.strip():
+        if required:
+            raise BadRequest("the request has no body; a JSON object is expected")
+        return {}
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def check_writer(request: Request, secret: str | None) -> None:
+    """Writes need the cluster's client secret (``Authorization: Bearer <secret>``) when one is set."""
+    if not secret:
+        return
+    header = request.headers.get("authorization", "")
+    if not header:
+        raise Unauthorized("Unable to obtain user name, user not authenticated: send Authorization: Bearer "
+                           "<client secret>")
+    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+    if not hmac.compare_digest(token.encode(), secret.encode()):
+        raise Forbidden("the client secret does not match")
+
+
+def not_found_app(app_id: str) -> NotFound:
+    return NotFound(f"app with id: {app_id} not found")
+
+
+def rest_errors(exc: YarnError, app_id: str = "") -> YarnError:
+    """YARN's REST spelling of an error the core raised for the gRPC API."""
+    if isinstance(exc, ApplicationNotFound):
+        return not_found_app(app_id)
+    return exc

@@ -1,0 +1,76 @@
+"""shepherd's own HTTP resources beside YARN's: Prometheus ``/metrics``, the explain endpoint under
+``/ws/v1/shepherd``, and the OpenAPI docs at ``/docs`` and ``/redoc`` served from bundled assets (no CDN,
+so they work on clusters without internet access)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from rm.core.errors import ApplicationNotFound
+from rm.core.explain import explain
+from rm.service.rest.errors import not_found_app
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+log = logging.getLogger("shepherd.rm.rest")
+SHEPHERD = "/ws/v1/shepherd"
+ASSETS = "/static/docs"
+
+
+def docs_assets() -> Path | None:
+    """The Swagger UI and ReDoc files shipped by the fastapi-offline package, if it is installed."""
+    try:
+        import fastapi_offline
+    except ImportError:
+        return None
+    path = Path(fastapi_offline.__file__).resolve().parent / "static"
+    return path if (path / "swagger-ui-bundle.js").is_file() else None
+
+
+def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
+    @api.get("/metrics", tags=["shepherd"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    async def prometheus() -> Response:
+        return Response(generate_latest(rm.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @api.get(f"{SHEPHERD}/apps/{{app_id}}/explain", tags=["shepherd"],
+             summary="Why an application waits: a stable reason code and the numbers behind it")
+    async def explain_app(app_id: str) -> dict[str, Any]:
+        try:
+            return {"explanation": explain(rm.state, app_id).to_dict()}
+        except ApplicationNotFound:
+            raise not_found_app(app_id) from None
+
+    assets = docs_assets()
+    if assets is None:
+        log.warning("the fastapi-offline package is not installed: /docs and /redoc are off (/openapi.json works)")
+
+        @api.get("/docs", include_in_schema=False, response_class=PlainTextResponse)
+        async def no_docs() -> str:
+            return "The API docs need the fastapi-offline package; the OpenAPI document is at /openapi.json\n"
+
+        return
+    api.mount(ASSETS, StaticFiles(directory=assets), name="docs-assets")
+
+    @api.get("/docs", include_in_schema=False)
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title=f"{api.title} - API docs",
+            swagger_js_url=f"{ASSETS}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS}/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None, "defaultModelsExpandDepth": 0},
+        )
+
+    @api.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{api.title} - API reference",
+                              redoc_js_url=f"{ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{ASSETS}/favicon.png", with_google_fonts=False)

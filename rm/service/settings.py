@@ -1,0 +1,387 @@
+"""Layered daemon settings: defaults < files < environment < flags, every value with its source.
+
+Settings are named by Hadoop's property names where one exists (``yarn.resourcemanager.webapp.address``)
+and under ``shepherd.`` otherwise. The file layer is, in order, the Hadoop site files of the
+configuration directory (``--hadoop-conf-dir``, else ``YARN_CONF_DIR``/``HADOOP_CONF_DIR``: core-site.xml,
+yarn-site.xml, capacity-scheduler.xml) and then shepherd's own YAML file (``--config``), whose keys are
+the same property names (flat, or nested mappings joined with dots) plus an optional ``queues:`` tree.
+Each setting may also come from one environment variable, and the daemons' flags win over everything.
+
+:func:`load_rm_settings` resolves the ResourceManager's ``RMConfig``; the NodeManager's resolution lives
+in :mod:`nodemanager.config` and uses :func:`load_layers` the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rm.core.resources import Resources
+from rm.service.config import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT, RMConfig
+from rm.service.hadoop_conf import (
+    Configuration,
+    HadoopConfError,
+    capacity_scheduler_queues,
+    conf_dir_from_env,
+)
+
+DEFAULT = "default"
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names the property and where its value came from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    default: str | None
+    env: str | None = None
+    help: str = ""
+    secret: bool = False
+
+
+# Properties every daemon may refer to in ${...} substitutions.
+COMMON: tuple[Setting, ...] = (
+    Setting("hadoop.tmp.dir", "/tmp/hadoop-${user.name}", None, "base of YARN's temporary directories"),
+    Setting("yarn.resourcemanager.hostname", "127.0.0.1", "SHEPHERD_RM_HOSTNAME",
+            "the RM's host; the default address of every RM port (YARN's default is 0.0.0.0)"),
+    Setting("shepherd.resourcemanager.grpc.address", f"${{yarn.resourcemanager.hostname}}:{DEFAULT_GRPC_PORT}",
+            "SHEPHERD_RM_GRPC_ADDRESS", "the RM's gRPC address (clients, AMs and NodeManagers)"),
+)
+
+RM_SETTINGS: tuple[Setting, ...] = (
+    *COMMON,
+    Setting("yarn.resourcemanager.webapp.address", f"${{yarn.resourcemanager.hostname}}:{DEFAULT_REST_PORT}",
+            "SHEPHERD_RM_WEBAPP_ADDRESS", "REST API, /metrics and /docs"),
+    Setting("shepherd.resourcemanager.data-dir", ".shepherd", "SHEPHERD_DATA_DIR",
+            "where the SQLite state store lives by default"),
+    Setting("shepherd.resourcemanager.store.url", None, "SHEPHERD_STORE_URL",
+            "SQLAlchemy URL of the state store (sqlite:/// or postgresql://)", secret=True),
+    Setting("yarn.resourcemanager.store.class", None, None, "FileSystem/Leveldb stores map to SQLite there"),
+    Setting("yarn.resourcemanager.fs.state-store.uri", "${hadoop.tmp.dir}/yarn/system/rmstore"),
+    Setting("yarn.resourcemanager.leveldb-state-store.path", "${hadoop.tmp.dir}/yarn/system/rmstore"),
+    Setting("yarn.nm.liveness-monitor.expiry-interval-ms", "600000", None, "a silent NodeManager is LOST"),
+    Setting("yarn.am.liveness-monitor.expiry-interval-ms", "600000", None, "a silent AM fails its attempt"),
+    Setting("yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", "600000", None,
+            "an allocated container never started is taken back"),
+    Setting("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "1000"),
+    Setting("yarn.resourcemanager.am.max-attempts", "2"),
+    Setting("yarn.scheduler.maximum-allocation-mb", None, None,
+            "largest container (unset: the largest node; if only one of -mb/-vcores is set the other "
+            "takes YARN's default 8192 MB / 4 vcores)"),
+    Setting("yarn.scheduler.maximum-allocation-vcores", None),
+    Setting("yarn.cluster.max-application-priority", "10", None, "YARN's default is 0"),
+    Setting("shepherd.resourcemanager.scheduling-interval-ms", "50", None, "least time between two cycles"),
+    Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
+            "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack or drf"),
+    Setting("shepherd.resourcemanager.fair-share-interval-ms", "1000", None,
+            "how often the DRF fair shares sent to ApplicationMasters are recomputed"),
+    Setting("shepherd.resourcemanager.node-secret", None, "SHEPHERD_NODE_SECRET",
+            "NodeManagers must present it (required off loopback)", secret=True),
+    Setting("shepherd.resourcemanager.client-secret", None, "SHEPHERD_CLIENT_SECRET",
+            "clients that change anything must present it (required off loopback)", secret=True),
+)
+
+
+@dataclass
+class Layered:
+    """Every property of every layer, with typed getters that name the property and source on error."""
+
+    conf: Configuration
+    settings: Sequence[Setting]
+    files: list[str] = field(default_factory=list)
+    yaml_extra: dict[str, Any] = field(default_factory=dict)  # non-property YAML sections (``queues``)
+
+    def _bad(self, key: str, value: str, what: str) -> SettingsError:
+        return SettingsError(f"{key} = {value!r} (from {self.conf.source(key)}) is not {what}")
+
+    def text(self, key: str) -> str | None:
+        value = self.conf.get(key)
+        return value if value not in (None, "") else None
+
+    def integer(self, key: str) -> int | None:
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise self._bad(key, value, "an integer") from None
+
+    def number(self, key: str) -> float | None:
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            f = float(value)
+        except ValueError:
+            raise self._bad(key, value, "a number") from None
+        if not math.isfinite(f):
+            raise self._bad(key, value, "a finite number")
+        return f
+
+    def seconds(self, key: str) -> float | None:
+        """A ``*-ms`` property in seconds."""
+        ms = self.number(key)
+        if ms is not None and ms <= 0:
+            raise self._bad(key, str(ms), "a positive number of milliseconds")
+        return ms / 1000.0 if ms is not None else None
+
+    def address(self, key: str) -> tuple[str, int]:
+        value = self.text(key) or ""
+        host, sep, port = value.rpartition(":")
+        if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+            raise self._bad(key, value, "a host:port address")
+        return host.strip("[]") or "0.0.0.0", int(port)
+
+    def source(self, key: str) -> str:
+        return self.conf.source(key) or DEFAULT
+
+    def rows(self, extra: Sequence[tuple[str, str, str]] = ()) -> list[tuple[str, str, str]]:
+        """(property, effective value, source) of every setting; secrets masked."""
+        out: list[tuple[str, str, str]] = []
+        for s in self.settings:
+            value = self.conf.get(s.key)
+            shown = "" if value is None else ("********" if s.secret and value else value)
+            out.append((s.key, shown, self.source(s.key) if value is not None else DEFAULT))
+        return [*out, *extra]
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{key}."))
+        elif isinstance(v, bool):
+            out[key] = "true" if v else "false"
+        elif isinstance(v, list | tuple):
+            out[key] = ",".join(str(x) for x in v)
+        elif v is not None:
+            out[key] = str(v)
+    return out
+
+
+def read_yaml(path: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """(properties, other sections) of a shepherd YAML config file."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SettingsError(f"{path}: cannot read it as YAML: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"{path}: the top level must be a mapping of property names to values")
+    extra = {k: data[k] for k in ("queues",) if k in data}
+    props = _flatten({k: v for k, v in data.items() if k not in extra})
+    return props, extra
+
+
+def load_layers(
+    settings: Sequence[Setting],
+    *,
+    env: Mapping[str, str],
+    conf_dir: Path | None = None,
+    config_file: Path | None = None,
+    flags: Mapping[str, tuple[str, str]] | None = None,
+) -> Layered:
+    """Defaults, then the conf dir's site files, then the YAML file, then env vars, then flags
+    (``property -> (value, flag name)``)."""
+    conf = Configuration(env)
+    for s in settings:
+        if s.default is not None:
+            conf.set(s.key, s.default, DEFAULT)
+    layered = Layered(conf, settings)
+    directory = conf_dir if conf_dir is not None else conf_dir_from_env(env)
+    try:
+        if directory is not None:
+            layered.files += [str(p) for p in conf.add_conf_dir(directory)]
+        if config_file is not None:
+            props, layered.yaml_extra = read_yaml(config_file)
+            for k, v in props.items():
+                conf.set(k, v, str(config_file))
+            layered.files.append(str(config_file))
+    except HadoopConfError as exc:
+        raise SettingsError(str(exc)) from exc
+    for s in settings:
+        if s.env and env.get(s.env):
+            conf.set(s.key, env[s.env], f"env {s.env}", force=True)
+    for key, (value, flag) in (flags or {}).items():
+        conf.set(key, value, f"flag {flag}", force=True)
+    return layered
+
+
+# ---------------------------------------------------------------------------------- ResourceManager
+
+
+@dataclass(frozen=True, slots=True)
+class RMFlags:
+    """``shepherd rm`` flags; None means not given."""
+
+    host: str | None = None
+    grpc_port: int | None = None
+    rest_port: int | None = None
+    data_dir: Path | None = None
+    store_url: str | None = None
+    nm_expiry_s: float | None = None
+    am_expiry_s: float | None = None
+    max_app_attempts: int | None = None
+    queues_file: Path | None = None
+    node_secret: str | None = None
+    client_secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RMSettings:
+    config: RMConfig
+    layers: Layered
+    queues_source: str
+    warnings: tuple[str, ...] = ()
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        queues = ", ".join(self.config.queues) if self.config.queues else "default"
+        return self.layers.rows([("queues (children of root)", queues, self.queues_source)])
+
+
+def _with_part(address: str, host: str | None, port: int | None) -> str:
+    h, _, p = address.rpartition(":")
+    return f"{host if host is not None else h}:{port if port is not None else p}"
+
+
+def _rm_flags(flags: RMFlags, pre: Layered) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for key, port, flag in (("shepherd.resourcemanager.grpc.address", flags.grpc_port, "--grpc-port"),
+                            ("yarn.resourcemanager.webapp.address", flags.rest_port, "--rest-port")):
+        if flags.host is not None or port is not None:
+            names = " ".join(n for n, given in (("--host", flags.host), (flag, port)) if given is not None)
+            out[key] = (_with_part(pre.text(key) or "", flags.host, port), names)
+    if flags.host is not None:
+        out["yarn.resourcemanager.hostname"] = (flags.host, "--host")
+    simple: list[tuple[str, Any, str, float]] = [
+        ("shepherd.resourcemanager.data-dir", flags.data_dir, "--data-dir", 1),
+        ("shepherd.resourcemanager.store.url", flags.store_url, "--store-url", 1),
+        ("yarn.nm.liveness-monitor.expiry-interval-ms", flags.nm_expiry_s, "--nm-expiry", 1000),
+        ("yarn.am.liveness-monitor.expiry-interval-ms", flags.am_expiry_s, "--am-expiry", 1000),
+        ("yarn.resourcemanager.am.max-attempts", flags.max_app_attempts, "--max-app-attempts", 1),
+        ("shepherd.resourcemanager.node-secret", flags.node_secret, "--node-secret", 1),
+        ("shepherd.resourcemanager.client-secret", flags.client_secret, "--client-secret", 1),
+    ]
+    for key, value, flag, scale in simple:
+        if value is not None:
+            out[key] = (str(value * scale) if scale != 1 else str(value), flag)
+    return out
+
+
+def _store_url(layers: Layered, warnings: list[str]) -> str | None:
+    url = layers.text("shepherd.resourcemanager.store.url")
+    if url:
+        return url
+    cls = layers.text("yarn.resourcemanager.store.class")
+    if not cls:
+        return None
+    from rm.service.store import default_sqlite_url
+
+    short = cls.rsplit(".", 1)[-1]
+    key = {"FileSystemRMStateStore": "yarn.resourcemanager.fs.state-store.uri",
+           "LeveldbRMStateStore": "yarn.resourcemanager.leveldb-state-store.path"}.get(short)
+    if key is not None:
+        where = layers.text(key) or ""
+        path = where.removeprefix("file://") if where.startswith(("file:///", "/")) else None
+        if path:
+            return default_sqlite_url(Path(path))
+        warnings.append(f"{key} = {where!r} is not a local path; using the SQLite store in the data dir")
+        return None
+    warnings.append(f"yarn.resourcemanager.store.class {short} is not supported; the state store is SQLite "
+                    "in the data dir (set shepherd.resourcemanager.store.url for PostgreSQL)")
+    return None
+
+
+def _max_allocation(layers: Layered) -> Resources | None:
+    mb = layers.integer("yarn.scheduler.maximum-allocation-mb")
+    vc = layers.integer("yarn.scheduler.maximum-allocation-vcores")
+    if mb is None and vc is None:
+        return None
+    r = Resources.of(memory_mb=mb if mb is not None else 8192, vcores=vc if vc is not None else 4)
+    if r.memory_mb <= 0 or r.vcores <= 0:
+        raise SettingsError(f"the maximum allocation must be positive, got {r}")
+    return r
+
+
+def load_rm_settings(
+    *,
+    env: Mapping[str, str],
+    flags: RMFlags | None = None,
+    config_file: Path | None = None,
+    conf_dir: Path | None = None,
+) -> RMSettings:
+    """Resolve the ResourceManager's configuration from every layer."""
+    flags = flags or RMFlags()
+    pre = load_layers(RM_SETTINGS, env=env, conf_dir=conf_dir, config_file=config_file)
+    layers = load_layers(RM_SETTINGS, env=env, conf_dir=conf_dir, config_file=config_file,
+                         flags=_rm_flags(flags, pre))
+    warnings: list[str] = [f"{p.name} from {p.source} is ignored: an earlier file made it final"
+                           for p in layers.conf.ignored]
+    queues, queues_source = _queues(layers, flags)
+    grpc_host, grpc_port = layers.address("shepherd.resourcemanager.grpc.address")
+    rest_host, rest_port = layers.address("yarn.resourcemanager.webapp.address")
+    d = {f.name: f.default for f in fields(RMConfig)}
+
+    def either(value: Any, name: str) -> Any:
+        return d[name] if value is None else value
+
+    try:
+        cfg = RMConfig(
+            host=grpc_host, grpc_port=grpc_port, rest_host=rest_host, rest_port=rest_port,
+            data_dir=Path(layers.text("shepherd.resourcemanager.data-dir") or ".shepherd"),
+            store_url=_store_url(layers, warnings), queues=queues,
+            nm_expiry_s=either(layers.seconds("yarn.nm.liveness-monitor.expiry-interval-ms"), "nm_expiry_s"),
+            am_expiry_s=either(layers.seconds("yarn.am.liveness-monitor.expiry-interval-ms"), "am_expiry_s"),
+            container_alloc_expiry_s=either(
+                layers.seconds("yarn.resourcemanager.rm.container-allocation.expiry-interval-ms"),
+                "container_alloc_expiry_s"),
+            heartbeat_interval_s=either(
+                layers.seconds("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"), "heartbeat_interval_s"),
+            max_app_attempts=either(layers.integer("yarn.resourcemanager.am.max-attempts"), "max_app_attempts"),
+            maximum_allocation=_max_allocation(layers),
+            scheduling_interval_s=either(layers.seconds("shepherd.resourcemanager.scheduling-interval-ms"),
+                                         "scheduling_interval_s"),
+            max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),
+            scheduler=either(layers.text("shepherd.resourcemanager.scheduler"), "scheduler"),
+            share_interval_s=either(layers.seconds("shepherd.resourcemanager.fair-share-interval-ms"),
+                                    "share_interval_s"),
+            node_secret=layers.text("shepherd.resourcemanager.node-secret"),
+            client_secret=layers.text("shepherd.resourcemanager.client-secret"),
+        )
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(str(exc)) from exc
+    return RMSettings(cfg, layers, queues_source, tuple(warnings))
+
+
+def _queues(layers: Layered, flags: RMFlags) -> tuple[dict[str, Any] | None, str]:
+    if flags.queues_file is not None:
+        try:
+            tree = yaml.safe_load(flags.queues_file.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise SettingsError(f"{flags.queues_file}: cannot read the queue tree: {exc}") from exc
+        return _tree(tree, str(flags.queues_file)), "flag --queues"
+    if "queues" in layers.yaml_extra:
+        return _tree(layers.yaml_extra["queues"], "queues"), layers.files[-1]
+    try:
+        tree = capacity_scheduler_queues(layers.conf)
+    except HadoopConfError as exc:
+        raise SettingsError(str(exc)) from exc
+    if tree is None:
+        return None, DEFAULT
+    return tree, layers.source("yarn.scheduler.capacity.root.queues")
+
+
+def _tree(tree: Any, where: str) -> dict[str, Any] | None:
+    if tree is None:
+        return None
+    if not isinstance(tree, Mapping):
+        raise SettingsError(f"{where}: the queue tree must be a mapping of queue names to settings")
+    return dict(tree)

@@ -1,0 +1,315 @@
+"""The REST API in process: YARN's shapes, filters, status codes and RemoteException bodies, over a real
+ClusterState and scheduling cycle (no daemons)."""
+
+from __future__ import annotations
+
+import re
+from random import Random
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from rm.core.cycle import run_cycle
+from rm.core.policies.registry import default_pipeline
+from rm.core.queues import build_queues
+from rm.core.records import Record
+from rm.core.resources import Resources
+from rm.core.state import ClusterState, NodeStatus
+from rm.service.config import RMConfig
+from rm.service.metrics import RMMetrics
+from rm.service.rest import build_app
+
+TS = 1_700_000_000_000
+QUEUES = {"default": {"capacity": 60}, "batch": {"capacity": 40, "maximum-capacity": 50}}
+
+
+class FakeRM:
+    """The parts of ResourceManager the REST layer uses, with a manual clock and an in-memory store."""
+
+    def __init__(self, **cfg: Any) -> None:
+        self.cfg = RMConfig(queues=QUEUES, **cfg)
+        self.state = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES), self.cfg.core())
+        self.clock = TS / 1000 + 10
+        self.stored: list[Record] = []
+        self.metrics = RMMetrics(self)  # type: ignore[arg-type]
+
+    def now(self) -> float:
+        return self.clock
+
+    async def persist(self) -> None:
+        self.stored += self.state.drain_records()
+
+    def kick(self) -> None:
+        pass
+
+    def cycle(self) -> None:
+        stages, shares = default_pipeline()
+        plan = run_cycle(self.state.snapshot(), stages, shares=shares, now=self.clock, rng=Random(1))
+        self.state.apply_plan(plan, self.clock)
+        for launch in self.state.drain_launches():
+            self.state.node_heartbeat(launch.node_id, 1, [NodeStatus(launch.container_id, "RUNNING")], True, "",
+                                      self.clock)
+
+
+@pytest.fixture
+def rm() -> FakeRM:
+    fake = FakeRM()
+    for name in ("n1", "n2"):
+        fake.state.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=4096, vcores=4), [],
+                                 fake.clock)
+    return fake
+
+
+@pytest.fixture
+def client(rm: FakeRM) -> TestClient:
+    return TestClient(build_app(rm))  # type: ignore[arg-type]
+
+
+def remote(resp: Any, status: int, exception: str | None = None) -> str:
+    assert resp.status_code == status, resp.text
+    assert resp.headers["content-type"].startswith("application/json")
+    body = resp.json()["RemoteException"]
+    assert set(body) == {"exception", "message", "javaClassName"}
+    if exception:
+        assert body["exception"] == exception
+    return str(body["message"])
+
+
+def submit(client: TestClient, command: str = "sleep 30", **extra: Any) -> str:
+    app_id = client.post("/ws/v1/cluster/apps/new-application", headers={"Content-Type": "application/json"}
+                         ).json()["application-id"]
+    body = {"application-id": app_id, "application-name": "t", "am-container-spec": {
+        "commands": {"command": command}}, "resource": {"memory": 512, "vCores": 1}, **extra}
+    resp = client.post("/ws/v1/cluster/apps", json=body)
+    assert resp.status_code == 202, resp.text
+    assert resp.content == b""
+    assert resp.headers["location"].endswith(f"/ws/v1/cluster/apps/{app_id}")
+    return str(app_id)
+
+
+def test_read_endpoints_have_yarns_shapes(client: TestClient) -> None:
+    assert client.get("/cluster").status_code == 200
+    info = client.get("/ws/v1/cluster").json()["clusterInfo"]
+    assert info == client.get("/ws/v1/cluster/info").json()["clusterInfo"]
+    assert (info["state"], info["haState"], info["id"]) == ("STARTED", "ACTIVE", TS)
+    m = client.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]
+    for key in ("appsSubmitted", "appsCompleted", "appsPending", "appsRunning", "appsFailed", "appsKilled",
+                "reservedMB", "availableMB", "allocatedMB", "totalMB", "reservedVirtualCores",
+                "availableVirtualCores", "allocatedVirtualCores", "totalVirtualCores", "containersAllocated",
+                "containersReserved", "containersPending", "totalNodes", "activeNodes", "lostNodes",
+                "unhealthyNodes", "decommissioningNodes", "decommissionedNodes", "rebootedNodes", "shutdownNodes"):
+        assert isinstance(m[key], int), key
+    assert (m["totalMB"], m["activeNodes"]) == (8192, 2)
+    root = client.get("/ws/v1/cluster/scheduler").json()["scheduler"]["schedulerInfo"]
+    assert (root["type"], root["queueName"]) == ("capacityScheduler", "root")
+    leaves = {q["queueName"]: q for q in root["queues"]["queue"]}
+    assert leaves["batch"]["absoluteMaxCapacity"] == 50
+    assert leaves["batch"]["type"] == "capacitySchedulerLeafQueueInfo"
+    assert leaves["batch"]["capacities"]["queueCapacitiesByPartition"][0]["partitionName"] == ""
+    nodes = client.get("/ws/v1/cluster/nodes", params={"states": "running,new"}).json()["nodes"]["node"]
+    assert [n["id"] for n in nodes] == ["n1:7040", "n2:7040"]
+    assert client.get("/ws/v1/cluster/nodes", params={"states": "LOST"}).json() == {"nodes": {"node": []}}
+    assert client.get("/ws/v1/cluster/nodes/n1:7040").json()["node"]["totalResource"] == {"memory": 4096,
+                                                                                         "vCores": 4}
+    assert client.get("/ws/v1/cluster/apps").json() == {"apps": {"app": []}}
+    remote(client.get("/ws/v1/cluster/nodes/nope:1"), 404, "NotFoundException")
+    assert "Invalid node state BOGUS" in remote(client.get("/ws/v1/cluster/nodes?states=BOGUS"), 400)
+
+
+def test_submit_runs_the_command_as_the_am(rm: FakeRM, client: TestClient) -> None:
+    app_id = submit(client, "cat in.txt; echo $GREETING", **{
+        "application-tags": {"tag": ["Nightly", "etl"]}, "application-type": "SPARK", "priority": 3,
+        "max-app-attempts": 1})
+    body = client.get(f"/ws/v1/cluster/apps/{app_id}").json()["app"]
+    assert (body["state"], body["finalStatus"], body["trackingUI"]) == ("ACCEPTED", "UNDEFINED", "UNASSIGNED")
+    assert (body["applicationType"], body["applicationTags"], body["priority"]) == ("SPARK", "nightly,etl", 3)
+    assert body["resourceRequests"][0]["capability"] == {"memory": 512, "vCores": 1}
+    rm.cycle()
+    app = rm.state.apps[app_id]  # type: ignore[index]
+    assert app.am_launch["commands"] == ["cat in.txt; echo $GREETING"]
+    assert client.get(f"/ws/v1/cluster/apps/{app_id}/state").json() == {"state": "RUNNING"}
+    attempt = client.get(f"/ws/v1/cluster/apps/{app_id}/appattempts").json()["appAttempts"]["appAttempt"][0]
+    assert (attempt["id"], attempt["appAttemptState"]) == (1, "LAUNCHED")
+    assert attempt["containerId"].startswith("container_")
+    assert client.post("/ws/v1/cluster/apps", json={"application-id": app_id, "am-container-spec": {
+        "commands": {"command": "x"}}}).status_code == 202  # a resubmission is a no-op success
+
+
+def test_bad_input_is_a_4xx_remote_exception_and_changes_nothing(rm: FakeRM, client: TestClient) -> None:
+    app_id = submit(client)
+    rm.cycle()
+    before = client.get("/ws/v1/cluster/apps").json()
+    metrics_before = client.get("/ws/v1/cluster/metrics").json()
+    rm.state.drain_records()  # what the cycle changed
+    rm.stored.clear()
+    new_id = client.post("/ws/v1/cluster/apps/new-application").json()["application-id"]
+    spec = {"commands": {"command": "sleep 1"}}
+    bad_submits: list[tuple[Any, str]] = [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ({"am-container-spec": spec}, "application-id is required"),
+        ({"application-id": new_id}, "am-container-spec is required"),
+        ({"application-id": new_id, "am-container-spec": {"commands": {}}}, "commands"),
+        ({"application-id": new_id, "am-container-spec": spec, "queue": "nope"}, "unknown queue"),
+        ({"application-id": new_id, "am-container-spec": spec, "queue": "root"}, "not a leaf"),
+        ({"application-id": new_id, "am-container-spec": spec, "priority": "high"}, "priority"),
+        ({"application-id": new_id, "am-container-spec": spec, "resource": {"memory": 99999, "vCores": 1}},
+         "maximum allocation"),
+        ({"application-id": "application_1_0001", "am-container-spec": spec}, "not handed out"),
+        ({"application-id": "bogus", "am-container-spec": spec}, "Invalid ApplicationId"),
+        ({"application-id": new_id, "am-container-spec": {**spec, "local-resources": {"entry": [
+            {"key": "f", "value": {"resource": "hdfs://nn/f", "type": "FILE"}}]}}}, "file://"),
+        ({"application-id": new_id, "am-container-spec": {**spec, "environment": {"entry": [
+            {"key": "BAD NAME", "value": "1"}]}}}, "environment variable"),
+    ]
+    for body, message in bad_submits:
+        kwargs: dict[str, Any] = {"content": body} if isinstance(body, str) else {"json": body}
+        resp = client.post("/ws/v1/cluster/apps", headers={"Content-Type": "application/json"}, **kwargs)
+        assert message in remote(resp, 400), body
+    remote(client.get("/ws/v1/cluster/apps/application_1700000000000_0999"), 404, "NotFoundException")
+    remote(client.get("/ws/v1/cluster/apps/application_bogus"), 400)
+    assert "Invalid application-state RUNNNG" in remote(client.get("/ws/v1/cluster/apps?states=RUNNNG"), 400)
+    for query in ("limit=0", "limit=ten", "startedTimeBegin=-1", "startedTimeBegin=9&startedTimeEnd=1",
+                  "finalStatus=MAYBE", "queue=nope", "deSelects=everything"):
+        remote(client.get(f"/ws/v1/cluster/apps?{query}"), 400)
+    for body in ({"state": "FINISHED"}, {"state": "bogus"}, {}):
+        remote(client.put(f"/ws/v1/cluster/apps/{app_id}/state", json=body), 400)
+    remote(client.put(f"/ws/v1/cluster/apps/{app_id}/queue", json={"queue": "nope"}), 400)
+    remote(client.put(f"/ws/v1/cluster/apps/{app_id}/priority", json={"priority": "x"}), 400)
+    remote(client.put(f"/ws/v1/cluster/apps/{app_id}/timeout", json={"timeout": {"type": "LIFETIME",
+                                                                                "expiryTime": "2001-01-01"}}), 400)
+    remote(client.get(f"/ws/v1/cluster/apps/{app_id}/timeouts/WALLCLOCK"), 400)
+    remote(client.get("/ws/v1/cluster/no/such/path"), 404, "NotFoundException")
+    remote(client.delete("/ws/v1/cluster/apps"), 405)
+    after = client.get("/ws/v1/cluster/apps").json()
+    for b, a in zip(before["apps"]["app"], after["apps"]["app"], strict=True):
+        assert {k: v for k, v in b.items() if k != "elapsedTime"} == {k: v for k, v in a.items()
+                                                                      if k != "elapsedTime"}
+    assert client.get("/ws/v1/cluster/metrics").json() == metrics_before
+    assert [type(r).__name__ for r in rm.stored] == ["MetaRecord"]  # only the new-application id
+
+
+def test_kill_move_priority_and_lifetime(rm: FakeRM, client: TestClient) -> None:
+    app_id = submit(client)
+    rm.cycle()
+    url = f"/ws/v1/cluster/apps/{app_id}"
+    assert client.put(f"{url}/queue", json={"queue": "batch"}).json() == {"queue": "root.batch"}
+    assert client.get(f"{url}/queue").json() == {"queue": "root.batch"}
+    assert client.put(f"{url}/priority", json={"priority": 4}).json() == {"priority": 4}
+    assert client.put(f"{url}/priority", json={"priority": 99}).json() == {"priority": 10}  # capped
+    t = client.get(f"{url}/timeouts").json()["timeouts"]["timeout"]
+    assert t == [{"type": "LIFETIME", "expiryTime": "UNLIMITED", "remainingTimeInSeconds": -1}]
+    for expiry in ("2099-01-01T00:00:00.000+0000", "2099-01-01T05:30:00.000+05:30"):
+        got = client.put(f"{url}/timeout", json={"timeout": {"type": "LIFETIME", "expiryTime": expiry}}).json()
+        assert got["timeout"]["expiryTime"] == "2099-01-01T00:00:00.000+0000"
+    assert client.get(f"{url}/timeouts/LIFETIME").json()["timeout"]["remainingTimeInSeconds"] > 0
+    assert client.put(f"{url}/state", json={"state": "KILLED"}).json() == {"state": "KILLED"}
+    assert client.put(f"{url}/state", json={"state": "KILLED"}).json() == {"state": "KILLED"}
+    app = client.get(url).json()["app"]
+    assert (app["state"], app["finalStatus"], app["allocatedMB"]) == ("KILLED", "KILLED", -1)
+    assert "resourceRequests" not in client.get(f"{url[:-len(app_id) - 1]}?deSelects=resourceRequests"
+                                                ).json()["apps"]["app"][0]
+    remote(client.put(f"{url}/queue", json={"queue": "default"}), 400)
+    # a finished app cannot be killed
+    done = submit(client)
+    rm.cycle()
+    st = rm.state
+    att = st.apps[done].current  # type: ignore[index]
+    assert att is not None
+    node = att.node_id or ""
+    st.node_heartbeat(node, 5, [NodeStatus(att.am_container_id or "", "COMPLETE", 0)], True, "", rm.clock)
+    assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "FINISHED"}
+    assert "cannot be killed" in remote(client.put(f"/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"}),
+                                         409, "ConflictException")
+
+
+def test_app_filters(rm: FakeRM, client: TestClient) -> None:
+    a = submit(client, **{"application-type": "SPARK", "application-tags": {"tag": "x"}})
+    rm.clock += 10
+    b = submit(client, queue="batch")
+    rm.cycle()
+    client.put(f"/ws/v1/cluster/apps/{a}/state", json={"state": "KILLED"})
+
+    def ids(**params: Any) -> list[str]:
+        return [x["id"] for x in client.get("/ws/v1/cluster/apps", params=params).json()["apps"]["app"]]
+
+    assert ids() == [a, b]
+    assert ids(states="killed") == [a]
+    assert ids(state="RUNNING") == [b]
+    assert ids(finalStatus="KILLED") == [a]
+    assert ids(queue="batch") == [b]
+    assert ids(queue="default") == []  # only unfinished apps are listed by queue
+    assert ids(applicationTypes="spark,YARN") == [a, b]
+    assert ids(applicationTypes="spark") == [a]
+    assert ids(applicationTags="X,y") == [a]
+    assert ids(limit=1) == [a]
+    assert ids(user="dr.who") == [a, b]
+    assert ids(user="nobody") == []
+    started_b = client.get(f"/ws/v1/cluster/apps/{b}").json()["app"]["startedTime"]
+    assert ids(startedTimeBegin=started_b) == [b]
+    assert ids(startedTimeEnd=started_b - 1) == [a]
+    assert ids(finishedTimeBegin=0) == [a]
+    stats = client.get("/ws/v1/cluster/appstatistics").json()["appStatInfo"]["statItem"]
+    assert {s["state"]: s["count"] for s in stats}["KILLED"] == 1
+
+
+def test_explain_and_diagnostics(rm: FakeRM, client: TestClient) -> None:
+    first = submit(client, queue="batch")
+    rm.cycle()
+    second = submit(client, queue="batch", resource={"memory": 3800, "vCores": 1})
+    rm.cycle()
+    e = client.get(f"/ws/v1/shepherd/apps/{second}/explain").json()["explanation"]
+    assert e["reason"] == "QUEUE_AT_MAX_CAPACITY"
+    assert e["numbers"]["queue"] == "root.batch"
+    assert e["numbers"]["max"]["memory-mb"] == 4096
+    assert e["positionInQueue"] == 1
+    diag = client.get(f"/ws/v1/cluster/apps/{second}").json()["app"]["diagnostics"]
+    assert diag.startswith("[QUEUE_AT_MAX_CAPACITY]")
+    assert client.get(f"/ws/v1/shepherd/apps/{first}/explain").json()["explanation"]["reason"] == "NOT_WAITING"
+    remote(client.get("/ws/v1/shepherd/apps/application_1700000000000_0099/explain"), 404)
+
+
+def test_writes_need_the_client_secret_when_one_is_set() -> None:
+    rm = FakeRM(client_secret="s3cret")
+    client = TestClient(build_app(rm))  # type: ignore[arg-type]
+    remote(client.post("/ws/v1/cluster/apps/new-application"), 401, "AuthorizationException")
+    remote(client.post("/ws/v1/cluster/apps/new-application", headers={"Authorization": "Bearer nope"}), 403)
+    ok = client.post("/ws/v1/cluster/apps/new-application", headers={"Authorization": "Bearer s3cret"})
+    assert ok.status_code == 200
+    assert client.get("/ws/v1/cluster/apps").status_code == 200  # reads stay open
+
+
+def test_prometheus_metrics_carry_every_queue(rm: FakeRM, client: TestClient) -> None:
+    submit(client, queue="batch")
+    rm.cycle()
+    text = client.get("/metrics").text
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    allocated = {s.labels["queue"]: s.value for s in families["shepherd_queue_allocated_memory_bytes"].samples}
+    assert allocated == {"root": 512 * 2**20, "root.default": 0, "root.batch": 512 * 2**20}
+    m = client.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]
+    assert allocated["root"] == m["allocatedMB"] * 2**20
+    for name in ("shepherd_queue_apps_submitted", "shepherd_queue_apps_pending", "shepherd_queue_apps_running",
+                 "shepherd_queue_pending_memory_bytes", "shepherd_queue_available_vcores",
+                 "shepherd_queue_reserved_memory_bytes", "shepherd_queue_pending_containers", "shepherd_nodes",
+                 "shepherd_scheduling_cycle_seconds", "shepherd_node_heartbeat_seconds",
+                 "shepherd_queue_wait_seconds"):
+        assert name in families, name
+    active = {s.labels["state"]: s.value for s in families["shepherd_nodes"].samples}
+    assert active["running"] == 2
+
+
+def test_docs_work_without_internet(client: TestClient) -> None:
+    html = client.get("/docs").text
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)["']""", html) + re.findall(r"url: '([^']+)'", html)
+    assert urls
+    for url in urls:
+        assert url.startswith("/"), url  # nothing from a CDN
+        assert client.get(url).status_code == 200, url
+    assert "openapi" in client.get("/openapi.json").json()
+    redoc = client.get("/redoc").text
+    assert "fonts.googleapis" not in redoc
+    for url in re.findall(r"""src=["']([^"']+)["']""", redoc):
+        assert url.startswith("/")
+        assert client.get(url).status_code == 200
