@@ -1,0 +1,204 @@
+"""Stock YARN clients and Spark, unchanged, against a live shepherd over Hadoop IPC.
+
+The clients come from the ``pyspark`` package's jars (Hadoop 3.5 client, Spark 4) and run on the
+machine's Java 17; the tests are skipped where either is missing. Every cluster here listens on
+ephemeral ports, which a generated ``HADOOP_CONF_DIR`` hands to the clients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from rm.client import ClientError, RMClient
+from rm.local import LocalCluster
+from tests.e2e.conftest import FINAL, sleep_job, submit_job, wait_until, write_job
+
+JAVA = shutil.which("java")
+PYSPARK = importlib.util.find_spec("pyspark")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(JAVA is None or PYSPARK is None, reason="needs Java 17+ and the pyspark package"),
+]
+SPARK_TIMEOUT_S = 300
+
+
+def pyspark_home() -> Path:
+    assert PYSPARK is not None
+    assert PYSPARK.origin is not None
+    return Path(PYSPARK.origin).parent
+
+
+def java_home() -> str:
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    assert JAVA is not None
+    return str(Path(JAVA).resolve().parents[1])
+
+
+def hadoop_conf(cluster: LocalCluster, where: Path) -> Path:
+    """A HADOOP_CONF_DIR pointing stock clients at the cluster's Hadoop IPC listeners."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "core-site.xml").write_text(
+        "<configuration><property><name>fs.defaultFS</name><value>file:///</value></property></configuration>")
+    props = {"yarn.resourcemanager.hostname": "127.0.0.1",
+             "yarn.resourcemanager.address": cluster.ipc_client_address,
+             "yarn.resourcemanager.scheduler.address": cluster.ipc_scheduler_address}
+    (where / "yarn-site.xml").write_text("<configuration>" + "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items()) + "</configuration>")
+    return where
+
+
+def yarn(conf: Path, tool: str, *args: str) -> str:
+    """Run the stock YARN CLI (``application`` or ``node``); return its stdout."""
+    main = {"application": "ApplicationCLI", "node": "NodeCLI"}[tool]
+    out = subprocess.run(
+        [JAVA or "java", "-cp", f"{conf}:{pyspark_home() / 'jars'}/*", f"org.apache.hadoop.yarn.client.cli.{main}",
+         tool, *args], check=False, capture_output=True, text=True, timeout=120, env={**os.environ, "JAVA_HOME": java_home()},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def spark_env(conf: Path) -> dict[str, str]:
+    return {**os.environ, "JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+def spark_args(tmp: Path, mode: str, *extra: str, slices: int = 4) -> list[str]:
+    home = pyspark_home()
+    return [
+        str(home / "bin" / "spark-submit"), "--master", "yarn", "--deploy-mode", mode,
+        "--conf", f"spark.yarn.stagingDir=file://{tmp / 'staging'}", "--conf", f"spark.pyspark.python={sys.executable}",
+        "--num-executors", "2", "--executor-memory", "512m", "--driver-memory", "512m", *extra,
+        str(home / "examples" / "src" / "main" / "python" / "pi.py"), str(slices),
+    ]
+
+
+def ipc_node_ids(cluster: LocalCluster) -> set[str]:
+    out = set()
+    for i in range(len(cluster.nms)):
+        m = re.search(r"nodemanager ready .* ipc=(\S+)", (cluster.data_dir / "logs" / f"nm{i}.log").read_text())
+        assert m
+        out.add(m.group(1))
+    return out
+
+
+def app_of(text: str) -> str:
+    m = re.search(r"application_\d+_\d+", text)
+    assert m, text[-2000:]
+    return m.group(0)
+
+
+def test_yarn_cli_lists_shepherds_apps_and_nodes(make_cluster: Callable[..., LocalCluster], tmp_path: Path) -> None:
+    cluster = make_cluster(nodes=2)
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    running = submit_job(cluster, write_job(tmp_path, sleep_job("cli-sleep", 60, tasks=1)), tmp_path / "submit")
+    done = submit_job(cluster, write_job(tmp_path, sleep_job("cli-quick", 0.1, tasks=1)), tmp_path / "submit2")
+    with RMClient(cluster.rm_address) as rm:
+        wait_until(lambda: rm.app(running).state == "RUNNING", 60, "the sleeping job to run")
+        wait_until(lambda: rm.app(done).state in FINAL, 60, "the quick job to end")
+        listing = yarn(conf, "application", "-list", "-appStates", "ALL")
+        assert "Total number of applications" in listing
+        rows = {line.split()[0]: line.split() for line in listing.splitlines() if line.strip().startswith("application_")}
+        assert set(rows) == {running, done}
+        for app_id, row in rows.items():
+            r = rm.app(app_id)
+            assert r.name in row
+            assert r.user in row
+            assert r.state in row
+            assert r.final_status in row
+            assert "default" in row
+    nodes = yarn(conf, "node", "-list", "-showDetails")
+    assert "Total Nodes:2" in nodes
+    listed = {line.split()[0] for line in nodes.splitlines() if re.match(r"\s*\S+:\d+\s+RUNNING", line)}
+    assert listed == ipc_node_ids(cluster)
+    assert nodes.count("Configured Resources : <memory:4096, vCores:4>") == 2
+    assert "Allocated Resources : <memory:" in nodes
+
+
+def test_spark_client_mode_with_an_unmanaged_am(make_cluster: Callable[..., LocalCluster], tmp_path: Path) -> None:
+    cluster = make_cluster(nodes=2)
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    out = subprocess.run(spark_args(tmp_path, "client", "--conf", "spark.yarn.unmanagedAM.enabled=true"),
+                         check=False, capture_output=True, text=True, timeout=SPARK_TIMEOUT_S, env=spark_env(conf),
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "Pi is roughly 3.1" in out.stdout
+    app_id = app_of(out.stderr)
+    with RMClient(cluster.rm_address) as rm:
+        report = rm.app(app_id)
+        assert (report.state, report.final_status, report.application_type) == ("FINISHED", "SUCCEEDED", "SPARK")
+        executors = rm.containers(app_id)
+    assert len(executors) >= 2  # the executors ran as containers on shepherd's NodeManagers
+    assert {c.node_id for c in executors} <= set(cluster.node_ids)
+
+
+def test_spark_cluster_mode_runs_its_am_in_a_container(make_cluster: Callable[..., LocalCluster],
+                                                        tmp_path: Path) -> None:
+    cluster = make_cluster(nodes=2)
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    out = subprocess.run(spark_args(tmp_path, "cluster"), check=False, capture_output=True, text=True,
+                         timeout=SPARK_TIMEOUT_S, env=spark_env(conf), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-4000:]
+    app_id = app_of(out.stderr)
+    with RMClient(cluster.rm_address) as rm:
+        report = rm.app(app_id)
+        assert (report.state, report.final_status) == ("FINISHED", "SUCCEEDED")
+        am_container = rm.attempts(app_id)[0].am_container_id
+        assert am_container
+    logs = subprocess.run([sys.executable, "-m", "rm.cli", "logs", app_id, "--container", am_container, "--rm",
+                           cluster.rm_address], check=False, capture_output=True, text=True, timeout=60)
+    assert "Pi is roughly 3.1" in logs.stdout, logs.stdout[-2000:] + logs.stderr[-2000:]
+
+
+def test_yarn_kill_ends_a_running_spark_app(make_cluster: Callable[..., LocalCluster], tmp_path: Path) -> None:
+    cluster = make_cluster(nodes=2)
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    err = (tmp_path / "spark.err").open("w")
+    spark = subprocess.Popen(spark_args(tmp_path, "cluster", slices=5000), stdout=subprocess.DEVNULL, stderr=err,
+                             env=spark_env(conf), cwd=tmp_path, start_new_session=True)
+    try:
+        app_id = wait_until(lambda: (m := re.search(r"application_\d+_\d+", (tmp_path / "spark.err").read_text()))
+                            and m.group(0), 120, "spark-submit to submit")
+        with RMClient(cluster.rm_address) as rm:
+            wait_until(lambda: _running_with_executors(rm, app_id), 120, "the Spark app to run with executors")
+            killed = yarn(conf, "application", "-kill", app_id)
+            assert f"Killing application {app_id}" in killed
+            report = rm.app(app_id)
+            assert (report.state, report.final_status) == ("KILLED", "KILLED")
+            assert spark.wait(120) != 0  # spark-submit sees the kill
+            wait_until(lambda: all(c.state == "COMPLETED" for c in rm.containers(app_id)), 60,
+                       "the app's containers to be stopped")
+        wait_until(lambda: not _container_processes(cluster.data_dir), 60, "the container processes to exit")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(spark.pid, 9)
+        spark.wait(10)
+        err.close()
+
+
+def _running_with_executors(rm: RMClient, app_id: str) -> bool:
+    try:  # spark-submit names the app before it is submitted
+        return rm.app(app_id).state == "RUNNING" and len(rm.containers(app_id)) >= 2
+    except ClientError:
+        return False
+
+
+def _container_processes(root: Path) -> list[int]:
+    pids = []
+    for p in psutil.process_iter(["pid", "cwd"]):
+        with contextlib.suppress(psutil.Error):
+            if p.info["cwd"] and p.info["cwd"].startswith(str(root)) and "containers" in p.info["cwd"]:
+                pids.append(p.pid)
+    return pids
+

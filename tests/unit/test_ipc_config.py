@@ -1,0 +1,64 @@
+"""Where the RM's Hadoop IPC listeners go: explicit ports, then yarn-site.xml, then YARN's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rm.service.ipc.config import settings
+
+
+@dataclass
+class Cfg:
+    host: str = "127.0.0.1"
+    loopback: bool = True
+    ipc_client_port: int | None = None
+    ipc_scheduler_port: int | None = None
+    yarn_site: Path | None = None
+
+
+def site(tmp_path: Path, **props: str) -> Path:
+    path = tmp_path / "yarn-site.xml"
+    path.write_text("<configuration>" + "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items()) + "</configuration>")
+    return path
+
+
+def test_yarn_defaults() -> None:
+    s = settings(Cfg(), env={})
+    assert (s.client_port, s.scheduler_port, s.allow_simple_writes) == (8032, 8030, True)
+
+
+def test_yarn_site_addresses_with_substitution(tmp_path: Path) -> None:
+    path = site(tmp_path, **{"yarn.resourcemanager.hostname": "rm.example",
+                             "yarn.resourcemanager.address": "${yarn.resourcemanager.hostname}:18032",
+                             "yarn.resourcemanager.scheduler.address": "${yarn.resourcemanager.hostname}:18030"})
+    s = settings(Cfg(yarn_site=path), env={})
+    assert (s.client_port, s.scheduler_port, s.host) == (18032, 18030, "127.0.0.1")  # the RM's host is kept
+    assert settings(Cfg(), env={"HADOOP_CONF_DIR": str(tmp_path)}).client_port == 18032
+
+
+def test_explicit_ports_win(tmp_path: Path) -> None:
+    path = site(tmp_path, **{"yarn.resourcemanager.address": "h:18032"})
+    s = settings(Cfg(yarn_site=path, ipc_client_port=0, ipc_scheduler_port=-1), env={})
+    assert (s.client_port, s.scheduler_port) == (0, -1)
+
+
+def test_simple_writes_beyond_loopback_need_an_opt_in(tmp_path: Path) -> None:
+    assert not settings(Cfg(host="0.0.0.0", loopback=False), env={}).allow_simple_writes
+    path = site(tmp_path, **{"yarn.resourcemanager.ipc.allow-simple-writes": "true"})
+    assert settings(Cfg(host="0.0.0.0", loopback=False, yarn_site=path), env={}).allow_simple_writes
+
+
+def test_bad_address_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="host:port"):
+        settings(Cfg(yarn_site=site(tmp_path, **{"yarn.resourcemanager.address": "nohostport"})), env={})
+
+
+def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
+    bad = tmp_path / "yarn-site.xml"
+    bad.write_text("<configuration><property>")
+    with pytest.raises(ValueError, match="cannot read"):
+        settings(Cfg(yarn_site=bad), env={})
