@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from rm.core import ids, tokens
+from rm.core import am_protocol, ids, tokens
 from rm.core.entities import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
-    EXIT_KILLED_BY_APPMASTER,
     EXIT_KILLED_BY_RESOURCEMANAGER,
     NOT_COUNTED_EXITS,
     App,
@@ -27,13 +26,10 @@ from rm.core.entities import (
     Node,
 )
 from rm.core.errors import (
-    ApplicationMasterNotRegistered,
     ApplicationNotFound,
     BadRequest,
     Conflict,
-    InvalidApplicationMasterRequest,
     InvalidResourceRequest,
-    InvalidToken,
     NotFound,
 )
 from rm.core.explain import primary_reason, rejections_by_app, waiting_line
@@ -51,99 +47,15 @@ from rm.core.records import (
     StoredState,
 )
 from rm.core.resources import MEMORY, VCORES, Resources, component_max
-
-AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
-MAX_ASK_CONTAINERS = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class CoreConfig:
-    nm_expiry_s: float = 600.0
-    am_expiry_s: float = 600.0
-    container_alloc_expiry_s: float = 600.0
-    heartbeat_interval_s: float = 1.0
-    max_app_attempts: int = 2
-    container_token_lifetime_s: float = 600.0
-    maximum_allocation: Resources | None = None  # None: the largest node's capability
-    completed_apps_kept: int = 10_000
-    max_priority: int = 10  # yarn.cluster.max-application-priority: priorities above it are capped
-
-
-@dataclass(frozen=True, slots=True)
-class SubmitSpec:
-    app_id: str
-    name: str = ""
-    queue: str = "default"
-    user: str = "dr.who"
-    app_type: str = "SHEPHERD"
-    priority: int = 0
-    am_resource: Resources = field(default_factory=lambda: Resources.of(memory_mb=1024, vcores=1))
-    am_launch: Mapping[str, Any] = field(default_factory=dict)
-    max_attempts: int = 0
-    tags: tuple[str, ...] = ()
-    unmanaged: bool = False
-    job_spec_json: str = ""
-    lifetime_s: float = 0.0  # YARN's LIFETIME application timeout, in seconds from submission; 0 = none
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchAM:
-    """The service must start this AM container on its NodeManager."""
-
-    app_id: AppId
-    attempt_id: AttemptId
-    container_id: ContainerId
-    node_id: NodeId
-    container_token: str
-    nm_token: str
-    amrm_token: str
-    launch: Mapping[str, Any]
-    job_spec_json: str
-    user: str
-
-
-@dataclass(frozen=True, slots=True)
-class NodeStatus:
-    container_id: str
-    state: str  # NEW, RUNNING, COMPLETE
-    exit_status: int = 0
-    diagnostics: str = ""
-    start_time: float = 0.0
-    finish_time: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class HeartbeatResult:
-    response_id: int
-    action: str  # NORMAL, RESYNC, SHUTDOWN
-    containers_to_cleanup: tuple[str, ...] = ()
-    apps_to_cleanup: tuple[str, ...] = ()
-    diagnostics: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class AllocatedContainer:
-    container_id: ContainerId
-    node_id: NodeId
-    node_http_address: str
-    resource: Resources
-    priority: int
-    allocation_request_id: int
-    token: str
-    ask_type: str
-    from_leftover: bool
-
-
-@dataclass(frozen=True, slots=True)
-class AllocateResult:
-    response_id: int
-    command: str = "NONE"  # NONE, RESYNC, SHUTDOWN
-    allocated: tuple[AllocatedContainer, ...] = ()
-    completed: tuple[CompletedStatus, ...] = ()
-    fair_share: Resources = field(default_factory=Resources)
-    headroom: Resources = field(default_factory=Resources)
-    nm_tokens: tuple[tuple[NodeId, str], ...] = ()
-    num_nodes: int = 0
+from rm.core.state_types import (  # re-exported: callers import them from here
+    AM_ASK_ID,
+    AllocateResult,
+    CoreConfig,
+    HeartbeatResult,
+    LaunchAM,
+    NodeStatus,
+    SubmitSpec,
+)
 
 
 class ClusterState:
@@ -754,55 +666,16 @@ class ClusterState:
         if c is not None and c.live:
             self._complete_container(c, EXIT_ABORTED, f"AM container launch failed: {diag}", now)
 
-    # ------------------------------------------------------------------ ApplicationMaster protocol
+    # ------------------------------------------------------------------ ApplicationMaster protocol (am_protocol.py)
 
     def authenticate_am(self, token: str) -> tuple[App, Attempt]:
-        try:
-            attempt_id = tokens.read_amrm_token(self.amrm_key, token)
-            app_id = ids.app_of_attempt(attempt_id)
-        except (tokens.InvalidToken, ValueError) as exc:
-            raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
-        app = self.apps.get(app_id)
-        att = self._attempt(app, attempt_id) if app is not None else None
-        if app is None or att is None:
-            raise InvalidToken(f"Invalid AMRMToken: unknown attempt {attempt_id}")
-        return app, att
+        return am_protocol.authenticate_am(self, token)
 
     def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str, now: float) -> Attempt:
-        app, att = self.authenticate_am(token)
-        if att.final or app.final:
-            raise InvalidToken(f"attempt {att.attempt_id} is {att.state}; it may not register")
-        if att.registered:
-            raise Conflict(f"Application Master is already registered : {app.app_id}")
-        att.registered = True
-        att.state = "RUNNING"
-        att.host = host
-        att.rpc_port = rpc_port
-        att.tracking_url = tracking_url
-        att.last_contact = now
-        app.state = "RUNNING"
-        app.tracking_url = tracking_url
-        self._mark(att.record())
-        self._touch_app(app)
-        return att
+        return am_protocol.am_register(self, token, host, rpc_port, tracking_url, now)
 
     def validate_asks(self, asks: Iterable[Ask]) -> None:
-        for a in asks:
-            if a.num_containers < 0 or a.num_containers > MAX_ASK_CONTAINERS:
-                raise InvalidResourceRequest(f"ask {a.allocation_request_id}: num_containers out of range")
-            if a.allocation_request_id < 0:
-                raise InvalidResourceRequest("allocation_request_id must not be negative")
-            if a.num_containers:
-                self._check_resource(a.capability, f"ask {a.allocation_request_id}")
-                unknown = [t for t in a.capability.types() if t not in self._resource_types()]
-                if unknown:
-                    raise InvalidResourceRequest(f"unknown resource types {unknown}")
-
-    def _resource_types(self) -> set[str]:
-        out = {MEMORY, VCORES}
-        for n in self.nodes.values():
-            out.update(n.capability.types())
-        return out
+        am_protocol.validate_asks(self, asks)
 
     def am_allocate(
         self,
@@ -815,108 +688,15 @@ class ClusterState:
         blacklist_remove: Iterable[str],
         now: float,
     ) -> AllocateResult:
-        app, att = self.authenticate_am(token)
-        if att.final or app.final or att is not app.current:
-            return AllocateResult(response_id=response_id, command="SHUTDOWN")
-        if not att.registered:
-            raise ApplicationMasterNotRegistered(
-                f"AM is not registered for known application attempt: {att.attempt_id} or RM had restarted "
-                "after AM registered. AM should re-register."
-            )
-        att.last_contact = now
-        if att.last_response is not None and response_id + 1 == att.response_id:
-            cached: AllocateResult = att.last_response
-            return cached  # a duplicate of the last request
-        if response_id != att.response_id:
-            raise InvalidApplicationMasterRequest(
-                f"Invalid responseId in AllocateRequest from application attempt: {att.attempt_id}, expect "
-                f"responseId to be {att.response_id}, but get {response_id}"
-            )
-        self.validate_asks(asks)
-        release_ids = list(releases)
-        for cid in release_ids:
-            c = self.containers.get(ContainerId(cid))
-            if c is None or c.attempt_id != att.attempt_id or c.is_am:
-                raise BadRequest(f"container {cid} does not belong to attempt {att.attempt_id}")
-        # --- validated: apply
-        changed = False
-        for a in asks:
-            undelivered = sum(1 for cid in att.undelivered
-                              if self.containers[cid].allocation_request_id == a.allocation_request_id)
-            a.num_containers = max(0, a.num_containers - undelivered)
-            if a.num_containers == 0:
-                changed |= att.asks.pop(a.allocation_request_id, None) is not None
-            else:
-                att.asks[a.allocation_request_id] = a
-                changed = True
-        for cid in release_ids:
-            c = self.containers[ContainerId(cid)]
-            if c.live:
-                self._complete_container(c, EXIT_KILLED_BY_APPMASTER, "Container released by application",
-                                         now, notify=True)
-                node = self.nodes.get(c.node_id)
-                if node is not None:
-                    node.to_cleanup.add(c.container_id)
-        att.blacklist.update(NodeId(n) for n in blacklist_add)
-        att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
-        if 0.0 <= progress <= 1.0 and progress != app.progress:
-            app.progress = progress
-        if changed:
-            self.version += 1
-        allocated: list[AllocatedContainer] = []
-        nm_tokens: list[tuple[NodeId, str]] = []
-        for cid in att.undelivered:
-            c = self.containers[cid]
-            node = self.nodes[c.node_id]
-            c.state = "ACQUIRED" if c.state == "ALLOCATED" else c.state
-            allocated.append(AllocatedContainer(
-                container_id=cid, node_id=c.node_id, node_http_address=node.http_address, resource=c.resource,
-                priority=c.priority, allocation_request_id=c.allocation_request_id, token=c.token,
-                ask_type=c.ask_type, from_leftover=c.from_leftover,
-            ))
-            if c.node_id not in att.nm_token_nodes:
-                att.nm_token_nodes.add(c.node_id)
-                nm_tokens.append((c.node_id, tokens.nm_token(self.container_key, att.attempt_id, c.node_id)))
-        att.undelivered.clear()
-        completed = tuple(att.completed)
-        att.completed.clear()
-        att.response_id += 1
-        result = AllocateResult(
-            response_id=att.response_id, allocated=tuple(allocated), completed=completed,
-            fair_share=app.fair_share, headroom=self._headroom(app), nm_tokens=tuple(nm_tokens),
-            num_nodes=sum(1 for n in self.nodes.values() if n.schedulable),
-        )
-        att.last_response = result
-        return result
+        return am_protocol.am_allocate(self, token, response_id, asks, releases, progress, blacklist_add,
+                                       blacklist_remove, now)
 
     def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
-        return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)
-
-    def _headroom(self, app: App) -> Resources:
-        free = Resources()
-        for n in self.nodes.values():
-            if n.schedulable:
-                free = free + (n.capability - n.allocated).clamp_min_zero()
-        return free
+        return am_protocol.nm_token_for(self, attempt, node_id)
 
     def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
                   now: float) -> bool:
-        app, att = self.authenticate_am(token)
-        if app.final or att.final:
-            return True
-        if not att.registered:
-            raise ApplicationMasterNotRegistered(f"attempt {att.attempt_id} is not registered")
-        if final_status not in ("SUCCEEDED", "FAILED", "KILLED"):
-            raise BadRequest(f"final status {final_status!r} is not one of SUCCEEDED, FAILED, KILLED")
-        att.state = "FINISHING"
-        att.diagnostics = diagnostics
-        att.tracking_url = tracking_url or att.tracking_url
-        self._mark(att.record())
-        if app.unmanaged:  # no AM container whose exit would end the attempt
-            self._end_attempt(app, att, "FINISHED", diagnostics, counts=False, now=now)
-        # the attempt ends when the AM container exits; the app is done now
-        self._finish_app(app, "FINISHED", final_status, diagnostics, now)
-        return True
+        return am_protocol.am_finish(self, token, final_status, diagnostics, tracking_url, now)
 
     # ------------------------------------------------------------------ liveness
 

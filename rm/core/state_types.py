@@ -1,0 +1,104 @@
+"""Configuration, requests and results of the RM state machine (plain data)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rm.core.entities import CompletedStatus
+from rm.core.ids import AppId, AttemptId, ContainerId, NodeId
+from rm.core.resources import Resources
+
+AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
+MAX_ASK_CONTAINERS = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CoreConfig:
+    nm_expiry_s: float = 600.0
+    am_expiry_s: float = 600.0
+    container_alloc_expiry_s: float = 600.0
+    heartbeat_interval_s: float = 1.0
+    max_app_attempts: int = 2
+    container_token_lifetime_s: float = 600.0
+    maximum_allocation: Resources | None = None  # None: the largest node's capability
+    completed_apps_kept: int = 10_000
+    max_priority: int = 10  # yarn.cluster.max-application-priority: priorities above it are capped
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitSpec:
+    app_id: str
+    name: str = ""
+    queue: str = "default"
+    user: str = "dr.who"
+    app_type: str = "SHEPHERD"
+    priority: int = 0
+    am_resource: Resources = field(default_factory=lambda: Resources.of(memory_mb=1024, vcores=1))
+    am_launch: Mapping[str, Any] = field(default_factory=dict)
+    max_attempts: int = 0
+    tags: tuple[str, ...] = ()
+    unmanaged: bool = False
+    job_spec_json: str = ""
+    lifetime_s: float = 0.0  # YARN's LIFETIME application timeout, in seconds from submission; 0 = none
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchAM:
+    """The service must start this AM container on its NodeManager."""
+
+    app_id: AppId
+    attempt_id: AttemptId
+    container_id: ContainerId
+    node_id: NodeId
+    container_token: str
+    nm_token: str
+    amrm_token: str
+    launch: Mapping[str, Any]
+    job_spec_json: str
+    user: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStatus:
+    container_id: str
+    state: str  # NEW, RUNNING, COMPLETE
+    exit_status: int = 0
+    diagnostics: str = ""
+    start_time: float = 0.0
+    finish_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResult:
+    response_id: int
+    action: str  # NORMAL, RESYNC, SHUTDOWN
+    containers_to_cleanup: tuple[str, ...] = ()
+    apps_to_cleanup: tuple[str, ...] = ()
+    diagnostics: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AllocatedContainer:
+    container_id: ContainerId
+    node_id: NodeId
+    node_http_address: str
+    resource: Resources
+    priority: int
+    allocation_request_id: int
+    token: str
+    ask_type: str
+    from_leftover: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AllocateResult:
+    response_id: int
+    command: str = "NONE"  # NONE, RESYNC, SHUTDOWN
+    allocated: tuple[AllocatedContainer, ...] = ()
+    completed: tuple[CompletedStatus, ...] = ()
+    fair_share: Resources = field(default_factory=Resources)
+    headroom: Resources = field(default_factory=Resources)
+    nm_tokens: tuple[tuple[NodeId, str], ...] = ()
+    num_nodes: int = 0
