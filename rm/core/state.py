@@ -816,3 +816,15 @@ def _record_key(rec: Record) -> str:
 
 def _replace_meta(meta: MetaRecord, **changes: Any) -> MetaRecord:
     return replace(meta, **changes)
+
+
+__all__ = [
+    "AM_ASK_ID",
+    "AllocateResult",
+    "ClusterState",
+    "CoreConfig",
+    "HeartbeatResult",
+    "LaunchAM",
+    "NodeStatus",
+    "SubmitSpec",
+]

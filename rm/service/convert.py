@@ -8,7 +8,8 @@ from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.model import AskType
 from rm.core.resources import Resources
-from rm.core.state import AllocatedContainer, ClusterState, NodeStatus
+from rm.core.state import ClusterState, NodeStatus
+from rm.core.state_types import AllocatedContainer
 
 FINAL_STATUS_NAMES = {
     pb.FINAL_STATUS_UNDEFINED: "UNDEFINED",
