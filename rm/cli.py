@@ -23,6 +23,7 @@ from rm.commands.apps import app_group
 from rm.commands.cluster import node_group, queue_group
 from rm.commands.config import config_group
 from rm.core.resources import Resources
+from sim.cli import sim_app
 
 app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
                   add_completion=False)
@@ -378,6 +379,7 @@ app.add_typer(app_group, name="app")
 app.add_typer(node_group, name="node")
 app.add_typer(queue_group, name="queue")
 app.add_typer(config_group, name="config")
+app.add_typer(sim_app, name="sim")
 
 
 def main() -> None:

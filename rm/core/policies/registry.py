@@ -12,17 +12,27 @@ from dataclasses import dataclass
 
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
 from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
+from rm.core.policies.fifo import FifoOrder, FifoStage
 from rm.core.policies.leftover import LeftoverStage
+from rm.core.policies.packing import PackingStage
+from rm.core.policies.sjf import SjfOrder, SjfStage
 from rm.core.policies.tetris import TetrisPacker
+from rm.core.reservation.stage import ReservationStage
 
 SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
-ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder}
+ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.name: FifoOrder,
+                                             SjfOrder.name: SjfOrder}
 STAGES: dict[str, Callable[[NodeScorer], Stage]] = {
     DrfStage.name: DrfStage,
     "drf-default": lambda scorer: DrfStage(scorer, frozenset({"DEFAULT"})),
     LeftoverStage.name: LeftoverStage,
     "leftover-pack": lambda scorer: LeftoverStage(scorer, "pack"),
+    ReservationStage.name: ReservationStage,  # Morpheus: reservations first, what they leave is lent
+    # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
+    FifoStage.name: FifoStage,
+    SjfStage.name: SjfStage,
+    PackingStage.name: PackingStage,
 }
 
 
@@ -84,9 +94,15 @@ PIPELINES: dict[str, PipelineArgs] = {
     "carbyne": PipelineArgs(stages=("drf-default", LeftoverStage.name)),
     # the same with the leftover's two steps swapped: pack for efficiency first
     "carbyne-pack": PipelineArgs(stages=("drf-default", "leftover-pack")),
+    # Morpheus: capacity the reservation plan promises now goes to reservation apps first, then Carbyne
+    "morpheus": PipelineArgs(stages=(ReservationStage.name, "drf-default", LeftoverStage.name)),
+    "fifo": PipelineArgs(stages=(FifoStage.name,)),
+    "sjf": PipelineArgs(stages=(SjfStage.name,)),
+    "tetris": PipelineArgs(stages=(PackingStage.name,)),  # fairness knob f = 0, as in Carbyne's baseline
 }
 
 
 def named_pipeline(name: str) -> tuple[list[Stage], ShareCalculator]:
     _check("pipeline", PIPELINES, name)
     return build_pipeline(PIPELINES[name])
+

@@ -1,0 +1,1 @@
+"""Workload generators writing the native format."""

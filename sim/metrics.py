@@ -1,0 +1,201 @@
+"""What a run measures, and the statistics the papers report.
+
+* Per job: arrival, finish, status, JCT (finish − arrival), queueing delay (arrival → its first task
+  running; it includes waiting for the AM container), tasks and task-seconds.
+* Utilization: the allocated vector as a step function of time (every change), so averages are exact.
+* Fairness: every ``sample_s`` of virtual time, each job still in the system gets
+  x = dominant share of what it holds / dominant share of its DRF fair share (``DrfShares``, demand-capped,
+  so a job that wants little is not counted as starved). Jain's index (Σx)² / (n·Σx²) is taken per 60 s
+  window over the jobs' window means, as Carbyne does; the run reports its average and minimum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rm.core.policies.api import ShareCalculator
+from rm.core.resources import Resources
+from sim.cluster import SimCluster
+
+WINDOW_S = 60.0
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job_id: str
+    arrival: float
+    tasks: int
+    finish: float | None = None
+    status: str = "RUNNING"
+    first_task_start: float | None = None
+    task_seconds: float = 0.0
+
+    @property
+    def jct(self) -> float | None:
+        return None if self.finish is None else self.finish - self.arrival
+
+    @property
+    def queueing_delay(self) -> float | None:
+        return None if self.first_task_start is None else self.first_task_start - self.arrival
+
+
+@dataclass(slots=True)
+class RunResult:
+    policy: str
+    jobs: list[JobRecord]
+    capacity: Resources
+    util_times: list[float]
+    util_values: list[Resources]
+    jain: list[tuple[float, float]]  # (window start, Jain's index)
+    cycles: int
+    task_completions: int
+
+    @property
+    def start(self) -> float:
+        return min((j.arrival for j in self.jobs), default=0.0)
+
+    @property
+    def end(self) -> float:
+        return max((j.finish for j in self.jobs if j.finish is not None), default=self.start)
+
+    @property
+    def makespan(self) -> float:
+        return self.end - self.start
+
+    def jcts(self) -> dict[str, float]:
+        return {j.job_id: j.jct for j in self.jobs if j.jct is not None}
+
+    def util_avg(self) -> dict[str, float]:
+        """Time-averaged allocated fraction per resource over [first arrival, last finish]."""
+        lo, hi = self.start, self.end
+        if hi <= lo:
+            return {r: 0.0 for r in self.capacity.types()}
+        area: dict[str, float] = {r: 0.0 for r in self.capacity.types()}
+        times = [*self.util_times, math.inf]
+        for i, value in enumerate(self.util_values):
+            a, b = max(times[i], lo), min(times[i + 1], hi)
+            if b > a:
+                for r in area:
+                    area[r] += value.get(r) * (b - a)
+        return {r: area[r] / (self.capacity.get(r) * (hi - lo)) for r in area}
+
+    def util_series(self, step_s: float) -> tuple[list[float], dict[str, list[float]]]:
+        """Mean utilization per resource over consecutive ``step_s`` bins (for plots)."""
+        lo, hi = self.start, self.end
+        bins = max(1, math.ceil((hi - lo) / step_s))
+        area = {r: [0.0] * bins for r in self.capacity.types()}
+        times = [*self.util_times, math.inf]
+        for i, value in enumerate(self.util_values):
+            a, b = max(times[i], lo), min(times[i + 1], hi)
+            while b > a:
+                k = min(bins - 1, int((a - lo) // step_s))
+                edge = min(b, lo + (k + 1) * step_s)
+                for r, acc in area.items():
+                    acc[k] += value.get(r) * (edge - a)
+                a = edge if edge > a else b
+        xs = [lo + (k + 0.5) * step_s for k in range(bins)]
+        return xs, {r: [v / (self.capacity.get(r) * step_s) for v in vals] for r, vals in area.items()}
+
+
+class Recorder:
+    """Collects utilization changes and fairness samples while the engine runs."""
+
+    def __init__(self, capacity: Resources, sample_s: float, shares: ShareCalculator) -> None:
+        self.capacity = capacity
+        self.sample_s = sample_s
+        self.shares = shares
+        self.times: list[float] = [0.0]
+        self.values: list[Resources] = [Resources()]
+        self._next_sample = 0.0
+        self._windows: dict[int, dict[str, list[float]]] = {}
+
+    def before(self, t: float, cluster: SimCluster) -> None:
+        """Take the fairness samples due before ``t`` (the state is constant between event batches)."""
+        if self._next_sample > t:
+            return
+        if not cluster.apps:
+            self._next_sample = math.ceil(t / self.sample_s) * self.sample_s
+            if self._next_sample <= t:
+                self._next_sample += self.sample_s
+            return
+        snap = cluster.snapshot()
+        shares = self.shares.shares(snap)
+        xs: dict[str, float] = {}
+        total = snap.capacity
+        for app in snap.apps.values():
+            fair = shares.get(app.app_id, app.used).dominant_share(total)
+            xs[app.app_id] = app.used.dominant_share(total) / fair if fair > 0 else 1.0
+        while self._next_sample <= t:
+            window = self._windows.setdefault(int(self._next_sample // WINDOW_S), {})
+            for aid, x in xs.items():
+                acc = window.setdefault(aid, [0.0, 0.0])
+                acc[0] += x
+                acc[1] += 1.0
+            self._next_sample += self.sample_s
+
+    def after(self, t: float, cluster: SimCluster) -> None:
+        if cluster.allocated is not self.values[-1]:
+            if self.times[-1] == t:
+                self.values[-1] = cluster.allocated
+            else:
+                self.times.append(t)
+                self.values.append(cluster.allocated)
+
+    def jain(self) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for k in sorted(self._windows):
+            means = [s / n for s, n in self._windows[k].values() if n > 0]
+            out.append((k * WINDOW_S, jain_index(means)))
+        return out
+
+    def result(self, policy: str, jobs: list[JobRecord], cycles: int, completions: int) -> RunResult:
+        return RunResult(policy, sorted(jobs, key=lambda j: (j.arrival, j.job_id)), self.capacity,
+                         self.times, self.values, self.jain(), cycles, completions)
+
+
+def jain_index(xs: Sequence[float]) -> float:
+    """Jain's fairness index of ``xs``: 1 when all are equal, 1/n when one holds everything."""
+    if not xs:
+        return 1.0
+    square = sum(x * x for x in xs)
+    if square <= 0:
+        return 1.0
+    return sum(xs) ** 2 / (len(xs) * square)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) with linear interpolation, as numpy's default."""
+    if not values:
+        return math.nan
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Per-job factors of improvement of a policy against a baseline: baseline JCT / policy JCT."""
+
+    factors: dict[str, float] = field(default_factory=dict)
+    improvement_avg: float = math.nan  # baseline average JCT / policy average JCT
+    improvement_p95: float = math.nan  # baseline p95 JCT / policy p95 JCT
+    slowed_below_0_8: float = math.nan  # fraction of jobs whose factor is below 0.8
+
+
+def compare(policy: RunResult, baseline: RunResult) -> Comparison:
+    mine, base = policy.jcts(), baseline.jcts()
+    common = sorted(set(mine) & set(base))
+    factors = {j: base[j] / mine[j] if mine[j] > 0 else math.inf for j in common}
+    if not common:
+        return Comparison()
+    avg_m = sum(mine[j] for j in common) / len(common)
+    avg_b = sum(base[j] for j in common) / len(common)
+    p95_m = percentile([mine[j] for j in common], 95)
+    p95_b = percentile([base[j] for j in common], 95)
+    slowed = sum(1 for f in factors.values() if f < 0.8) / len(common)
+    return Comparison(factors, avg_b / avg_m if avg_m > 0 else math.nan,
+                      p95_b / p95_m if p95_m > 0 else math.nan, slowed)

@@ -1,0 +1,1 @@
+"""Workload readers: every trace format becomes a list of native ``am.jobspec.Job``s."""
