@@ -215,6 +215,7 @@ class App:
     leftover_containers: int = 0
     fair_share: Resources = field(default_factory=Resources)
     lifetime_expiry: float = 0.0  # when the RM kills it (YARN's LIFETIME timeout); 0 = unlimited
+    reservation_id: str = ""  # the reservation it was submitted into (YARN's reservation-id), if any
     waiting: str = ""  # why its asks wait, from the last scheduling cycle (shown in diagnostics)
 
     @property
@@ -257,4 +258,5 @@ class App:
             attempts_started=len(self.attempts),
             failed_attempts=self.failed_attempts,
             lifetime_expiry=self.lifetime_expiry,
+            reservation_id=self.reservation_id,
         )

@@ -26,6 +26,7 @@ from rm.core.plan import (
     Plan,
     Rejection,
 )
+from rm.core.reservation.stage import RESERVATION_LENT, RESERVATION_USED_UP
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
@@ -145,6 +146,13 @@ def reason_of(rej: Rejection) -> Reason:
                       "would go past it", d)
     if rej.reason == BELOW_SHARE_ORDER:
         return Reason(BELOW_SHARE_ORDER, f"{what} ({ask}) waits for apps further below their fair share", d)
+    if rej.reason == RESERVATION_LENT:
+        lenders = ", ".join(str(r.get("app", "")) for r in d.get("reclaim", [])) or "nobody"
+        return Reason(RESERVATION_LENT, f"{what} ({ask}) is within reservation {d.get('reservation', '')}'s "
+                      f"guarantee, but {_res(d.get('short'))} of it is lent out; taking it back from {lenders}", d)
+    if rej.reason == RESERVATION_USED_UP:
+        return Reason(RESERVATION_USED_UP, f"reservation {d.get('reservation', '')} is in full use (it "
+                      f"guarantees {_res(d.get('guaranteed'))} now); {what} ({ask}) waits for a fair share", d)
     return Reason(rej.reason, f"{what} ({ask}) waits: {rej.reason}", d)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rm.core.ids import AppId, NodeId, QueuePath
+from rm.core.reservation.view import EMPTY_VIEW, ReservationView
 from rm.core.resources import Resources
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
@@ -62,6 +63,7 @@ class AppView:
     # The job's remaining size in seconds (its remaining critical-path length) when the driver knows it
     # (the simulator knows it exactly); size-based orders such as SJF read it, None means unknown.
     size_hint_s: float | None = None
+    reservation_id: str | None = None  # the reservation the app runs in (YARN's reservation-id), if any
 
     @property
     def pending(self) -> Resources:
@@ -96,6 +98,7 @@ class ClusterSnapshot:
     nodes: Mapping[NodeId, NodeView]
     apps: Mapping[AppId, AppView]
     queues: Mapping[QueuePath, QueueView]
+    reservations: ReservationView = EMPTY_VIEW  # the reservations active at this cycle's step
     _capacity: Resources = field(init=False, repr=False, compare=False, default=Resources())
 
     def __post_init__(self) -> None:

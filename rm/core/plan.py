@@ -58,6 +58,16 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class Preempt:
+    """Take at least ``amount`` back from ``app_id``: its newest non-AM containers, YARN's exit -102."""
+
+    app_id: AppId
+    amount: Resources
+    reason: str
+    for_reservation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class WakeAt:
     t: float
     reason: str
@@ -70,6 +80,7 @@ class Plan:
     rejections: dict[tuple[AppId, int], Rejection] = field(default_factory=dict)
     shares: dict[AppId, Resources] = field(default_factory=dict)
     wake: list[WakeAt] = field(default_factory=list)
+    preemptions: list[Preempt] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)
 
     def count(self, pred: PlaceMatcher | None = None) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rm.core.reservation.records import ReservationRecord
+
 # YARN's application states, in order of the normal path.
 APP_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED")
 APP_FINAL_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
@@ -53,6 +55,7 @@ class AppRecord:
     attempts_started: int = 0
     failed_attempts: int = 0  # failures that count toward max_attempts
     lifetime_expiry: float = 0.0  # the LIFETIME timeout (seconds since the epoch); 0 = unlimited
+    reservation_id: str = ""  # the reservation the app was submitted into; "" = none
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,7 @@ class MetaRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-Record = AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord
+Record = AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +131,4 @@ class StoredState:
     attempts: tuple[AttemptRecord, ...]
     containers: tuple[ContainerRecord, ...]
     nodes: tuple[NodeRecord, ...]
+    reservations: tuple[ReservationRecord, ...] = ()

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from rm.core import am_protocol, ids, tokens
+from rm.core import reservations_glue as glue
 from rm.core.entities import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
@@ -46,6 +47,9 @@ from rm.core.records import (
     Record,
     StoredState,
 )
+from rm.core.reservation.records import ReservationRecord
+from rm.core.reservation.system import ReservationSystem
+from rm.core.reservation.view import EMPTY_VIEW
 from rm.core.resources import MEMORY, VCORES, Resources, component_max
 from rm.core.state_types import (  # re-exported: callers import them from here
     AM_ASK_ID,
@@ -79,6 +83,8 @@ class ClusterState:
         self.last_plan: Plan | None = None
         self._waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
         self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
+        self.reservations = glue.new_system(meta)  # reservable queues' plans (Morpheus)
+        self._plan_capacity: Resources | None = None
 
     # ------------------------------------------------------------------ construction and recovery
 
@@ -114,6 +120,7 @@ class ClusterState:
         )
         st = cls(meta, queues, config)
         st._mark_meta()
+        st.reservations.restore(stored.reservations)
         for n in stored.nodes:
             host, _, port = n.node_id.rpartition(":")
             st.nodes[NodeId(n.node_id)] = Node(
@@ -138,7 +145,7 @@ class ClusterState:
                 final_status=r.final_status, diagnostics=r.diagnostics, tracking_url=r.tracking_url,
                 progress=r.progress, start_time=r.start_time, launch_time=r.launch_time,
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
-                lifetime_expiry=r.lifetime_expiry,
+                lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id,
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(
@@ -183,7 +190,11 @@ class ClusterState:
         self._mark(app.record())
 
     def drain_records(self) -> list[Record]:
-        out = list(self._dirty.values())
+        records, meta = glue.drain(self.reservations, self.meta)
+        if meta is not None:
+            self.meta = meta
+            self._mark_meta()
+        out = list(self._dirty.values()) + records
         self._dirty.clear()
         return out
 
@@ -244,6 +255,8 @@ class ClusterState:
         if spec.lifetime_s < 0 or spec.lifetime_s != spec.lifetime_s:
             raise BadRequest(f"Invalid application timeout, value={spec.lifetime_s} for type=LIFETIME")
         priority = self._check_priority(spec.priority)
+        if spec.reservation_id:  # YARN: an app submitted with a reservation id runs inside it
+            self.reservation_plan().attach(spec.app_id, spec.reservation_id, queue.path)
         cap = self.config.max_app_attempts
         max_attempts = cap if spec.max_attempts <= 0 else min(spec.max_attempts, cap)
         if spec.unmanaged:
@@ -254,6 +267,7 @@ class ClusterState:
             am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
             start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
+            reservation_id=spec.reservation_id,
         )
         self.apps[app.app_id] = app
         self._start_attempt(app, now)
@@ -349,6 +363,7 @@ class ClusterState:
             app.progress = 1.0
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
                                      "Container killed by the ApplicationMaster's application ending.")
+        self.reservations.detach(app.app_id)
         self._touch_app(app)
 
     def _release_app_containers(self, app: App, now: float, exit_status: int, diag: str) -> None:
@@ -644,6 +659,7 @@ class ClusterState:
             app = self.apps.get(app_id)
             if app is not None:
                 app.fair_share = share
+        glue.apply_preemptions(self, plan, now)
         self.last_plan = plan
         self._note_waiting(plan)
         return applied
@@ -740,7 +756,13 @@ class ClusterState:
 
     # ------------------------------------------------------------------ scheduling snapshot
 
-    def snapshot(self) -> ClusterSnapshot:
+    def reservation_plan(self) -> ReservationSystem:
+        """The reservation system, with its queues' capacities brought up to date with the cluster."""
+        self._plan_capacity = glue.sync_capacities(self, self.reservations, self._plan_capacity)
+        return self.reservations
+
+    def snapshot(self, now: float | None = None) -> ClusterSnapshot:
+        """The cycle's read-only view; with ``now``, the reservations active at that time too."""
         nodes = {
             n.node_id: NodeView(node_id=n.node_id, host=n.host, rack=n.rack, capability=n.capability,
                                 allocated=n.allocated, schedulable=n.schedulable)
@@ -768,9 +790,12 @@ class ClusterState:
             apps[app.app_id] = AppView(
                 app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
                 submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
-                blacklist=frozenset(att.blacklist),
+                blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
             )
-        return ClusterSnapshot(version=self.version, nodes=nodes, apps=apps, queues=self.queues)
+        view = EMPTY_VIEW
+        if now is not None and self.reservations.reservations:
+            view = self.reservation_plan().view(now)
+        return ClusterSnapshot(version=self.version, nodes=nodes, apps=apps, queues=self.queues, reservations=view)
 
     # ------------------------------------------------------------------ reports
 
@@ -811,6 +836,8 @@ def _record_key(rec: Record) -> str:
         return rec.app_id
     if isinstance(rec, NodeRecord):
         return rec.node_id
+    if isinstance(rec, ReservationRecord):
+        return rec.reservation_id
     return "meta"
 
 

@@ -42,6 +42,7 @@ class SubmitSpec:
     unmanaged: bool = False
     job_spec_json: str = ""
     lifetime_s: float = 0.0  # YARN's LIFETIME application timeout, in seconds from submission; 0 = none
+    reservation_id: str = ""  # run inside this reservation (YARN's reservation-id); "" = none
 
 
 @dataclass(frozen=True, slots=True)

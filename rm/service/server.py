@@ -24,6 +24,7 @@ from proto.serve import add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
+from rm.core.reservation import dra
 from rm.core.state import ClusterState, LaunchAM
 from rm.service import convert
 from rm.service.config import RMConfig
@@ -51,6 +52,8 @@ class ResourceManager:
         self.state: ClusterState
         self.pipeline, self.shares = named_pipeline(cfg.scheduler)
         self._shares_at = -float("inf")
+        self._dra_at = -float("inf")
+        self._rolled_step = -1
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
         self._grpc: grpc.aio.Server | None = None
@@ -204,7 +207,8 @@ class ResourceManager:
     async def schedule_once(self) -> None:
         started = time.perf_counter()
         now = self.now()
-        snap = self.state.snapshot()
+        self._tend_reservations(now)
+        snap = self.state.snapshot(now)
         self.cycles += 1
         # fair shares are for the AMs (and explanations); like Carbyne's RM, refresh them periodically
         shares = None
@@ -222,6 +226,29 @@ class ResourceManager:
         for launch in self.state.drain_launches():
             self._tasks.append(asyncio.create_task(self._launch_am(launch)))
         self._tasks = [t for t in self._tasks if not t.done()]
+
+    def _tend_reservations(self, now: float) -> None:
+        """Roll the reservation plans forward once per plan step (expire, place upcoming instances) and, every
+        DRA period, stretch reservations whose apps fall behind (Morpheus §7). The cycle's persist() writes
+        the changes."""
+        system = self.state.reservation_plan()
+        if not system.reservations:
+            return
+        step = int(now // system.config.step_s)
+        if step != self._rolled_step:  # the plan moves in steps: once per step is enough
+            self._rolled_step = step
+            report = system.roll(now)
+            for rid in report.expired:
+                log.info("reservation %s is over and was removed", rid)
+            for rid, k in report.missed:
+                log.warning("reservation %s: instance %d found no room in the plan", rid, k)
+        if now - self._dra_at >= dra.DraConfig().period_s:
+            self._dra_at = now
+            decisions = dra.evaluate(system, dra.demands_from_snapshot(self.state.snapshot(), system), now=now)
+            for d in decisions.decisions:
+                if d.granted:
+                    log.info("reservation %s extended by %d container(s) until %.0f", d.reservation_id,
+                             d.granted, d.until)
 
     async def _launch_am(self, launch: LaunchAM) -> None:
         if self.ipc is not None and self.ipc.handles(launch):  # submitted over Hadoop IPC

@@ -79,7 +79,8 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("yarn.cluster.max-application-priority", "10", None, "YARN's default is 0"),
     Setting("shepherd.resourcemanager.scheduling-interval-ms", "50", None, "least time between two cycles"),
     Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
-            "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack or drf"),
+            "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
+            "(reservations first, then carbyne)"),
     Setting("shepherd.resourcemanager.fair-share-interval-ms", "1000", None,
             "how often the DRF fair shares sent to ApplicationMasters are recomputed"),
     Setting("shepherd.resourcemanager.node-secret", None, "SHEPHERD_NODE_SECRET",

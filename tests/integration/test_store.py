@@ -37,6 +37,7 @@ from rm.core.records import (
     Record,
     StoredState,
 )
+from rm.core.reservation.records import ReservationRecord
 from rm.service.store import Store, StoreError, default_sqlite_url, make_engine, migrations_dir
 from rm.service.store.models import Base
 
@@ -280,6 +281,7 @@ def test_table_columns_are_the_record_fields() -> None:
         ("containers", ContainerRecord),
         ("nodes", NodeRecord),
         ("meta", MetaRecord),
+        ("reservations", ReservationRecord),
     ]:
         columns = set(Base.metadata.tables[table].columns.keys()) - {"id"}
         assert columns == {f.name for f in dataclasses.fields(record)}, table
@@ -522,3 +524,35 @@ def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)
     return env
+
+
+# -- reservations ------------------------------------------------------------------------------------
+
+
+def reservation(n: int = 1, **overrides: Any) -> ReservationRecord:
+    fields: dict[str, Any] = {
+        "reservation_id": f"reservation_1732233600000_{n:04d}", "queue": "root.default", "user": "alice",
+        "definition": {"arrival": 1_000, "deadline": 7_200_000, "reservation-name": "nightly",
+                       "reservation-requests": {"reservation-request-interpreter": 1, "reservation-request": [
+                           {"capability": {"memory": 1024, "vCores": 1}, "num-containers": 2,
+                            "min-concurrency": 1, "duration": 60_000}]}},
+        "acceptance_ms": 1_732_233_600_123,
+        "bookings": ({"start": 28_870_560, "period": 0, "kind": "plan", "instance": 0, "length": 2,
+                      "loads": {"memory-mb": [2048.0, 1024.5], "vcores": [2.0, 1.0]}},),
+        "apps": ("application_1732233600000_0001",), "period": 0, "per_instance": False,
+        "next_instance": 3, "missed": (1, 2),
+    }
+    fields.update(overrides)
+    return ReservationRecord(**fields)
+
+
+def test_reservations_round_trip_and_a_tombstone_drops_the_row(store: Store, store_url: str) -> None:
+    store.write([reservation(1), reservation(2, apps=(), missed=())])
+    assert reload(store_url).reservations == (reservation(1), reservation(2, apps=(), missed=()))
+    # a later record for the same id replaces it; a deleted one (tombstone) removes the row
+    store.write([reservation(1, user="bob"), ReservationRecord(reservation(2).reservation_id, "", "", {}, 0,
+                                                               deleted=True)])
+    assert reload(store_url).reservations == (reservation(1, user="bob"),)
+    # delete then re-create within one batch: the row stays
+    store.write([ReservationRecord(reservation(1).reservation_id, "", "", {}, 0, deleted=True), reservation(1)])
+    assert reload(store_url).reservations == (reservation(1),)

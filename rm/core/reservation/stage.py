@@ -23,13 +23,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.ids import AppId, QueuePath
+from rm.core.ids import AppId
 from rm.core.model import AppView, AskView, ClusterSnapshot
-from rm.core.plan import WakeAt
+from rm.core.plan import Preempt, WakeAt
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import ask_importance
 from rm.core.policies.tetris import choose_node
 from rm.core.reservation.requests import ReservationId
+from rm.core.reservation.view import (  # the view types are re-exported: callers import them from here
+    EMPTY_VIEW,
+    ActiveReservation,
+    ReservationView,
+)
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
@@ -39,26 +44,6 @@ RESERVATION_LENT = "RESERVATION_CAPACITY_LENT"  # the guarantee is held by other
 RESERVATION_USED_UP = "RESERVATION_USED_UP"  # the reservation's guarantee is all in use; fair share may help
 
 
-@dataclass(frozen=True, slots=True)
-class ActiveReservation:
-    reservation_id: ReservationId
-    queue: QueuePath
-    guaranteed: Resources  # the plan's allocation at this step, extensions included
-    apps: tuple[AppId, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ReservationView:
-    """The reservations active at one step, as the scheduling cycle needs them."""
-
-    active: tuple[ActiveReservation, ...] = ()
-    next_change: float | None = None  # when the guarantees may change next (a step boundary)
-
-    def members(self) -> dict[AppId, ReservationId]:
-        return {a: r.reservation_id for r in self.active for a in r.apps}
-
-
-EMPTY_VIEW = ReservationView()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +60,8 @@ ViewSource = Callable[[ClusterSnapshot, float], ReservationView]
 
 
 def view_from_snapshot(snap: ClusterSnapshot, now: float) -> ReservationView:
-    """The view a snapshot carries (``ClusterSnapshot.reservations`` once the core has it), else none."""
-    view = getattr(snap, "reservations", None)
-    return view if isinstance(view, ReservationView) else EMPTY_VIEW
+    """The view the snapshot carries (``ClusterSnapshot.reservations``)."""
+    return snap.reservations
 
 
 class ReservationStage:
@@ -102,6 +86,9 @@ class ReservationStage:
             ctx.plan.wake.append(WakeAt(view.next_change, "reservation-step"))
         if reclaims:
             ctx.plan.counters["reservation_reclaims"] += len(reclaims)
+            ctx.plan.preemptions.extend(
+                Preempt(r.app_id, r.amount, r.reason, r.for_reservation) for r in reclaims
+            )
             if self.on_reclaim is not None:
                 self.on_reclaim(reclaims)
 
@@ -223,3 +210,16 @@ def guarantees_of(view: ReservationView) -> Mapping[ReservationId, Resources]:
 
 
 _: type[Stage] = ReservationStage
+
+__all__ = [
+    "EMPTY_VIEW",
+    "RESERVATION_LENT",
+    "RESERVATION_USED_UP",
+    "ActiveReservation",
+    "Reclaim",
+    "ReservationStage",
+    "ReservationView",
+    "guarantees_of",
+    "serve_reservations",
+    "view_from_snapshot",
+]

@@ -179,7 +179,8 @@ def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
         app_id=app_id, name=_str(body, "application-name", "N/A") or "N/A", queue=_str(body, "queue", "default"),
         user=user, app_type=(_str(body, "application-type", "YARN") or "YARN")[:20],
         priority=_int(body, "priority", 0), am_launch=launch, max_attempts=_int(body, "max-app-attempts", 0),
-        tags=_tags(body), unmanaged=unmanaged, lifetime_s=lifetime, **kwargs,
+        tags=_tags(body), unmanaged=unmanaged, lifetime_s=lifetime,
+        reservation_id=_str(body, "reservation-id").strip(), **kwargs,
     )
 
 

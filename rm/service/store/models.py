@@ -53,6 +53,7 @@ class AppRow(Base):
     attempts_started: Mapped[int] = mapped_column(Integer)
     failed_attempts: Mapped[int] = mapped_column(Integer)
     lifetime_expiry: Mapped[float] = mapped_column(Double)
+    reservation_id: Mapped[str] = mapped_column(Text)
 
 
 class AttemptRow(Base):
@@ -120,3 +121,22 @@ class MetaRow(Base):
     amrm_key_hex: Mapped[str] = mapped_column(Text)
     container_key_hex: Mapped[str] = mapped_column(Text)
     extra: Mapped[str] = mapped_column(Text)  # JSON object
+
+
+class ReservationRow(Base):
+    """One accepted reservation: its definition and its bookings exactly as placed (rm.core.reservation)."""
+
+    __tablename__ = "reservations"
+
+    reservation_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    queue: Mapped[str] = mapped_column(Text)
+    user: Mapped[str] = mapped_column(Text)
+    definition: Mapped[str] = mapped_column(Text)  # JSON object (YARN's reservation-definition)
+    acceptance_ms: Mapped[int] = mapped_column(BigInteger)
+    bookings: Mapped[str] = mapped_column(Text)  # JSON array
+    apps: Mapped[str] = mapped_column(Text)  # JSON array
+    period: Mapped[int] = mapped_column(BigInteger)
+    per_instance: Mapped[bool] = mapped_column(Boolean)
+    next_instance: Mapped[int] = mapped_column(BigInteger)
+    missed: Mapped[str] = mapped_column(Text)  # JSON array
+    deleted: Mapped[bool] = mapped_column(Boolean)

@@ -35,8 +35,9 @@ from rm.core.records import (
     Record,
     StoredState,
 )
+from rm.core.reservation.records import ReservationRecord
 
-from .models import META_ROW_ID, AppRow, AttemptRow, Base, ContainerRow, MetaRow, NodeRow
+from .models import META_ROW_ID, AppRow, AttemptRow, Base, ContainerRow, MetaRow, NodeRow, ReservationRow
 
 SQLITE_FILE_NAME: Final = "rm-state.db"
 _SUPPORTED_BACKENDS: Final = frozenset({"sqlite", "postgresql"})
@@ -126,6 +127,8 @@ _TABLES: Final[tuple[_Table, ...]] = (
     _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags"}), frozenset({"tags"})),
     _Table(AttemptRecord, AttemptRow, "attempt_id", frozenset()),
     _Table(ContainerRecord, ContainerRow, "container_id", frozenset({"resource"})),
+    _Table(ReservationRecord, ReservationRow, "reservation_id",
+           frozenset({"definition", "bookings", "apps", "missed"}), frozenset({"bookings", "apps", "missed"})),
 )
 _BY_RECORD: Final[Mapping[type[Any], _Table]] = {t.record: t for t in _TABLES}
 
@@ -184,6 +187,7 @@ class Store:
                     ContainerRow.container_id,
                 ),
                 nodes=read(NodeRecord, NodeRow.node_id),
+                reservations=read(ReservationRecord, ReservationRow.reservation_id),
             )
 
     def write(self, records: Sequence[Record]) -> None:
@@ -193,7 +197,14 @@ class Store:
         holds the same record key twice, the later record wins.
         """
         batches: dict[type[Any], dict[Any, Any]] = {t.record: {} for t in _TABLES}
+        dropped: dict[str, None] = {}  # deleted reservations (tombstones): their rows go
         for record in records:
+            if isinstance(record, ReservationRecord):
+                if record.deleted:
+                    batches[ReservationRecord].pop(record.reservation_id, None)
+                    dropped[record.reservation_id] = None
+                    continue
+                dropped.pop(record.reservation_id, None)
             table = _BY_RECORD.get(type(record))
             if table is None:
                 raise TypeError(f"not a store record: {type(record).__name__}")
@@ -207,6 +218,10 @@ class Store:
                 if batch:
                     rows = [table.to_row(r) for r in batch.values()]
                     conn.execute(self._upserts[table.record], rows)
+            ids = list(dropped)
+            for start in range(0, len(ids), _DELETE_CHUNK):
+                chunk = ids[start : start + _DELETE_CHUNK]
+                conn.execute(delete(ReservationRow).where(ReservationRow.reservation_id.in_(chunk)))
 
     def prune_completed_apps(self, keep: int) -> int:
         """Delete the oldest completed apps beyond the newest ``keep``, with their attempts and containers.

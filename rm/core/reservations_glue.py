@@ -1,0 +1,122 @@
+"""The reservation system inside the RM state machine: its queues' capacities, its records and id counter,
+and the preemptions the reservation stage asks for.
+
+Pure like ``state.py`` (``now`` is an argument). ``ClusterState`` owns one ``ReservationSystem``; these
+helpers keep that file about the state machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rm.core.entities import EXIT_PREEMPTED, Container
+from rm.core.ids import AppId, ContainerId, QueuePath
+from rm.core.plan import Plan
+from rm.core.records import MetaRecord, Record
+from rm.core.reservation.system import ReservationSystem
+from rm.core.resources import Resources
+
+if TYPE_CHECKING:
+    from rm.core.state import ClusterState
+
+SEQ_KEY = "reservation_seq"  # MetaRecord.extra: the next reservation id's sequence number
+GONE_STATES = frozenset({"LOST", "SHUTDOWN", "DECOMMISSIONED"})
+PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
+
+
+def new_system(meta: MetaRecord) -> ReservationSystem:
+    return ReservationSystem(cluster_ts=meta.cluster_timestamp, next_seq=int(meta.extra.get(SEQ_KEY, 1)))
+
+
+def plan_capacity(state: ClusterState) -> Resources:
+    """The capacity the plans are cut from: every known node's capability (nodes that must re-register
+    after an RM restart count; lost, shut-down and decommissioned ones do not)."""
+    out = Resources()
+    for n in state.nodes.values():
+        if n.state not in GONE_STATES:
+            out = out + n.capability
+    return out
+
+
+def sync_capacities(state: ClusterState, system: ReservationSystem, last: Resources | None) -> Resources:
+    """Give every leaf queue its plan with capacity = cluster × the queue's absolute capacity, when the
+    cluster changed since ``last``. Returns the capacity used."""
+    cluster = plan_capacity(state)
+    if last is not None and cluster == last and all(q in system.plans for q in _leaves(state)):
+        return cluster
+    for path in _leaves(state):
+        share = state.queues[path].abs_capacity
+        system.set_capacity(path, Resources({r: int(v * share) for r, v in cluster.amounts.items()}))
+    return cluster
+
+
+def _leaves(state: ClusterState) -> list[QueuePath]:
+    return sorted(p for p, q in state.queues.items() if q.is_leaf)
+
+
+def drain(system: ReservationSystem, meta: MetaRecord) -> tuple[list[Record], MetaRecord | None]:
+    """The system's changed reservations, and a new MetaRecord when the id counter moved."""
+    records: list[Record] = list(system.drain_records())
+    if int(meta.extra.get(SEQ_KEY, 1)) == system.next_seq:
+        return records, None
+    return records, MetaRecord(
+        cluster_timestamp=meta.cluster_timestamp, next_app_seq=meta.next_app_seq, epoch=meta.epoch,
+        amrm_key_hex=meta.amrm_key_hex, container_key_hex=meta.container_key_hex,
+        extra={**meta.extra, SEQ_KEY: system.next_seq},
+    )
+
+
+def apply_preemptions(state: ClusterState, plan: Plan, now: float) -> int:
+    """Preempt each victim app's newest non-AM containers until the asked amount is covered (exit -102;
+    the NodeManager is told to clean them up, the AM gets them as completed). Returns how many.
+
+    Containers on one node are preferred when that node's free room plus them covers the amount, so the
+    blocked ask fits there next cycle instead of the reclaim repeating over freed but scattered room."""
+    count = 0
+    for p in plan.preemptions:
+        app = state.apps.get(AppId(p.app_id))
+        if app is None or app.final:
+            continue
+        for c in _victims(state, app.containers, p.amount):
+            state._complete_container(c, EXIT_PREEMPTED, PREEMPTED_DIAG.format(reason=p.reason,
+                                                                              rid=p.for_reservation), now)
+            node = state.nodes.get(c.node_id)
+            if node is not None:
+                node.to_cleanup.add(c.container_id)
+            count += 1
+    state.counters["containers_preempted"] = state.counters.get("containers_preempted", 0) + count
+    return count
+
+
+def _covered(need: Resources, room: Resources) -> bool:
+    return all(room.get(r) >= v for r, v in need.amounts.items() if v > 0)
+
+
+def _victims(state: ClusterState, owned: Iterable[ContainerId], amount: Resources) -> list[Container]:
+    live = [c for c in (state.containers.get(cid) for cid in owned) if c is not None and c.live and not c.is_am]
+    newest = sorted(live, key=lambda c: (c.allocate_time, c.container_id), reverse=True)
+    best: list[Container] | None = None
+    for node_id in dict.fromkeys(c.node_id for c in newest):
+        node = state.nodes.get(node_id)
+        if node is None or not node.schedulable:
+            continue
+        room = (node.capability - node.allocated).clamp_min_zero()
+        chosen: list[Container] = []
+        for c in (c for c in newest if c.node_id == node_id):
+            if _covered(amount, room):
+                break
+            chosen.append(c)
+            room = room + c.resource
+        if _covered(amount, room) and (best is None or len(chosen) < len(best)):
+            best = chosen
+    if best is not None:
+        return best
+    out: list[Container] = []
+    taken = Resources()
+    for c in newest:
+        if _covered(amount, taken):
+            break
+        out.append(c)
+        taken = taken + c.resource
+    return out

@@ -1,0 +1,85 @@
+"""YARN's reservation REST API (``/ws/v1/cluster/reservation/...``): thin over ``rm.core.reservation.yarn``
+(the JSON shapes) and the state's reservation system. Every change is in the store before the answer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from rm.core.reservation import yarn
+from rm.service.rest.cluster import BASE
+from rm.service.rest.errors import check_writer, json_object
+
+if TYPE_CHECKING:
+    from rm.service.server import ResourceManager
+
+RESERVATION = f"{BASE}/reservation"
+
+SUBMIT_EXAMPLE = {
+    "queue": "default",
+    "reservation-id": "reservation_1700000000000_0001",
+    "reservation-definition": {
+        "arrival": 1765000000000,
+        "deadline": 1765003600000,
+        "reservation-name": "nightly",
+        "reservation-requests": {
+            "reservation-request-interpreter": 1,
+            "reservation-request": [{"capability": {"memory": 1024, "vCores": 1}, "num-containers": 4,
+                                     "min-concurrency": 1, "duration": 600000}],
+        },
+    },
+}
+
+
+def add_reservation_routes(api: FastAPI, rm: ResourceManager) -> None:
+    secret = rm.cfg.client_secret
+    body_doc = {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"type": "object"}, "example": SUBMIT_EXAMPLE}}}}
+
+    @api.post(f"{RESERVATION}/new-reservation", tags=["reservations"], summary="A new reservation id (no body)")
+    async def new_reservation(request: Request) -> dict[str, str]:
+        check_writer(request, secret)
+        rid = rm.state.reservation_plan().new_reservation_id()
+        await rm.persist()
+        return yarn.render_new_reservation(rid)
+
+    @api.post(f"{RESERVATION}/submit", tags=["reservations"], openapi_extra=body_doc,
+              summary="Submit a reservation (200, empty body; 400 when the plan has no room)")
+    async def submit(request: Request) -> Response:
+        check_writer(request, secret)
+        body = yarn.parse_submit(await json_object(request))
+        user = request.query_params.get("user.name") or "dr.who"
+        rm.state.reservation_plan().submit(body.reservation_id, body.queue, body.definition, user=user,
+                                           now=rm.now())
+        await rm.persist()
+        rm.kick()
+        return Response(status_code=200)
+
+    @api.post(f"{RESERVATION}/update", tags=["reservations"],
+              summary="Replace a reservation's definition (try-and-swap: on failure the old one stays)")
+    async def update(request: Request) -> Response:
+        check_writer(request, secret)
+        rid, definition = yarn.parse_update(await json_object(request))
+        rm.state.reservation_plan().update(rid, definition, now=rm.now())
+        await rm.persist()
+        rm.kick()
+        return Response(status_code=200)
+
+    @api.post(f"{RESERVATION}/delete", tags=["reservations"], summary="Delete a reservation")
+    async def delete(request: Request) -> Response:
+        check_writer(request, secret)
+        rid = yarn.parse_delete(await json_object(request))
+        rm.state.reservation_plan().delete(rid)
+        await rm.persist()
+        rm.kick()
+        return Response(status_code=200)
+
+    @api.get(f"{RESERVATION}/list", tags=["reservations"],
+             summary="A queue's reservations (one object for one match, an array for several)")
+    async def list_reservations(request: Request) -> dict[str, Any]:
+        q = yarn.parse_list_query(request.query_params)
+        infos = rm.state.reservation_plan().list_reservations(q.queue, q.reservation_id, q.start_ms, q.end_ms,
+                                                              q.include_allocations)
+        return yarn.render_list(infos)

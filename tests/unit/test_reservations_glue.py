@@ -1,0 +1,185 @@
+"""The reservation system inside ClusterState: capacities from the cluster, apps attached on submit and
+detached when they end, the view in the snapshot, preemption of lenders, records and recovery."""
+
+from __future__ import annotations
+
+from random import Random
+from typing import Any
+
+import pytest
+
+from rm.core.cycle import run_cycle
+from rm.core.entities import EXIT_PREEMPTED, Ask
+from rm.core.errors import BadRequest
+from rm.core.ids import AppId, NodeId
+from rm.core.plan import Plan, Preempt
+from rm.core.policies.registry import named_pipeline
+from rm.core.queues import build_queues
+from rm.core.records import MetaRecord, StoredState
+from rm.core.reservation.records import ReservationRecord
+from rm.core.reservation.yarn import definition_from_json
+from rm.core.reservations_glue import SEQ_KEY
+from rm.core.resources import Resources
+from rm.core.state import AM_ASK_ID, ClusterState, SubmitSpec
+
+TS = 1_700_000_000_000
+NOW = 1_700_000_040.0  # 40 s into a one-minute step
+STEP_START_MS = int(NOW // 60) * 60_000
+QUEUES = {"default": {"capacity": 50}, "prod": {"capacity": 50}}
+
+
+def make_state() -> tuple[ClusterState, NodeId]:
+    st = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES))
+    node = st.register_node("n1:7040", "n1:8042", "", Resources.of(memory_mb=8192, vcores=16), [], NOW)
+    return st, node.node_id
+
+
+def definition(mb: int = 2048, minutes: int = 10) -> Any:
+    return definition_from_json({
+        "arrival": STEP_START_MS, "deadline": STEP_START_MS + 15 * 60_000, "reservation-name": "prod",
+        "reservation-requests": {"reservation-request-interpreter": 1, "reservation-request": [
+            {"capability": {"memory": mb, "vCores": 1}, "num-containers": 1, "min-concurrency": 1,
+             "duration": minutes * 60_000}]},
+    })
+
+
+def reserve(st: ClusterState, queue: str = "prod", mb: int = 2048) -> str:
+    system = st.reservation_plan()
+    rid = system.new_reservation_id()
+    system.submit(rid, queue, definition(mb), user="alice", now=NOW)
+    return rid
+
+
+def submit(st: ClusterState, queue: str, mb: int = 512, reservation_id: str = "") -> AppId:
+    app_id = st.new_application(NOW)
+    st.submit(SubmitSpec(app_id=app_id, queue=queue, am_launch={"commands": ["am"]},
+                         am_resource=Resources.of(memory_mb=mb, vcores=1), reservation_id=reservation_id), NOW)
+    return app_id
+
+
+def cycle(st: ClusterState, now: float = NOW) -> Plan:
+    stages, shares = named_pipeline("morpheus")
+    plan = run_cycle(st.snapshot(now), stages, shares=shares, now=now, rng=Random(1))
+    st.apply_plan(plan, now)
+    return plan
+
+
+def start_am(st: ClusterState, app_id: AppId) -> str:
+    cycle(st)
+    (launch,) = [x for x in st.drain_launches() if x.app_id == app_id]
+    st.am_register(launch.amrm_token, "h", 1, "", NOW)
+    return launch.amrm_token
+
+
+def test_every_leaf_queue_is_reservable_with_its_share_of_the_cluster() -> None:
+    st, _ = make_state()
+    system = st.reservation_plan()
+    assert system.plan("prod").timeline.capacity == Resources.of(memory_mb=4096, vcores=8)
+    assert system.resolve("default") == "root.default"
+    st.register_node("n2:7040", "n2:8042", "", Resources.of(memory_mb=8192, vcores=16), [], NOW)
+    assert st.reservation_plan().plan("prod").timeline.capacity == Resources.of(memory_mb=8192, vcores=16)
+    st.unregister_node("n2:7040", NOW)
+    assert st.reservation_plan().plan("prod").timeline.capacity == Resources.of(memory_mb=4096, vcores=8)
+
+
+def test_an_app_runs_inside_its_reservation_until_it_ends() -> None:
+    st, _ = make_state()
+    rid = reserve(st)
+    with pytest.raises(BadRequest, match=r"belongs to queue root\.prod"):
+        submit(st, "default", reservation_id=rid)
+    with pytest.raises(BadRequest, match="unknown"):
+        submit(st, "prod", reservation_id="reservation_1_0042")
+    assert [a.reservation_id for a in st.apps.values()] == []  # refused submissions changed nothing
+    app_id = submit(st, "prod", reservation_id=rid)
+    assert st.apps[app_id].reservation_id == rid
+    assert st.apps[app_id].record().reservation_id == rid
+    snap = st.snapshot(NOW)
+    assert snap.apps[app_id].reservation_id == rid
+    (active,) = snap.reservations.active
+    assert active.reservation_id == rid
+    assert active.apps == (app_id,)
+    assert active.guaranteed.memory_mb == 2048
+    assert st.snapshot().reservations.active == ()  # without a time, no view (cheap snapshots)
+    st.kill(app_id, "", NOW)
+    assert st.reservation_plan().reservation_of(app_id) is None
+    assert st.snapshot(NOW).reservations.active[0].apps == ()
+
+
+def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
+    st, node = make_state()
+    adhoc = submit(st, "default")
+    token = start_am(st, adhoc)
+    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=512, vcores=1), 30)], [], 0.1, [], [], NOW)
+    cycle(st)
+    assert st.nodes[node].allocated.memory_mb == 8192  # work conservation: the whole node, queue or not
+    rid = reserve(st)
+    app_id = submit(st, "prod", mb=2048, reservation_id=rid)
+    plan = cycle(st)
+    assert plan.preemptions == [Preempt(adhoc, Resources.of(memory_mb=2048, vcores=1), "RESERVATION_CAPACITY_LENT",
+                                        rid)]
+    preempted = [c for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED]
+    assert len(preempted) == 4  # 4 × 512 MB covers 2048 MB
+    assert not any(c.is_am for c in preempted)
+    newest = sorted((c for c in st.containers.values() if c.app_id == adhoc and not c.is_am),
+                    key=lambda c: c.container_id)[-4:]
+    assert {c.container_id for c in preempted} == {c.container_id for c in newest}
+    assert {c.container_id for c in preempted} <= st.nodes[node].to_cleanup
+    res = st.am_allocate(token, 1, [], [], 0.2, [], [], NOW)
+    assert {c.container_id for c in res.completed if c.exit_status == EXIT_PREEMPTED} == \
+        {c.container_id for c in preempted}
+    assert st.counters["containers_preempted"] == 4
+    assert st.apps[app_id].waiting.startswith("[RESERVATION_CAPACITY_LENT]")
+    assert f"taking it back from {adhoc}" in st.apps[app_id].waiting
+    # the next cycle serves the reservation first; nothing is preempted twice
+    plan = cycle(st)
+    assert any(p.app_id == app_id and p.allocation_request_id == AM_ASK_ID for p in plan.placements)
+    assert st.apps[app_id].used.memory_mb == 2048
+    st.apply_plan(Plan(based_on=st.version, preemptions=[Preempt(adhoc, Resources.of(memory_mb=1), "x")]), NOW)
+    assert sum(1 for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED) == 5
+
+
+def test_reservations_and_their_id_counter_are_records_and_survive_recovery() -> None:
+    st, _ = make_state()
+    st.drain_records()
+    rid = reserve(st)
+    app_id = submit(st, "prod", reservation_id=rid)
+    records = st.drain_records()
+    (rec,) = [r for r in records if isinstance(r, ReservationRecord)]
+    assert rec.reservation_id == rid
+    assert rec.apps == (app_id,)
+    (meta,) = [r for r in records if isinstance(r, MetaRecord)]
+    assert meta.extra[SEQ_KEY] == 2
+    apps = tuple(r for r in records if type(r).__name__ == "AppRecord")
+    stored = StoredState(meta=meta, apps=apps, attempts=(), containers=(), nodes=(), reservations=(rec,))  # type: ignore[arg-type]
+    again = ClusterState.recover(stored, build_queues(QUEUES), None, now=NOW)
+    system = again.reservation_plan()
+    assert system.reservation_of(app_id) == rid
+    assert system.new_reservation_id() != rid
+    before = st.reservation_plan().list_reservations("prod", include_allocations=True)
+    assert system.list_reservations("prod", include_allocations=True) == before
+    system.delete(rid)
+    (gone,) = [r for r in again.drain_records() if isinstance(r, ReservationRecord)]
+    assert gone.deleted
+
+
+def test_preemption_frees_room_on_one_node_rather_than_scattered() -> None:
+    st = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES))
+    for name in ("n1", "n2"):
+        st.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=4096, vcores=16), [], NOW)
+    adhoc = submit(st, "default")
+    token = start_am(st, adhoc)
+    response = 0
+    for i in range(15):  # one at a time, so the newest containers alternate between the nodes
+        ask = Ask(i + 1, 1, Resources.of(memory_mb=512, vcores=1), 1)
+        response = st.am_allocate(token, response, [ask], [], 0.1, [], [], NOW).response_id
+        cycle(st)
+    assert {n.allocated.memory_mb for n in st.nodes.values()} == {4096}
+    rid = reserve(st)
+    app_id = submit(st, "prod", mb=2048, reservation_id=rid)
+    cycle(st)
+    preempted = [c for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED]
+    assert len(preempted) == 4
+    assert len({c.node_id for c in preempted}) == 1
+    cycle(st)
+    assert st.apps[app_id].used.memory_mb == 2048
+    assert sum(1 for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED) == 4
