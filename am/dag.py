@@ -26,10 +26,11 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from am.client import AMClientError, AMEnvironment, AMEnvironmentError, AMRMClient, NMClient
-from am.dag_state import EXIT_INVALID, DagState
+from am.dag_state import DagState
 from am.jobspec import Job, JobSpecError, Stage, parse_job
 from am.policies import AskDecision, AskPolicy, AskTable, make_ask_policy, stage_index_of
 from proto import shepherd_pb2 as pb
+from rm.core.entities import EXIT_INVALID
 from rm.core.resources import Resources
 
 DEFAULT_INTERVAL_S = 0.5

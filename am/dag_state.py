@@ -16,15 +16,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from am.jobspec import Job, Stage
+from rm.core.entities import EXIT_ABORTED, EXIT_PREEMPTED, EXIT_SUCCESS
 from rm.core.resources import Resources
 
 TaskStatus = Literal["WAITING", "RUNNABLE", "RUNNING", "SUCCEEDED", "FAILED"]
 Outcome = Literal["succeeded", "retry", "failed", "requeued", "unknown"]
 
-EXIT_SUCCESS = 0
-EXIT_ABORTED = -100
-EXIT_PREEMPTED = -102
-EXIT_INVALID = -1000
 NOT_THE_TASKS_FAULT = frozenset({EXIT_ABORTED, EXIT_PREEMPTED})
 
 

@@ -32,18 +32,26 @@ from nodemanager.launch import (
 )
 from nodemanager.limits import CgroupV2, MemorySample, pmem_diagnostic, watch_memory
 from proto import shepherd_pb2 as pb
+from rm.core.entities import (
+    EXIT_ABORTED,
+    EXIT_INVALID,
+    EXIT_KILLED_AFTER_APP_COMPLETION,
+    EXIT_KILLED_BY_APPMASTER,
+    EXIT_KILLED_BY_RESOURCEMANAGER,
+    EXIT_KILLED_EXCEEDED_PMEM,
+)
 from rm.core.resources import MEMORY
 from rm.core.tokens import ContainerTokenFields
 
 log = logging.getLogger(__name__)
 
-# YARN's ContainerExitStatus values that are not process exit codes.
-ABORTED = -100
-KILLED_EXCEEDED_PMEM = -104
-KILLED_BY_APPMASTER = -105
-KILLED_BY_RESOURCEMANAGER = -106
-KILLED_AFTER_APP_COMPLETION = -107
-INVALID = -1000
+# YARN's ContainerExitStatus values that are not process exit codes (one definition, in the core)
+ABORTED = EXIT_ABORTED
+KILLED_EXCEEDED_PMEM = EXIT_KILLED_EXCEEDED_PMEM
+KILLED_BY_APPMASTER = EXIT_KILLED_BY_APPMASTER
+KILLED_BY_RESOURCEMANAGER = EXIT_KILLED_BY_RESOURCEMANAGER
+KILLED_AFTER_APP_COMPLETION = EXIT_KILLED_AFTER_APP_COMPLETION
+INVALID = EXIT_INVALID
 
 ContainerState = Literal["NEW", "RUNNING", "COMPLETE"]
 _PB_STATE = {
