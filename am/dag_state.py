@@ -63,6 +63,7 @@ class _StageState:
     depth: int
     tasks: list[TaskState] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
+    measured_sum: float = 0.0  # of ``measured``, kept as it grows: estimates are read on every heartbeat
 
 
 class DagState:
@@ -165,7 +166,7 @@ class DagState:
         once there is one, else the spec's per-task (or per-stage) estimate."""
         st = self._stages[stage]
         if st.measured:
-            return sum(st.measured) / len(st.measured)
+            return st.measured_sum / len(st.measured)
         return st.spec.task_duration_s(task) if task is not None else st.spec.estimated_task_s
 
     def remaining_task_s(self, task: TaskState, now: float) -> float:
@@ -227,6 +228,7 @@ class DagState:
             task.status = "SUCCEEDED"
             task.measured_s = duration
             self._stages[task.stage].measured.append(duration)
+            self._stages[task.stage].measured_sum += duration
             return outcome("succeeded", self._release_children(task.stage))
         if exit_status in NOT_THE_TASKS_FAULT:
             task.status = "RUNNABLE"

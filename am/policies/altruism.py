@@ -45,6 +45,11 @@ class CarbyneAsks:
     name: ClassVar[str] = "carbyne"
     last: AltruismOutcome | None = field(default=None, init=False)
     _rng: Random = field(init=False, repr=False)
+    # the last packing, reused while the job's task states and its share stay the same: until then the
+    # schedule only slides in time, so latest starts are kept on an absolute clock
+    _memo_key: object = field(default=None, init=False, repr=False)
+    _memo_at: float = field(default=0.0, init=False, repr=False)
+    _memo: tuple[float, dict[str, list[float]]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.p_altruism <= 1.0:
@@ -63,14 +68,24 @@ class CarbyneAsks:
         if not yield_now or fair_share.is_zero():
             self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
             return GreedyAsks().asks(dag, fair_share, now)
-        forward = pack_forward(plans, fair_share)
-        if forward.makespan == INFINITE:  # the share cannot run the job: take what it can get
-            self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
-            return GreedyAsks().asks(dag, fair_share, now)
-        latest = pack_reverse(plans, fair_share, forward.makespan)
+        key = (fair_share, tuple((p.name, p.pending, len(p.running_remaining_s), p.duration_s) for p in plans),
+               tuple(sorted(runnable.items())))
+        if key == self._memo_key and self._memo is not None:
+            shift = now - self._memo_at
+            makespan = self._memo[0] - shift
+            latest = {name: [t - shift for t in starts] for name, starts in self._memo[1].items()}
+        else:
+            forward = pack_forward(plans, fair_share)
+            makespan = forward.makespan
+            if makespan == INFINITE:  # the share cannot run the job: take what it can get
+                self._memo_key = None
+                self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
+                return GreedyAsks().asks(dag, fair_share, now)
+            latest = pack_reverse(plans, fair_share, makespan)
+            self._memo_key, self._memo_at, self._memo = key, now, (makespan, latest)
         default = must_start_now(latest, runnable, self.horizon_s)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
-        self.last = AltruismOutcome(forward.makespan, default, altruistic, yielded=True)
+        self.last = AltruismOutcome(makespan, default, altruistic, yielded=True)
         remaining = dag.remaining_work_s(now)
         out: list[AskDecision] = []
         for stage in dag.stages:
