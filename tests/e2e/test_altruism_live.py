@@ -16,24 +16,27 @@ pytestmark = pytest.mark.slow
 def test_one_job_yields_and_the_other_gets_containers_from_the_leftover(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cluster = make_cluster(nodes=1, node_memory_mb=4096, node_vcores=8)
     rest = cluster.rest_url
-    # J1: a long task gates the final stage, so its wide stage can wait: it asks ALTRUISTIC for it
+    # J2 first: many short tasks, more than its share can run at once, so it keeps asking ALTRUISTIC too
+    short = {"id": "short", "stages": [
+        {"name": "work", "tasks": 40, "memory_mb": 256, "vcores": 1, "duration_s": 3, "command": "sleep 3"}]}
+    # J1: a long task gates the final stage, so its wide stage can wait: it asks ALTRUISTIC for it; its
+    # remaining work stays above J2's, so the leftover goes to J2 first (shortest remaining time first)
     yielder = {
         "id": "yielder",
         "stages": [
-            {"name": "long", "tasks": 1, "memory_mb": 256, "vcores": 1, "duration_s": 25, "command": "sleep 25"},
-            {"name": "wide", "tasks": 10, "memory_mb": 256, "vcores": 1, "duration_s": 3, "command": "sleep 3"},
+            {"name": "long", "tasks": 1, "memory_mb": 256, "vcores": 1, "duration_s": 120, "command": "sleep 120"},
+            {"name": "wide", "tasks": 16, "memory_mb": 256, "vcores": 1, "duration_s": 3, "command": "sleep 3"},
             {"name": "final", "tasks": 1, "memory_mb": 256, "vcores": 1, "duration_s": 1, "command": "sleep 1",
              "parents": ["long", "wide"]},
         ],
     }
-    # J2: less work in all, but more than its share can run at once: it takes what J1 leaves
-    short = {"id": "short", "stages": [
-        {"name": "work", "tasks": 12, "memory_mb": 256, "vcores": 1, "duration_s": 3, "command": "sleep 3"}]}
-    j1 = submit_job(cluster, write_job(tmp_path, yielder), tmp_path)
-    j2 = submit_job(cluster, write_job(tmp_path, short), tmp_path)
 
     def app(app_id: str) -> dict:  # type: ignore[type-arg]
         return httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}", timeout=10).json()["app"]
+
+    j2 = submit_job(cluster, write_job(tmp_path, short), tmp_path)
+    wait_until(lambda: app(j2)["state"] == "RUNNING", 30, "the short job's AM to run")
+    j1 = submit_job(cluster, write_job(tmp_path, yielder), tmp_path)
 
     def yielding() -> dict | None:  # type: ignore[type-arg]
         # its wide stage is asked ALTRUISTIC: no DEFAULT ask beyond what must start now
@@ -42,18 +45,18 @@ def test_one_job_yields_and_the_other_gets_containers_from_the_leftover(make_clu
             return a
         return None
 
-    seen = wait_until(yielding, 30, "the barrier job to yield (ALTRUISTIC asks, no DEFAULT ones)")
+    seen = wait_until(yielding, 60, "the barrier job to yield (ALTRUISTIC asks, no DEFAULT ones)")
     assert seen["fairShareVCores"] > 0
 
     got_leftover = wait_until(lambda: (a := app(j2))["leftoverContainers"] > 0 and a, 60,
                               "the short job to get leftover containers")
     assert got_leftover["leftoverContainers"] >= 1
 
-    for app_id in (j1, j2):
-        wait_until(lambda a=app_id: app(a)["state"] == "FINISHED", 90, f"{app_id} to finish")  # type: ignore[misc]
-        assert app(app_id)["finalStatus"] == "SUCCEEDED"
+    wait_until(lambda: app(j2)["state"] == "FINISHED", 120, "the short job to finish")
+    assert app(j2)["finalStatus"] == "SUCCEEDED"
 
     text = httpx.get(f"{rest}/metrics", timeout=10).text
     m = re.search(r"^shepherd_leftover_containers_total (\S+)$", text, re.MULTILINE)
     assert m, "the leftover counter is exported"
     assert float(m.group(1)) >= 1
+    httpx.put(f"{rest}/ws/v1/cluster/apps/{j1}/state", json={"state": "KILLED"}, timeout=10)
