@@ -22,6 +22,7 @@ from rm.client import ClientError, RMClient
 from rm.commands.apps import app_group
 from rm.commands.cluster import node_group, queue_group
 from rm.commands.config import config_group
+from rm.commands.slo import slo_group
 from rm.core.resources import Resources
 from sim.cli import sim_app
 
@@ -201,7 +202,7 @@ def demo(
 
 
 def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: str | None, env: dict[str, str],
-                     wait: bool) -> int:
+                     wait: bool, reservation: str = "") -> int:
     from am.jobspec import load_job
 
     job = load_job(job_path)
@@ -223,6 +224,7 @@ def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: s
                 am_resource=pb.Resource(values=Resources.of(memory_mb=256, vcores=1).to_dict()),
                 am_container_spec=pb.ContainerLaunchContext(commands=["$SHEPHERD_PYTHON -m am.dag"]),
                 max_app_attempts=int(job.max_app_attempts or 0), job_spec_json=json.dumps(spec),
+                inputs=list(job.inputs), outputs=list(job.outputs), reservation_id=reservation,
             )
             client.submit(ctx)
         except ClientError as exc:
@@ -260,9 +262,12 @@ def submit(
     queue: str | None = typer.Option(None, "--queue", "-q"),
     env: list[str] = typer.Option([], "--env", "-e", help="KEY=VALUE given to every task"),
     data_dir: Path = typer.Option(Path(".shepherd"), help="the default OUTPUT_DIR goes under it"),
+    reservation: str = typer.Option("", "--reservation", "-r", help="run inside this reservation "
+                                    "(reservation_<cluster>_<n>, e.g. from `shepherd slo accept`)"),
     rm: str | None = RM_OPT,
 ) -> None:
-    """Submit a DAG job to run under the default DAG ApplicationMaster."""
+    """Submit a DAG job to run under the default DAG ApplicationMaster. The job file's inputs and outputs
+    are declared to the RM (run history for `shepherd slo`)."""
     extra: dict[str, str] = {}
     for item in env:
         key, sep, value = item.partition("=")
@@ -272,7 +277,8 @@ def submit(
     from am.jobspec import JobSpecError
 
     try:
-        code = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait)
+        code = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait,
+                                reservation=reservation.strip())
     except JobSpecError as exc:
         err_console.print(f"[red]invalid job file:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -379,6 +385,7 @@ app.add_typer(app_group, name="app")
 app.add_typer(node_group, name="node")
 app.add_typer(queue_group, name="queue")
 app.add_typer(config_group, name="config")
+app.add_typer(slo_group, name="slo")
 app.add_typer(sim_app, name="sim")
 
 

@@ -129,6 +129,14 @@ class ApplicationId(_message.Message):
     cluster_timestamp: int
     def __init__(self, id: _Optional[int] = ..., cluster_timestamp: _Optional[int] = ...) -> None: ...
 
+class ReservationId(_message.Message):
+    __slots__ = ("id", "cluster_timestamp")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    cluster_timestamp: int
+    def __init__(self, id: _Optional[int] = ..., cluster_timestamp: _Optional[int] = ...) -> None: ...
+
 class ApplicationAttemptId(_message.Message):
     __slots__ = ("application_id", "attempt_id")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -352,7 +360,7 @@ class ContainerLaunchContext(_message.Message):
     def __init__(self, local_resources: _Optional[_Iterable[_Union[StringLocalResourceMap, _Mapping]]] = ..., tokens: _Optional[bytes] = ..., service_data: _Optional[_Iterable[_Union[StringBytesMap, _Mapping]]] = ..., environment: _Optional[_Iterable[_Union[StringStringMap, _Mapping]]] = ..., command: _Optional[_Iterable[str]] = ..., application_acls: _Optional[_Iterable[_Union[ApplicationAcl, _Mapping]]] = ..., tokens_conf: _Optional[bytes] = ...) -> None: ...
 
 class ApplicationSubmissionContext(_message.Message):
-    __slots__ = ("application_id", "application_name", "queue", "priority", "am_container_spec", "cancel_tokens_when_complete", "unmanaged_am", "max_app_attempts", "resource", "application_type", "keep_containers_across_application_attempts", "application_tags", "attempt_failures_validity_interval", "node_label_expression", "am_container_resource_request")
+    __slots__ = ("application_id", "application_name", "queue", "priority", "am_container_spec", "cancel_tokens_when_complete", "unmanaged_am", "max_app_attempts", "resource", "application_type", "keep_containers_across_application_attempts", "application_tags", "attempt_failures_validity_interval", "reservation_id", "node_label_expression", "am_container_resource_request")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -366,6 +374,7 @@ class ApplicationSubmissionContext(_message.Message):
     KEEP_CONTAINERS_ACROSS_APPLICATION_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_TAGS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FAILURES_VALIDITY_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
     NODE_LABEL_EXPRESSION_FIELD_NUMBER: _ClassVar[int]
     AM_CONTAINER_RESOURCE_REQUEST_FIELD_NUMBER: _ClassVar[int]
     application_id: ApplicationId
@@ -381,9 +390,10 @@ class ApplicationSubmissionContext(_message.Message):
     keep_containers_across_application_attempts: bool
     application_tags: _containers.RepeatedScalarFieldContainer[str]
     attempt_failures_validity_interval: int
+    reservation_id: ReservationId
     node_label_expression: str
     am_container_resource_request: _containers.RepeatedCompositeFieldContainer[ResourceRequest]
-    def __init__(self, application_id: _Optional[_Union[ApplicationId, _Mapping]] = ..., application_name: _Optional[str] = ..., queue: _Optional[str] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., cancel_tokens_when_complete: _Optional[bool] = ..., unmanaged_am: _Optional[bool] = ..., max_app_attempts: _Optional[int] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., application_type: _Optional[str] = ..., keep_containers_across_application_attempts: _Optional[bool] = ..., application_tags: _Optional[_Iterable[str]] = ..., attempt_failures_validity_interval: _Optional[int] = ..., node_label_expression: _Optional[str] = ..., am_container_resource_request: _Optional[_Iterable[_Union[ResourceRequest, _Mapping]]] = ...) -> None: ...
+    def __init__(self, application_id: _Optional[_Union[ApplicationId, _Mapping]] = ..., application_name: _Optional[str] = ..., queue: _Optional[str] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., cancel_tokens_when_complete: _Optional[bool] = ..., unmanaged_am: _Optional[bool] = ..., max_app_attempts: _Optional[int] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., application_type: _Optional[str] = ..., keep_containers_across_application_attempts: _Optional[bool] = ..., application_tags: _Optional[_Iterable[str]] = ..., attempt_failures_validity_interval: _Optional[int] = ..., reservation_id: _Optional[_Union[ReservationId, _Mapping]] = ..., node_label_expression: _Optional[str] = ..., am_container_resource_request: _Optional[_Iterable[_Union[ResourceRequest, _Mapping]]] = ...) -> None: ...
 
 class ApplicationResourceUsageReport(_message.Message):
     __slots__ = ("num_used_containers", "num_reserved_containers", "used_resources", "reserved_resources", "needed_resources", "memory_seconds", "vcore_seconds", "queue_usage_percentage", "cluster_usage_percentage")

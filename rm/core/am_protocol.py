@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rm.core import ids, tokens
+from rm.core import ids, run_history, tokens
 from rm.core.entities import EXIT_KILLED_BY_APPMASTER, App, Ask, Attempt
 from rm.core.errors import (
     ApplicationMasterNotRegistered,
@@ -55,6 +55,7 @@ def am_register(st: ClusterState, token: str, host: str, rpc_port: int, tracking
     att.last_contact = now
     app.state = "RUNNING"
     app.tracking_url = tracking_url
+    run_history.on_start(st, app, now)
     st._mark(att.record())
     st._touch_app(app)
     return att

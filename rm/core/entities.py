@@ -217,6 +217,11 @@ class App:
     lifetime_expiry: float = 0.0  # when the RM kills it (YARN's LIFETIME timeout); 0 = unlimited
     reservation_id: str = ""  # the reservation it was submitted into (YARN's reservation-id), if any
     waiting: str = ""  # why its asks wait, from the last scheduling cycle (shown in diagnostics)
+    inputs: tuple[str, ...] = ()  # declared datasets (run history: read when it starts)
+    outputs: tuple[str, ...] = ()  # (written when it finishes successfully)
+    inputs_read: bool = False  # its reads are recorded (once, at its first start)
+    # (start, end, resource) of each of its containers that ran and ended: its run's skyline when it ends
+    spans: list[tuple[float, float, Resources]] = field(default_factory=list)
 
     @property
     def current(self) -> Attempt | None:
@@ -259,4 +264,6 @@ class App:
             failed_attempts=self.failed_attempts,
             lifetime_expiry=self.lifetime_expiry,
             reservation_id=self.reservation_id,
+            inputs=self.inputs,
+            outputs=self.outputs,
         )

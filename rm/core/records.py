@@ -56,6 +56,8 @@ class AppRecord:
     failed_attempts: int = 0  # failures that count toward max_attempts
     lifetime_expiry: float = 0.0  # the LIFETIME timeout (seconds since the epoch); 0 = unlimited
     reservation_id: str = ""  # the reservation the app was submitted into; "" = none
+    inputs: tuple[str, ...] = ()  # declared datasets it reads (run history, SLO inference)
+    outputs: tuple[str, ...] = ()  # declared datasets it writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,55 @@ class MetaRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-Record = AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord
+@dataclass(frozen=True, slots=True)
+class JobRunRecord:
+    """One ended application as a run of its recurring job (the app's name): what SLO inference needs.
+
+    ``skyline`` holds the containers of ``unit`` the app had in use in each step of ``step_s`` seconds from
+    ``start_time`` (the start of its first container), averaged over the step."""
+
+    app_id: str
+    job: str
+    queue: str
+    user: str
+    submit_time: float
+    start_time: float
+    finish_time: float
+    succeeded: bool
+    skyline: tuple[float, ...]
+    unit: dict[str, int]
+    step_s: int
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetAccessRecord:
+    """A read or write of a declared dataset by an application, at ``time`` (seconds since the epoch)."""
+
+    access_id: str  # "<app id> <kind> <path>": one read per input and one write per output of an app
+    path: str
+    kind: str  # "read" or "write"
+    time: float
+    app_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SloDecisionRecord:
+    """What a user decided about the SLO proposal of a recurring job."""
+
+    job: str
+    status: str  # "accepted" or "rejected"
+    reservation_id: str = ""  # accepted: the periodic reservation it became
+    based_on: str = ""  # the newest successful run (app id) the decided proposal was inferred from
+    runs: int = 0  # successful runs behind that proposal
+    decided_at: float = 0.0
+    user: str = ""
+    overrides: dict[str, Any] = field(default_factory=dict)  # accepted: what the user changed
+
+
+Record = (AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord | JobRunRecord
+          | DatasetAccessRecord | SloDecisionRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +182,4 @@ class StoredState:
     containers: tuple[ContainerRecord, ...]
     nodes: tuple[NodeRecord, ...]
     reservations: tuple[ReservationRecord, ...] = ()
+    slo_decisions: tuple[SloDecisionRecord, ...] = ()  # run history and dataset accesses are read on demand

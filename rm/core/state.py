@@ -14,6 +14,7 @@ from typing import Any
 
 from rm.core import am_protocol, ids, tokens
 from rm.core import reservations_glue as glue
+from rm.core import run_history as history
 from rm.core.entities import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
@@ -42,9 +43,12 @@ from rm.core.records import (
     AppRecord,
     AttemptRecord,
     ContainerRecord,
+    DatasetAccessRecord,
+    JobRunRecord,
     MetaRecord,
     NodeRecord,
     Record,
+    SloDecisionRecord,
     StoredState,
 )
 from rm.core.reservation.records import ReservationRecord
@@ -85,6 +89,7 @@ class ClusterState:
         self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
         self.reservations = glue.new_system(meta)  # reservable queues' plans (Morpheus)
         self._plan_capacity: Resources | None = None
+        self.slo_decisions: dict[str, SloDecisionRecord] = {}  # per recurring job: accepted or rejected
 
     # ------------------------------------------------------------------ construction and recovery
 
@@ -121,6 +126,7 @@ class ClusterState:
         st = cls(meta, queues, config)
         st._mark_meta()
         st.reservations.restore(stored.reservations)
+        st.slo_decisions = {d.job: d for d in stored.slo_decisions}
         for n in stored.nodes:
             host, _, port = n.node_id.rpartition(":")
             st.nodes[NodeId(n.node_id)] = Node(
@@ -145,7 +151,8 @@ class ClusterState:
                 final_status=r.final_status, diagnostics=r.diagnostics, tracking_url=r.tracking_url,
                 progress=r.progress, start_time=r.start_time, launch_time=r.launch_time,
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
-                lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id,
+                lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id, inputs=tuple(r.inputs),
+                outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING",
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(
@@ -167,6 +174,10 @@ class ClusterState:
                     app.state = "ACCEPTED"
                     st._start_attempt(app, now)
         for c in stored.containers:
+            owner = st.apps.get(AppId(c.app_id))
+            if owner is not None and not owner.final and c.start_time:  # its run's skyline keeps them
+                end = c.finish_time if c.state == "COMPLETED" and c.finish_time else now
+                owner.spans.append((c.start_time, end, Resources(c.resource)))
             if c.state != "COMPLETED":
                 node = st.nodes.get(NodeId(c.node_id))
                 if node is not None:
@@ -197,6 +208,11 @@ class ClusterState:
         out = list(self._dirty.values()) + records
         self._dirty.clear()
         return out
+
+    def decide_slo(self, decision: SloDecisionRecord) -> None:
+        """Record a user's decision on a recurring job's SLO proposal (persisted with the next drain)."""
+        self.slo_decisions[decision.job] = decision
+        self._mark(decision)
 
     def drain_launches(self) -> list[LaunchAM]:
         out, self._launches = self._launches, []
@@ -255,6 +271,8 @@ class ClusterState:
         if spec.lifetime_s < 0 or spec.lifetime_s != spec.lifetime_s:
             raise BadRequest(f"Invalid application timeout, value={spec.lifetime_s} for type=LIFETIME")
         priority = self._check_priority(spec.priority)
+        inputs = history.check_datasets(spec.inputs, "inputs")
+        outputs = history.check_datasets(spec.outputs, "outputs")
         if spec.reservation_id:  # YARN: an app submitted with a reservation id runs inside it
             self.reservation_plan().attach(spec.app_id, spec.reservation_id, queue.path)
         cap = self.config.max_app_attempts
@@ -267,7 +285,7 @@ class ClusterState:
             am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
             start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
-            reservation_id=spec.reservation_id,
+            reservation_id=spec.reservation_id, inputs=inputs, outputs=outputs,
         )
         self.apps[app.app_id] = app
         self._start_attempt(app, now)
@@ -364,6 +382,7 @@ class ClusterState:
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
                                      "Container killed by the ApplicationMaster's application ending.")
         self.reservations.detach(app.app_id)
+        history.on_finish(self, app, now)
         self._touch_app(app)
 
     def _release_app_containers(self, app: App, now: float, exit_status: int, diag: str) -> None:
@@ -493,6 +512,7 @@ class ClusterState:
                         self._mark(att.record())
                     if att is not None and att is app.current and app.state == "ACCEPTED":
                         app.state = "RUNNING"  # the AM process runs, whether or not it ever registers
+                        history.on_start(self, app, now)
                         self._touch_app(app)
             elif s.state == "RUNNING" and c.is_am and c.live:
                 # an AM that never registers (any plain command) stays alive while its container runs
@@ -568,6 +588,7 @@ class ClusterState:
             secs = max(0.0, now - c.start_time)
             app.memory_seconds += c.resource.memory_mb * secs
             app.vcore_seconds += c.resource.vcores * secs
+            app.spans.append((c.start_time, now, c.resource))
         att = self._attempt(app, c.attempt_id)
         if att is None:
             return
@@ -838,6 +859,12 @@ def _record_key(rec: Record) -> str:
         return rec.node_id
     if isinstance(rec, ReservationRecord):
         return rec.reservation_id
+    if isinstance(rec, JobRunRecord):
+        return rec.app_id
+    if isinstance(rec, DatasetAccessRecord):
+        return rec.access_id
+    if isinstance(rec, SloDecisionRecord):
+        return rec.job
     return "meta"
 
 

@@ -43,6 +43,8 @@ class SubmitSpec:
     job_spec_json: str = ""
     lifetime_s: float = 0.0  # YARN's LIFETIME application timeout, in seconds from submission; 0 = none
     reservation_id: str = ""  # run inside this reservation (YARN's reservation-id); "" = none
+    inputs: tuple[str, ...] = ()  # declared datasets it reads and writes (run history, SLO inference)
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import grpc
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.core.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnError
+from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
 from rm.service import convert
 
@@ -206,11 +207,13 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             }
             am_res = convert.resources_from_pb(c.am_resource) if c.HasField("am_resource") else None
             kwargs = {"am_resource": am_res} if am_res is not None and not am_res.is_zero() else {}
+            tag_inputs, tag_outputs = datasets_from_tags(c.tags)  # shepherd.inputs=... tags, as over REST
             sub = SubmitSpec(
                 app_id=c.application_id, name=c.name, queue=c.queue or "default", user=c.user or "dr.who",
                 app_type=c.application_type or "SHEPHERD", priority=c.priority, am_launch=am_launch,
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
-                job_spec_json=c.job_spec_json, **kwargs,  # type: ignore[arg-type]
+                job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
+                inputs=(*c.inputs, *tag_inputs), outputs=(*c.outputs, *tag_outputs), **kwargs,  # type: ignore[arg-type]
             )
             app = self.rm.state.submit(sub, self.rm.now())
             await self.rm.persist()

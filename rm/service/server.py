@@ -28,6 +28,7 @@ from rm.core.reservation import dra
 from rm.core.state import ClusterState, LaunchAM
 from rm.service import convert
 from rm.service.config import RMConfig
+from rm.service.slo import SloService
 from rm.service.store import Store, default_sqlite_url
 
 log = logging.getLogger("shepherd.rm")
@@ -65,6 +66,7 @@ class ResourceManager:
         self.stopped = asyncio.Event()
         self.metrics: Any = None
         self.ipc: Any = None  # the Hadoop IPC facade (rm/service/ipc)
+        self.slo: SloService  # SLO inference from run history (Morpheus)
 
     # ------------------------------------------------------------------ clock and persistence
 
@@ -116,6 +118,10 @@ class ResourceManager:
         else:
             self.state = ClusterState.recover(stored, self.queues, self.cfg.core(), now=now)
         await self.persist()
+        self.slo = SloService(self)
+        pruned = await loop.run_in_executor(self._store_exec, self.slo.prune)
+        if pruned:
+            log.info("pruned %d old run(s) from the run history", pruned)
         from rm.service.metrics import RMMetrics
 
         self.metrics = RMMetrics(self)
@@ -180,6 +186,8 @@ class ResourceManager:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.persist()
+        if hasattr(self, "slo"):
+            self.slo.close()
         self._store_exec.submit(self.store.close).result()
         self._store_exec.shutdown(wait=True)
         self.stopped.set()

@@ -32,9 +32,12 @@ from rm.core.records import (
     AppRecord,
     AttemptRecord,
     ContainerRecord,
+    DatasetAccessRecord,
+    JobRunRecord,
     MetaRecord,
     NodeRecord,
     Record,
+    SloDecisionRecord,
     StoredState,
 )
 from rm.core.reservation.records import ReservationRecord
@@ -79,6 +82,8 @@ def app(n: int = 1, **overrides: Any) -> AppRecord:
         "finish_time": 0.0,
         "attempts_started": 2,
         "failed_attempts": 1,
+        "inputs": ("hdfs:///raw/événements", "/data/in"),
+        "outputs": ("/data/out",),
     }
     fields.update(overrides)
     return AppRecord(**fields)
@@ -282,6 +287,9 @@ def test_table_columns_are_the_record_fields() -> None:
         ("nodes", NodeRecord),
         ("meta", MetaRecord),
         ("reservations", ReservationRecord),
+        ("job_runs", JobRunRecord),
+        ("dataset_accesses", DatasetAccessRecord),
+        ("slo_decisions", SloDecisionRecord),
     ]:
         columns = set(Base.metadata.tables[table].columns.keys()) - {"id"}
         assert columns == {f.name for f in dataclasses.fields(record)}, table
@@ -476,6 +484,62 @@ def test_prune_completed_apps_deletes_the_oldest_with_their_attempts_and_contain
     assert [a.state for a in store.load().apps] == ["RUNNING"] * 3
     with pytest.raises(ValueError, match="keep"):
         store.prune_completed_apps(keep=-1)
+
+
+# -- run history (SLO inference) ----------------------------------------------------------------------
+
+
+def job_run(job: str, n: int, **overrides: Any) -> JobRunRecord:
+    fields: dict[str, Any] = {
+        "app_id": f"application_1732233600123_{n:04d}", "job": job, "queue": "root.prod", "user": "etl",
+        "submit_time": 1_000.0 + 86_400 * n, "start_time": 1_030.0 + 86_400 * n, "finish_time": 1_630.25 + 86_400 * n,
+        "succeeded": n % 4 != 0, "skyline": (1.5, 4.0, 0.333333), "unit": {"memory-mb": 1024, "vcores": 1},
+        "step_s": 60, "inputs": ("/raw/a",), "outputs": ("/etl/«b»",),
+    }
+    fields.update(overrides)
+    return JobRunRecord(**fields)
+
+
+def access(app_id: str, kind: str, path: str, t: float) -> DatasetAccessRecord:
+    return DatasetAccessRecord(f"{app_id} {kind} {path}", path, kind, t, app_id)
+
+
+def test_run_history_and_decisions_round_trip(store: Store, store_url: str) -> None:
+    runs = [job_run("nightly", n) for n in (3, 1, 2, 4)] + [job_run("hourly", 9, inputs=(), outputs=())]
+    reads = [access(runs[1].app_id, "read", "/raw/a", 1_030.0), access(runs[1].app_id, "write", "/etl/«b»", 1_630.0),
+             access("application_1_0077", "read", "/etl/«b»", 5_000.5), access("x", "read", "/elsewhere", 1.0)]
+    decision = SloDecisionRecord("nightly", "accepted", "reservation_1732233600123_0001", runs[0].app_id, 3,
+                                 1_732_233_700.5, "alice", {"deadline": 25_200.0, "skyline": [1, 2]})
+    store.write([*runs, *reads, decision, meta()])
+
+    fresh = Store(store_url)
+    try:
+        assert fresh.load().slo_decisions == (decision,)
+        assert fresh.job_run_index() == [
+            ("hourly", runs[4].app_id, runs[4].submit_time, True),
+            *[("nightly", f"application_1732233600123_{n:04d}", 1_000.0 + 86_400 * n, n % 4 != 0)
+              for n in (1, 2, 3, 4)],
+        ]
+        nightly = fresh.job_runs("nightly")
+        assert [r.app_id[-1] for r in nightly] == ["1", "2", "3", "4"]
+        assert nightly[0] == runs[1]  # every field, tuples back as tuples
+        assert [r.app_id[-1] for r in fresh.job_runs("nightly", limit=2)] == ["3", "4"]  # the newest, oldest first
+        assert fresh.job_runs("nope") == []
+        assert fresh.dataset_accesses({"/raw/a", "/etl/«b»"}) == sorted(reads[:3], key=lambda a: a.time)
+        assert fresh.dataset_access_stamp({"/raw/a", "/etl/«b»"}) == (3, 5_000.5)
+        assert fresh.dataset_access_stamp(set()) == (0, 0.0)
+        # an access recorded again (the same app, kind and path) replaces the earlier one
+        fresh.write([access(runs[1].app_id, "read", "/raw/a", 1_031.0)])
+        assert fresh.dataset_access_stamp({"/raw/a"}) == (1, 1_031.0)
+        fresh.write([dataclasses.replace(decision, status="rejected", reservation_id="", overrides={})])
+        assert fresh.load().slo_decisions[0].status == "rejected"
+        assert fresh.prune_job_runs(2) == 2
+        assert [r.app_id[-1] for r in fresh.job_runs("nightly")] == ["3", "4"]
+        assert len(fresh.job_runs("hourly")) == 1
+        with pytest.raises(ValueError, match="keep_per_job"):
+            fresh.prune_job_runs(-1)
+    finally:
+        fresh.close()
 
 
 # -- errors ------------------------------------------------------------------------------------------

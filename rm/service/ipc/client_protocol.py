@@ -14,7 +14,9 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.errors import BadRequest, Forbidden
+from rm.core.reservation.requests import reservation_id
 from rm.core.resources import Resources
+from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
 from rm.service.ipc import records, reports
 from rm.service.ipc.errors import as_rpc_errors
@@ -104,12 +106,16 @@ class ApplicationClient:
             app_id = records.app_id_str(sub.application_id)
             res = am_resource(sub)
             extra = {"am_resource": res} if res is not None and not res.is_zero() else {}
+            rid = ""
+            if sub.HasField("reservation_id"):
+                rid = reservation_id(sub.reservation_id.cluster_timestamp, sub.reservation_id.id)
+            inputs, outputs = datasets_from_tags(sub.application_tags)  # shepherd.inputs=... tags
             spec = SubmitSpec(
                 app_id=app_id, name=sub.application_name, queue=sub.queue or "default", user=ctx.user,
                 app_type=sub.application_type or "YARN", priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
-                **extra,  # type: ignore[arg-type]
+                reservation_id=rid, inputs=inputs, outputs=outputs, **extra,  # type: ignore[arg-type]
             )
             app = self.rm.state.submit(spec, self.rm.now())
             await self.rm.persist()

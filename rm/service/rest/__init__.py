@@ -16,6 +16,7 @@ from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.errors import install_handlers, remote_exception
 from rm.service.rest.extras import add_extra_routes
 from rm.service.rest.reservations import add_reservation_routes
+from rm.service.rest.slo import add_slo_routes
 from rm.service.rest.submit import add_submit_routes
 
 if TYPE_CHECKING:
@@ -35,5 +36,6 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_submit_routes(api, rm)  # before the app routes: /apps/new-application is not an app id
     add_app_routes(api, rm)
     add_reservation_routes(api, rm)
+    add_slo_routes(api, rm)
     add_extra_routes(api, rm)
     return api

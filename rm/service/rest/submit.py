@@ -13,6 +13,7 @@ from fastapi.responses import Response
 
 from rm.core.errors import BadRequest
 from rm.core.resources import Resources
+from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
 from rm.service.rest import render
 from rm.service.rest.apps import APPS
@@ -128,16 +129,21 @@ def _local_resources(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _tags(body: dict[str, Any]) -> tuple[str, ...]:
+def _raw_tags(body: dict[str, Any]) -> list[str]:
     raw = body.get("application-tags")
     if raw is None:
-        return ()
+        return []
     if isinstance(raw, dict):
         raw = raw.get("tag", [])
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
         raise BadRequest("application-tags must be {\"tag\": [\"t1\", ...]}")
+    return raw
+
+
+def _tags(raw: list[str]) -> tuple[str, ...]:
+    """YARN's tags: case-insensitive, so kept in lower case (dataset paths are read before that)."""
     return tuple(dict.fromkeys(t.strip().lower() for t in raw if t.strip()))
 
 
@@ -175,12 +181,14 @@ def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
             if isinstance(t, dict) and str(t.get("type", "")).upper() == "LIFETIME":
                 lifetime = float(_int(t, "value", 0))
     kwargs: dict[str, Any] = {"am_resource": resource} if resource is not None else {}
+    raw_tags = _raw_tags(body)
+    inputs, outputs = datasets_from_tags(raw_tags)  # shepherd.inputs=a,b / shepherd.outputs=c
     return SubmitSpec(
         app_id=app_id, name=_str(body, "application-name", "N/A") or "N/A", queue=_str(body, "queue", "default"),
         user=user, app_type=(_str(body, "application-type", "YARN") or "YARN")[:20],
         priority=_int(body, "priority", 0), am_launch=launch, max_attempts=_int(body, "max-app-attempts", 0),
-        tags=_tags(body), unmanaged=unmanaged, lifetime_s=lifetime,
-        reservation_id=_str(body, "reservation-id").strip(), **kwargs,
+        tags=_tags(raw_tags), unmanaged=unmanaged, lifetime_s=lifetime,
+        reservation_id=_str(body, "reservation-id").strip(), inputs=inputs, outputs=outputs, **kwargs,
     )
 
 

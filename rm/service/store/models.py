@@ -54,6 +54,8 @@ class AppRow(Base):
     failed_attempts: Mapped[int] = mapped_column(Integer)
     lifetime_expiry: Mapped[float] = mapped_column(Double)
     reservation_id: Mapped[str] = mapped_column(Text)
+    inputs: Mapped[str] = mapped_column(Text)  # JSON array
+    outputs: Mapped[str] = mapped_column(Text)  # JSON array
 
 
 class AttemptRow(Base):
@@ -140,3 +142,50 @@ class ReservationRow(Base):
     next_instance: Mapped[int] = mapped_column(BigInteger)
     missed: Mapped[str] = mapped_column(Text)  # JSON array
     deleted: Mapped[bool] = mapped_column(Boolean)
+
+
+class JobRunRow(Base):
+    """One ended application as a run of its recurring job (run history for SLO inference)."""
+
+    __tablename__ = "job_runs"
+
+    app_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    job: Mapped[str] = mapped_column(Text, index=True)
+    queue: Mapped[str] = mapped_column(Text)
+    user: Mapped[str] = mapped_column(Text)
+    submit_time: Mapped[float] = mapped_column(Double)
+    start_time: Mapped[float] = mapped_column(Double)
+    finish_time: Mapped[float] = mapped_column(Double)
+    succeeded: Mapped[bool] = mapped_column(Boolean)
+    skyline: Mapped[str] = mapped_column(Text)  # JSON array
+    unit: Mapped[str] = mapped_column(Text)  # JSON object
+    step_s: Mapped[int] = mapped_column(Integer)
+    inputs: Mapped[str] = mapped_column(Text)  # JSON array
+    outputs: Mapped[str] = mapped_column(Text)  # JSON array
+
+
+class DatasetAccessRow(Base):
+    """A read or write of a declared dataset by an application."""
+
+    __tablename__ = "dataset_accesses"
+
+    access_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    path: Mapped[str] = mapped_column(Text, index=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    time: Mapped[float] = mapped_column(Double)
+    app_id: Mapped[str] = mapped_column(String(128))
+
+
+class SloDecisionRow(Base):
+    """A user's decision on a recurring job's SLO proposal."""
+
+    __tablename__ = "slo_decisions"
+
+    job: Mapped[str] = mapped_column(Text, primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))
+    reservation_id: Mapped[str] = mapped_column(Text)
+    based_on: Mapped[str] = mapped_column(Text)
+    runs: Mapped[int] = mapped_column(Integer)
+    decided_at: Mapped[float] = mapped_column(Double)
+    user: Mapped[str] = mapped_column(Text)
+    overrides: Mapped[str] = mapped_column(Text)  # JSON object

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import Any, Final
 from alembic import command
 from alembic.config import Config
 from alembic.util import CommandError
-from sqlalchemy import Connection, Engine, create_engine, delete, event, select
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
@@ -30,14 +30,29 @@ from rm.core.records import (
     AppRecord,
     AttemptRecord,
     ContainerRecord,
+    DatasetAccessRecord,
+    JobRunRecord,
     MetaRecord,
     NodeRecord,
     Record,
+    SloDecisionRecord,
     StoredState,
 )
 from rm.core.reservation.records import ReservationRecord
 
-from .models import META_ROW_ID, AppRow, AttemptRow, Base, ContainerRow, MetaRow, NodeRow, ReservationRow
+from .models import (
+    META_ROW_ID,
+    AppRow,
+    AttemptRow,
+    Base,
+    ContainerRow,
+    DatasetAccessRow,
+    JobRunRow,
+    MetaRow,
+    NodeRow,
+    ReservationRow,
+    SloDecisionRow,
+)
 
 SQLITE_FILE_NAME: Final = "rm-state.db"
 _SUPPORTED_BACKENDS: Final = frozenset({"sqlite", "postgresql"})
@@ -124,11 +139,16 @@ class _Table:
 _TABLES: Final[tuple[_Table, ...]] = (
     _Table(MetaRecord, MetaRow, "id", frozenset({"extra"})),
     _Table(NodeRecord, NodeRow, "node_id", frozenset({"capability"})),
-    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags"}), frozenset({"tags"})),
+    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs"}),
+           frozenset({"tags", "inputs", "outputs"})),
     _Table(AttemptRecord, AttemptRow, "attempt_id", frozenset()),
     _Table(ContainerRecord, ContainerRow, "container_id", frozenset({"resource"})),
     _Table(ReservationRecord, ReservationRow, "reservation_id",
            frozenset({"definition", "bookings", "apps", "missed"}), frozenset({"bookings", "apps", "missed"})),
+    _Table(JobRunRecord, JobRunRow, "app_id", frozenset({"skyline", "unit", "inputs", "outputs"}),
+           frozenset({"skyline", "inputs", "outputs"})),
+    _Table(DatasetAccessRecord, DatasetAccessRow, "access_id", frozenset()),
+    _Table(SloDecisionRecord, SloDecisionRow, "job", frozenset({"overrides"})),
 )
 _BY_RECORD: Final[Mapping[type[Any], _Table]] = {t.record: t for t in _TABLES}
 
@@ -188,6 +208,7 @@ class Store:
                 ),
                 nodes=read(NodeRecord, NodeRow.node_id),
                 reservations=read(ReservationRecord, ReservationRow.reservation_id),
+                slo_decisions=read(SloDecisionRecord, SloDecisionRow.job),
             )
 
     def write(self, records: Sequence[Record]) -> None:
@@ -222,6 +243,64 @@ class Store:
             for start in range(0, len(ids), _DELETE_CHUNK):
                 chunk = ids[start : start + _DELETE_CHUNK]
                 conn.execute(delete(ReservationRow).where(ReservationRow.reservation_id.in_(chunk)))
+
+    def job_run_index(self) -> list[tuple[str, str, float, bool]]:
+        """(job, app id, submit time, succeeded) of every recorded run, by job then submission."""
+        with self._transaction("reading the run history") as conn:
+            query = select(JobRunRow.job, JobRunRow.app_id, JobRunRow.submit_time, JobRunRow.succeeded).order_by(
+                JobRunRow.job, JobRunRow.submit_time, JobRunRow.app_id)
+            return [(str(j), str(a), float(t), bool(ok)) for j, a, t, ok in conn.execute(query)]
+
+    def job_runs(self, job: str, *, limit: int | None = None) -> list[JobRunRecord]:
+        """The runs of one job, oldest first; with ``limit``, only the newest ``limit``."""
+        table = _BY_RECORD[JobRunRecord]
+        with self._transaction("reading the run history") as conn:
+            query = select(JobRunRow.__table__).where(JobRunRow.job == job).order_by(
+                JobRunRow.submit_time.desc(), JobRunRow.app_id.desc())
+            if limit is not None:
+                query = query.limit(limit)
+            rows = [table.from_row(row) for row in conn.execute(query).mappings()]
+        return rows[::-1]
+
+    def dataset_accesses(self, paths: Collection[str]) -> list[DatasetAccessRecord]:
+        """Every recorded access to one of ``paths``, by time."""
+        table = _BY_RECORD[DatasetAccessRecord]
+        wanted = sorted(set(paths))
+        out: list[DatasetAccessRecord] = []
+        with self._transaction("reading dataset accesses") as conn:
+            for start in range(0, len(wanted), _DELETE_CHUNK):
+                chunk = wanted[start : start + _DELETE_CHUNK]
+                query = select(DatasetAccessRow.__table__).where(DatasetAccessRow.path.in_(chunk))
+                out.extend(table.from_row(row) for row in conn.execute(query).mappings())
+        return sorted(out, key=lambda a: (a.time, a.path, a.kind, a.app_id))
+
+    def dataset_access_stamp(self, paths: Collection[str]) -> tuple[int, float]:
+        """(how many accesses, the latest access time) over ``paths``: changes whenever one is recorded."""
+        wanted = sorted(set(paths))
+        count, latest = 0, 0.0
+        with self._transaction("reading dataset accesses") as conn:
+            for start in range(0, len(wanted), _DELETE_CHUNK):
+                chunk = wanted[start : start + _DELETE_CHUNK]
+                query = select(func.count(), func.max(DatasetAccessRow.time)).where(DatasetAccessRow.path.in_(chunk))
+                n, t = conn.execute(query).one()
+                count += int(n or 0)
+                latest = max(latest, float(t or 0.0))
+        return count, latest
+
+    def prune_job_runs(self, keep_per_job: int) -> int:
+        """Delete each job's oldest runs beyond its newest ``keep_per_job``. Returns how many were deleted."""
+        if keep_per_job < 0:
+            raise ValueError(f"keep_per_job must be >= 0, got {keep_per_job}")
+        with self._transaction("pruning the run history") as conn:
+            ranked = select(
+                JobRunRow.app_id,
+                func.row_number().over(partition_by=JobRunRow.job, order_by=(
+                    JobRunRow.submit_time.desc(), JobRunRow.app_id.desc())).label("n"),
+            ).subquery()
+            old = list(conn.scalars(select(ranked.c.app_id).where(ranked.c.n > keep_per_job)))
+            for start in range(0, len(old), _DELETE_CHUNK):
+                conn.execute(delete(JobRunRow).where(JobRunRow.app_id.in_(old[start : start + _DELETE_CHUNK])))
+            return len(old)
 
     def prune_completed_apps(self, keep: int) -> int:
         """Delete the oldest completed apps beyond the newest ``keep``, with their attempts and containers.
