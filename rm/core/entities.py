@@ -222,6 +222,19 @@ class App:
     inputs_read: bool = False  # its reads are recorded (once, at its first start)
     # (start, end, resource) of each of its containers that ran and ended: its run's skyline when it ends
     spans: list[tuple[float, float, Resources]] = field(default_factory=list)
+    # YARN's RMAppMetrics: what preemption took from it over all attempts (rebuilt from its containers'
+    # exit statuses after an RM restart)
+    preempted: Resources = field(default_factory=Resources)
+    preempted_containers: int = 0  # numNonAMContainerPreempted
+    preempted_am_containers: int = 0  # numAMContainerPreempted
+
+    def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
+        """Count one of its containers that ended preempted (exit -102)."""
+        self.preempted = self.preempted + resource
+        if is_am:
+            self.preempted_am_containers += 1
+        else:
+            self.preempted_containers += 1
 
     @property
     def current(self) -> Attempt | None:

@@ -1,5 +1,6 @@
 """The reservation system inside the RM state machine: its queues' capacities, its records and id counter,
-and the preemptions the reservation stage asks for.
+the reservation an accepted recurring job's apps run in, the preemptions the reservation stage asks for,
+dynamic reprovisioning, and the counters the service exports.
 
 Pure like ``state.py`` (``now`` is an argument). ``ClusterState`` owns one ``ReservationSystem``; these
 helpers keep that file about the state machine.
@@ -13,8 +14,11 @@ from typing import TYPE_CHECKING
 from rm.core.entities import EXIT_PREEMPTED, Container
 from rm.core.ids import AppId, ContainerId, QueuePath
 from rm.core.plan import Plan
+from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.records import MetaRecord, Record
-from rm.core.reservation.system import ReservationSystem
+from rm.core.reservation import dra
+from rm.core.reservation.requests import ReservationId
+from rm.core.reservation.system import Reservation, ReservationSystem
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 SEQ_KEY = "reservation_seq"  # MetaRecord.extra: the next reservation id's sequence number
 GONE_STATES = frozenset({"LOST", "SHUTDOWN", "DECOMMISSIONED"})
 PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
+DEFAULT_QUEUE_NAMES = frozenset({"", "default", "root.default"})  # what submissions name when they name none
+PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation")  # summed from every applied plan
 
 
 def new_system(meta: MetaRecord) -> ReservationSystem:
@@ -67,6 +73,50 @@ def drain(system: ReservationSystem, meta: MetaRecord) -> tuple[list[Record], Me
     )
 
 
+def recurring_reservation(state: ClusterState, name: str, queue: str) -> Reservation | None:
+    """The reservation a submission that names none runs in: the live periodic reservation of the accepted
+    SLO of its job (the app's name), when the submission names the default queue or the reservation's own
+    queue. A submission that names another queue runs outside it."""
+    decision = state.slo_decisions.get(name)
+    if decision is None or decision.status != "accepted" or not decision.reservation_id:
+        return None
+    res = state.reservations.reservations.get(ReservationId(decision.reservation_id))
+    if res is None:  # deleted (or expired): the job's SLO is open again
+        return None
+    home = state.queues.get(res.queue)
+    if home is None or not home.running:  # its queue is gone or stopped: run where the submission says
+        return None
+    if queue in DEFAULT_QUEUE_NAMES:
+        return res
+    try:
+        same = resolve_queue(state.queues, queue).path == res.queue
+    except QueueConfigError:
+        same = False
+    return res if same else None
+
+
+def count_plan(state: ClusterState, plan: Plan) -> None:
+    """Add an applied plan's reservation counters to the state's."""
+    for key in PLAN_COUNTERS:
+        n = plan.counters.get(key, 0)
+        if n:
+            state.counters[key] = state.counters.get(key, 0) + n
+
+
+def reprovision(state: ClusterState, now: float) -> dra.DraRound:
+    """One round of dynamic reprovisioning (Morpheus §7) over the apps' used + pending demand; counts its
+    outcomes and the extra containers it booked."""
+    system = state.reservation_plan()
+    got = dra.evaluate(system, dra.demands_from_snapshot(state.snapshot(), system), now=now)
+    for d in got.decisions:
+        state.dra_outcomes[d.outcome] = state.dra_outcomes.get(d.outcome, 0) + 1
+        if d.granted:
+            state.counters["reservation_extension_containers"] = (
+                state.counters.get("reservation_extension_containers", 0) + d.granted
+            )
+    return got
+
+
 def apply_preemptions(state: ClusterState, plan: Plan, now: float) -> int:
     """Preempt each victim app's newest non-AM containers until the asked amount is covered (exit -102;
     the NodeManager is told to clean them up, the AM gets them as completed). Returns how many.
@@ -85,6 +135,7 @@ def apply_preemptions(state: ClusterState, plan: Plan, now: float) -> int:
             if node is not None:
                 node.to_cleanup.add(c.container_id)
             count += 1
+            state.preempted_by_reason[p.reason] = state.preempted_by_reason.get(p.reason, 0) + 1
     state.counters["containers_preempted"] = state.counters.get("containers_preempted", 0) + count
     return count
 

@@ -19,6 +19,7 @@ from rm.core.entities import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
     EXIT_KILLED_BY_RESOURCEMANAGER,
+    EXIT_PREEMPTED,
     NOT_COUNTED_EXITS,
     App,
     Ask,
@@ -86,7 +87,11 @@ class ClusterState:
         self.container_key = bytes.fromhex(meta.container_key_hex)
         self.last_plan: Plan | None = None
         self._waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
+        # since this process started: containers_allocated, leftover_containers, containers_preempted,
+        # reservation_reclaims, placed_in_reservation, reservation_extension_containers (DRA)
         self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
+        self.preempted_by_reason: dict[str, int] = {}  # containers preempted, by the plan's reason
+        self.dra_outcomes: dict[str, int] = {}  # dynamic reprovisioning decisions, by outcome
         self.reservations = glue.new_system(meta)  # reservable queues' plans (Morpheus)
         self._plan_capacity: Resources | None = None
         self.slo_decisions: dict[str, SloDecisionRecord] = {}  # per recurring job: accepted or rejected
@@ -175,6 +180,8 @@ class ClusterState:
                     st._start_attempt(app, now)
         for c in stored.containers:
             owner = st.apps.get(AppId(c.app_id))
+            if owner is not None and c.state == "COMPLETED" and c.exit_status == EXIT_PREEMPTED:
+                owner.note_preempted(Resources(c.resource), is_am=c.is_am)
             if owner is not None and not owner.final and c.start_time:  # its run's skyline keeps them
                 end = c.finish_time if c.state == "COMPLETED" and c.finish_time else now
                 owner.spans.append((c.start_time, end, Resources(c.resource)))
@@ -257,8 +264,11 @@ class ClusterState:
             raise BadRequest(f"application id {spec.app_id} was not handed out by this ResourceManager")
         if spec.app_id in self.apps:
             raise Conflict(f"Application with id '{spec.app_id}' is already present! Cannot add a duplicate!")
+        name = spec.name or "N/A"
+        # naming no reservation, an accepted recurring job's app runs in the job's, in that reservation's queue
+        recurring = None if spec.reservation_id else glue.recurring_reservation(self, name, spec.queue)
         try:
-            queue = resolve_queue(self.queues, spec.queue)
+            queue = resolve_queue(self.queues, recurring.queue if recurring is not None else spec.queue)
         except QueueConfigError as exc:
             raise BadRequest(str(exc)) from exc
         if not queue.running:
@@ -273,19 +283,23 @@ class ClusterState:
         priority = self._check_priority(spec.priority)
         inputs = history.check_datasets(spec.inputs, "inputs")
         outputs = history.check_datasets(spec.outputs, "outputs")
-        if spec.reservation_id:  # YARN: an app submitted with a reservation id runs inside it
-            self.reservation_plan().attach(spec.app_id, spec.reservation_id, queue.path)
+        reservation_id = spec.reservation_id
+        if reservation_id:  # YARN: an app submitted with a reservation id runs inside it
+            self.reservation_plan().attach(spec.app_id, reservation_id, queue.path)
+        elif recurring is not None:
+            reservation_id = recurring.reservation_id
+            self.reservation_plan().attach(spec.app_id, reservation_id)
         cap = self.config.max_app_attempts
         max_attempts = cap if spec.max_attempts <= 0 else min(spec.max_attempts, cap)
         if spec.unmanaged:
             max_attempts = 1  # its client launched it; nobody here can launch another
         app = App(
-            app_id=AppId(spec.app_id), name=spec.name or "N/A", queue=queue.path, user=spec.user or "dr.who",
+            app_id=AppId(spec.app_id), name=name, queue=queue.path, user=spec.user or "dr.who",
             app_type=spec.app_type or "SHEPHERD", priority=priority, am_resource=spec.am_resource,
             am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
             start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
-            reservation_id=spec.reservation_id, inputs=inputs, outputs=outputs,
+            reservation_id=reservation_id, inputs=inputs, outputs=outputs,
         )
         self.apps[app.app_id] = app
         self._start_attempt(app, now)
@@ -584,6 +598,8 @@ class ClusterState:
         app.used = app.used - c.resource
         if c.is_am:
             app.am_used = app.am_used - c.resource
+        if exit_status == EXIT_PREEMPTED:
+            app.note_preempted(c.resource, is_am=c.is_am)
         if c.start_time:
             secs = max(0.0, now - c.start_time)
             app.memory_seconds += c.resource.memory_mb * secs
@@ -681,6 +697,7 @@ class ClusterState:
             if app is not None:
                 app.fair_share = share
         glue.apply_preemptions(self, plan, now)
+        glue.count_plan(self, plan)
         self.last_plan = plan
         self._note_waiting(plan)
         return applied

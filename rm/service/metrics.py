@@ -14,7 +14,10 @@ from prometheus_client.registry import Collector
 
 from rm.core.ids import QueuePath
 from rm.core.plan import Plan
+from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
+from rm.core.reservation.stage import RESERVATION_LENT
 from rm.core.resources import MEMORY, VCORES
+from rm.core.state import ClusterState
 from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
@@ -25,6 +28,7 @@ VERSION = "0.1.0"
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # queue waits run from sub-second to hours (Kueue widened its admission-wait buckets to ~11 h)
 WAIT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 86400)
+DRA_OUTCOMES = (EXTENDED, PARTIAL, NO_ROOM, WITHIN_SKYLINE, NO_SKYLINE)
 NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
                "SHUTDOWN")
 
@@ -36,6 +40,8 @@ _COUNTERS: tuple[_Family, ...] = (
     ("shepherd_queue_apps_completed", "Applications that finished", "AppsCompleted", lambda m: m.apps_completed),
     ("shepherd_queue_apps_failed", "Applications that failed", "AppsFailed", lambda m: m.apps_failed),
     ("shepherd_queue_apps_killed", "Applications that were killed", "AppsKilled", lambda m: m.apps_killed),
+    ("shepherd_queue_containers_preempted", "Containers preempted from the queue's applications",
+     "AggregateContainersPreempted", lambda m: m.containers_preempted),
 )
 _GAUGES: tuple[_Family, ...] = (
     ("shepherd_queue_apps_pending", "Applications accepted and not yet running", "AppsPending",
@@ -99,6 +105,53 @@ class _StateCollector(Collector):
         for state in NODE_STATES:
             nodes.add_metric([state.lower()], counts.get(state, 0))
         yield nodes
+        yield from _reservation_families(st, self.rm.now())
+
+
+def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+    c = CounterMetricFamily(name, doc)
+    c.add_metric([], value)
+    return c
+
+
+def _reservation_families(st: ClusterState, now: float) -> Iterator[Metric]:
+    """Preemption, the reservation stage, dynamic reprovisioning (counted since the RM started) and the
+    reservations the plans hold."""
+    preempted = CounterMetricFamily("shepherd_containers_preempted",
+                                    "Containers preempted by the scheduler (exit -102), by reason", labels=["reason"])
+    for reason, n in sorted({RESERVATION_LENT: 0, **st.preempted_by_reason}.items()):
+        preempted.add_metric([reason], n)
+    yield preempted
+    yield _counter("shepherd_reservation_reclaims",
+                   "Reclaims the reservation stage issued: capacity a reservation lent out, asked back from one app",
+                   st.counters.get("reservation_reclaims", 0))
+    yield _counter("shepherd_reservation_containers_placed",
+                   "Containers the reservation stage placed within reservations' guarantees",
+                   st.counters.get("placed_in_reservation", 0))
+    yield _counter("shepherd_reservation_extension_containers",
+                   "Extra containers booked by dynamic reprovisioning, summed over its rounds (each for one period)",
+                   st.counters.get("reservation_extension_containers", 0))
+    decisions = CounterMetricFamily("shepherd_reservation_dra_decisions",
+                                    "Dynamic reprovisioning decisions, by outcome", labels=["outcome"])
+    for outcome, n in sorted({**dict.fromkeys(DRA_OUTCOMES, 0), **st.dra_outcomes}.items()):
+        decisions.add_metric([outcome], n)
+    yield decisions
+    system = st.reservations
+    held = dict.fromkeys((p for p, q in st.queues.items() if q.is_leaf), 0)  # every leaf queue is reservable
+    for res in system.reservations.values():
+        held[res.queue] = held.get(res.queue, 0) + 1
+    active = dict.fromkeys(held, 0)
+    for a in system.view(now).active if system.reservations else ():
+        active[a.queue] = active.get(a.queue, 0) + 1
+    total = GaugeMetricFamily("shepherd_reservations", "Reservations accepted into the queue's plan",
+                              labels=["queue"])
+    now_active = GaugeMetricFamily("shepherd_reservations_active",
+                                   "Reservations guaranteeing capacity at this plan step", labels=["queue"])
+    for queue in sorted(held):
+        total.add_metric([queue], held[queue])
+        now_active.add_metric([queue], active[queue])
+    yield total
+    yield now_active
 
 
 def _queue_families(per_queue: Mapping[QueuePath, QueueMetricsView]) -> Iterator[Metric]:

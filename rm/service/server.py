@@ -21,6 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_servicer
+from rm.core import reservations_glue as glue
 from rm.core.cycle import run_cycle
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
@@ -252,7 +253,7 @@ class ResourceManager:
                 log.warning("reservation %s: instance %d found no room in the plan", rid, k)
         if now - self._dra_at >= dra.DraConfig().period_s:
             self._dra_at = now
-            decisions = dra.evaluate(system, dra.demands_from_snapshot(self.state.snapshot(), system), now=now)
+            decisions = glue.reprovision(self.state, now)
             for d in decisions.decisions:
                 if d.granted:
                     log.info("reservation %s extended by %d container(s) until %.0f", d.reservation_id,

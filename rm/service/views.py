@@ -33,6 +33,7 @@ class QueueMetricsView:
     am_used: Resources = field(default_factory=Resources)
     users: set[str] = field(default_factory=set)
     active_apps: int = 0
+    containers_preempted: int = 0  # YARN's AggregateContainersPreempted (finished apps' too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ def queue_metrics(st: ClusterState) -> dict[QueuePath, QueueMetricsView]:
                 m.apps_failed += 1
             elif app.state == "KILLED":
                 m.apps_killed += 1
+            m.containers_preempted += app.preempted_containers + app.preempted_am_containers
             if app.final:
                 continue
             m.allocated = m.allocated + app.used

@@ -1,6 +1,7 @@
 """Reservations live (the morpheus pipeline): an ad-hoc job fills the cluster, an app submitted into a
 reservation gets the reserved capacity back (the lender's newest containers are preempted, exit -102), and
-the ad-hoc job keeps running on the rest."""
+the ad-hoc job keeps running on the rest. The lender's app report and the RM's Prometheus metrics show the
+preemption."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from rm.local import LocalCluster
 from tests.e2e.conftest import sleep_job, submit_job, wait_until, write_job
@@ -69,4 +71,20 @@ def test_reserved_app_gets_its_capacity_while_an_adhoc_job_fills_the_rest(
         # the ad-hoc job lent the capacity, gave it back and keeps running on everything else
         wait_until(lambda: app(http, adhoc)["allocatedMB"] == NODE_MB - RESERVED_MB, 60,
                    "the ad-hoc job to fill the rest")
-        assert app(http, adhoc)["state"] == "RUNNING"  # its tasks were preempted (-102), not failed
+        lender = app(http, adhoc)
+        assert lender["state"] == "RUNNING"  # its tasks were preempted (-102), not failed
+        # YARN's app object: what preemption took (256 MB tasks until 2 GB were free)
+        assert lender["numNonAMContainerPreempted"] * TASK_MB == lender["preemptedResourceMB"] >= RESERVED_MB
+        assert lender["preemptedResourceVCores"] == lender["numNonAMContainerPreempted"]
+        assert lender["numAMContainerPreempted"] == 0
+        assert (reserved["preemptedResourceMB"], reserved["numNonAMContainerPreempted"]) == (0, 0)
+
+        metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for f in text_string_to_metric_families(http.get("/metrics").text) for s in f.samples}
+        preempted = metrics[("shepherd_containers_preempted_total", (("reason", "RESERVATION_CAPACITY_LENT"),))]
+        assert preempted == lender["numNonAMContainerPreempted"]
+        assert metrics[("shepherd_queue_containers_preempted_total", (("queue", "root.default"),))] == preempted
+        assert metrics[("shepherd_reservation_reclaims_total", ())] >= 1
+        assert metrics[("shepherd_reservation_containers_placed_total", ())] >= 1  # the app's AM
+        assert metrics[("shepherd_reservations", (("queue", "root.default"),))] == 1
+        assert metrics[("shepherd_reservations_active", (("queue", "root.default"),))] == 1

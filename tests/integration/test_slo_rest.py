@@ -4,7 +4,9 @@ The run history is seeded through the store API with past timestamps (daily runs
 declared inputs and outputs, the writes of its input and the reads of its output by other jobs); then the
 REST proposals, accept (with overrides) into a periodic reservation, reject, the state after an RM restart,
 bad requests, and the ``shepherd slo`` commands. A second test runs a real short job and finds its run and
-its dataset accesses in the store, and attaches apps to a reservation over gRPC and Hadoop IPC."""
+its dataset accesses in the store, and attaches apps to a reservation over gRPC and Hadoop IPC. A third
+submits apps of an accepted job over REST without a reservation id: they run inside its reservation unless
+they name another queue."""
 
 from __future__ import annotations
 
@@ -364,6 +366,55 @@ def test_a_finished_job_leaves_its_run_and_dataset_accesses(tmp_path: Path) -> N
             assert apps[app_id].reservation_id == ""
         finally:
             store.close()
+    finally:
+        cluster.stop()
+        kill_strays(tmp_path)
+
+
+def test_apps_of_an_accepted_job_run_in_its_reservation_without_naming_it(tmp_path: Path) -> None:
+    records, _, _ = history()
+    write(tmp_path / "cluster", records)
+    config = tmp_path / "rm.yaml"
+    config.write_text(yaml.safe_dump({"queues": {"default": {"capacity": 50}, "batch": {"capacity": 50}}}))
+    cluster = LocalCluster(tmp_path / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+                           ipc_scheduler_port=-1, node_memory_mb=8192, node_vcores=16,
+                           rm_args=["--config", str(config)])
+    cluster.start()
+    try:
+        with httpx.Client(base_url=cluster.rest_url, timeout=120.0) as http:
+            wait_until(lambda: http.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["activeNodes"] == 1,
+                       30, "the NodeManager to register")
+            resp = http.post(f"{SLO}/nightly-report/accept")
+            assert resp.status_code == 200, resp.text
+            rid = resp.json()["reservation-id"]
+
+            def submit(name: str, **fields: str) -> str:
+                app_id: str = http.post("/ws/v1/cluster/apps/new-application").json()["application-id"]
+                resp = http.post("/ws/v1/cluster/apps", json={
+                    "application-id": app_id, "application-name": name, "unmanaged-AM": True, **fields})
+                assert resp.status_code == 202, resp.text
+                return app_id
+
+            # no queue and no reservation named: the job's reservation, in its queue
+            plain = submit("nightly-report")
+            in_default = submit("nightly-report", queue="default")
+            elsewhere = submit("nightly-report", queue="batch")  # another queue, named: left outside
+            other = submit("adhoc")
+            queues = {a: http.get(f"/ws/v1/cluster/apps/{a}").json()["app"]["queue"]
+                      for a in (plain, in_default, elsewhere, other)}
+            assert queues == {plain: "root.default", in_default: "root.default", elsewhere: "root.batch",
+                              other: "root.default"}
+
+        store = Store(store_url(tmp_path / "cluster"))
+        try:
+            apps = {a.app_id: a for a in store.load().apps}
+            (res,) = store.load().reservations
+        finally:
+            store.close()
+        assert {a: apps[a].reservation_id for a in queues} == {plain: rid, in_default: rid, elsewhere: "",
+                                                              other: ""}
+        assert res.reservation_id == rid
+        assert set(res.apps) == {plain, in_default}
     finally:
         cluster.stop()
         kill_strays(tmp_path)

@@ -1,5 +1,7 @@
 """The reservation system inside ClusterState: capacities from the cluster, apps attached on submit and
-detached when they end, the view in the snapshot, preemption of lenders, records and recovery."""
+detached when they end (and an accepted recurring job's apps without asking), the view in the snapshot,
+preemption of lenders and what it took from each app, dynamic reprovisioning, counters, records and
+recovery."""
 
 from __future__ import annotations
 
@@ -15,10 +17,10 @@ from rm.core.ids import AppId, NodeId
 from rm.core.plan import Plan, Preempt
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
-from rm.core.records import MetaRecord, StoredState
+from rm.core.records import AppRecord, ContainerRecord, MetaRecord, SloDecisionRecord, StoredState
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.yarn import definition_from_json
-from rm.core.reservations_glue import SEQ_KEY
+from rm.core.reservations_glue import SEQ_KEY, reprovision
 from rm.core.resources import Resources
 from rm.core.state import AM_ASK_ID, ClusterState, SubmitSpec
 
@@ -50,9 +52,9 @@ def reserve(st: ClusterState, queue: str = "prod", mb: int = 2048) -> str:
     return rid
 
 
-def submit(st: ClusterState, queue: str, mb: int = 512, reservation_id: str = "") -> AppId:
+def submit(st: ClusterState, queue: str, mb: int = 512, reservation_id: str = "", name: str = "") -> AppId:
     app_id = st.new_application(NOW)
-    st.submit(SubmitSpec(app_id=app_id, queue=queue, am_launch={"commands": ["am"]},
+    st.submit(SubmitSpec(app_id=app_id, name=name, queue=queue, am_launch={"commands": ["am"]},
                          am_resource=Resources.of(memory_mb=mb, vcores=1), reservation_id=reservation_id), NOW)
     return app_id
 
@@ -128,14 +130,35 @@ def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
     assert {c.container_id for c in res.completed if c.exit_status == EXIT_PREEMPTED} == \
         {c.container_id for c in preempted}
     assert st.counters["containers_preempted"] == 4
+    assert st.preempted_by_reason == {"RESERVATION_CAPACITY_LENT": 4}
+    assert st.counters["reservation_reclaims"] == 1
+    lender = st.apps[adhoc]  # YARN's RMAppMetrics: what preemption took from it
+    assert (lender.preempted, lender.preempted_containers, lender.preempted_am_containers) == (
+        Resources.of(memory_mb=2048, vcores=4), 4, 0)
+    assert st.apps[app_id].preempted_containers == 0
     assert st.apps[app_id].waiting.startswith("[RESERVATION_CAPACITY_LENT]")
     assert f"taking it back from {adhoc}" in st.apps[app_id].waiting
     # the next cycle serves the reservation first; nothing is preempted twice
     plan = cycle(st)
     assert any(p.app_id == app_id and p.allocation_request_id == AM_ASK_ID for p in plan.placements)
     assert st.apps[app_id].used.memory_mb == 2048
+    assert st.counters["placed_in_reservation"] == 1
+    assert st.counters["reservation_reclaims"] == 1
     st.apply_plan(Plan(based_on=st.version, preemptions=[Preempt(adhoc, Resources.of(memory_mb=1), "x")]), NOW)
     assert sum(1 for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED) == 5
+    assert st.preempted_by_reason == {"RESERVATION_CAPACITY_LENT": 4, "x": 1}
+    assert st.apps[adhoc].preempted_containers == 5
+
+    # after a restart the apps' preemption figures come back from their containers' exit statuses
+    records = st.drain_records()
+    stored = StoredState(
+        meta=st.meta, apps=tuple(r for r in records if isinstance(r, AppRecord)), attempts=(),
+        containers=tuple(r for r in records if isinstance(r, ContainerRecord)), nodes=(),
+        reservations=tuple(r for r in records if isinstance(r, ReservationRecord)))
+    again = ClusterState.recover(stored, build_queues(QUEUES), None, now=NOW + 1)
+    assert again.apps[adhoc].preempted == Resources.of(memory_mb=2560, vcores=5)
+    assert (again.apps[adhoc].preempted_containers, again.apps[adhoc].preempted_am_containers) == (5, 0)
+    assert again.apps[app_id].preempted.is_zero()
 
 
 def test_reservations_and_their_id_counter_are_records_and_survive_recovery() -> None:
@@ -183,3 +206,68 @@ def test_preemption_frees_room_on_one_node_rather_than_scattered() -> None:
     cycle(st)
     assert st.apps[app_id].used.memory_mb == 2048
     assert sum(1 for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED) == 4
+
+
+def accept(st: ClusterState, job: str, rid: str, status: str = "accepted") -> None:
+    st.decide_slo(SloDecisionRecord(job=job, status=status, reservation_id=rid if status == "accepted" else ""))
+
+
+def test_an_accepted_recurring_jobs_apps_run_in_its_reservation_without_naming_it() -> None:
+    st, _ = make_state()
+    nightly = reserve(st, "prod")
+    accept(st, "nightly", nightly)
+    hourly = reserve(st, "default", mb=1024)
+    accept(st, "hourly", hourly)
+    accept(st, "weekly", "", status="rejected")
+
+    def where(app_id: AppId) -> tuple[str, str, str | None]:
+        app = st.apps[app_id]
+        return app.queue, app.reservation_id, st.reservation_plan().reservation_of(app_id)
+
+    # the default queue (what every front door names when the client names none): the reservation's queue
+    a = submit(st, "default", name="nightly")
+    assert where(a) == ("root.prod", nightly, nightly)
+    assert st.apps[a].record().reservation_id == nightly
+    assert where(submit(st, "root.default", name="nightly")) == ("root.prod", nightly, nightly)
+    # the reservation's own queue, by leaf name or path
+    assert where(submit(st, "prod", name="nightly")) == ("root.prod", nightly, nightly)
+    assert where(submit(st, "default", name="hourly")) == ("root.default", hourly, hourly)
+    # another queue named explicitly: the app runs there, outside the reservation
+    assert where(submit(st, "prod", name="hourly")) == ("root.prod", "", None)
+    # other jobs, rejected proposals and submissions that name a reservation are left alone
+    assert where(submit(st, "default", name="adhoc")) == ("root.default", "", None)
+    assert where(submit(st, "default", name="weekly")) == ("root.default", "", None)
+    assert where(submit(st, "default", name="nightly", reservation_id=hourly)) == ("root.default", hourly, hourly)
+    with pytest.raises(BadRequest, match=r"belongs to queue root\.default"):
+        submit(st, "prod", name="nightly", reservation_id=hourly)
+
+    # the reservation serves its app; a deleted reservation attaches nobody
+    st.kill(a, "", NOW)
+    for app_id in [x for x in st.apps if x != a]:
+        st.kill(app_id, "", NOW)
+    served = submit(st, "default", mb=2048, name="nightly")
+    plan = cycle(st)
+    assert any(p.app_id == served for p in plan.placements)
+    assert st.counters["placed_in_reservation"] == 1
+    (rec,) = [r for r in st.drain_records() if isinstance(r, ReservationRecord) and r.reservation_id == nightly]
+    assert rec.apps == (served,)
+    st.reservation_plan().delete(nightly)
+    assert where(submit(st, "default", name="nightly")) == ("root.default", "", None)
+
+
+def test_dynamic_reprovisioning_is_counted() -> None:
+    st, _ = make_state()
+    rid = reserve(st, "prod")  # one 2 GB container; the prod plan holds 4 GB
+    app_id = submit(st, "prod", mb=2048, reservation_id=rid)
+    token = start_am(st, app_id)
+    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=2048, vcores=1), 3)], [], 0.1, [], [], NOW)
+    got = reprovision(st, NOW)
+    (d,) = got.decisions
+    assert (d.outcome, d.wanted, d.granted) == ("EXTENDED", 1, 1)  # capped at 2 × the skyline's 2 GB
+    assert st.counters["reservation_extension_containers"] == 1
+    assert st.dra_outcomes == {"EXTENDED": 1}
+    # a minute on the cap counts the extension too (4 GB × 2), but the plan has room for one more only
+    (d,) = reprovision(st, NOW + 60).decisions
+    assert (d.outcome, d.wanted, d.granted) == ("EXTENDED_PARTIALLY", 3, 1)
+    assert st.counters["reservation_extension_containers"] == 2
+    assert st.dra_outcomes == {"EXTENDED": 1, "EXTENDED_PARTIALLY": 1}
