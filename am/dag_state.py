@@ -119,7 +119,8 @@ class DagState:
         return [t.index for t in self._stages[stage].tasks if t.status == "RUNNABLE"]
 
     def stage_done(self, stage: str) -> bool:
-        return all(t.status == "SUCCEEDED" for t in self._stages[stage].tasks)
+        st = self._stages[stage]
+        return len(st.measured) == len(st.tasks)  # one measurement per succeeded task
 
     def stage_ready(self, stage: str) -> bool:
         """True when every parent stage has fully succeeded."""
@@ -137,7 +138,7 @@ class DagState:
 
     @property
     def succeeded(self) -> int:
-        return sum(1 for t in self.tasks() if t.status == "SUCCEEDED")
+        return sum(len(st.measured) for st in self._stages.values())  # one measurement per success
 
     def progress(self) -> float:
         """Succeeded tasks as a fraction of all tasks."""
@@ -178,6 +179,8 @@ class DagState:
         return estimate
 
     def remaining_stage_s(self, stage: str, now: float) -> float:
+        if self.stage_done(stage):
+            return 0.0
         return sum(self.remaining_task_s(t, now) for t in self._stages[stage].tasks)
 
     def remaining_work_s(self, now: float) -> float:

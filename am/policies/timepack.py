@@ -13,6 +13,7 @@ in groups: its cost grows with the number of stages and events, not tasks. Pure:
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Mapping, Sequence
@@ -55,50 +56,76 @@ def fit_count(free: Resources, demand: Resources, limit: int) -> int:
     return n
 
 
-def _fits_at_all(capacity: Resources, demand: Resources) -> bool:
-    return fit_count(capacity, demand, 1) == 1
+# The packers run on plain integer vectors (one slot per resource type), not on ``Resources``: an AM
+# re-plans at every event, and the packing loops are where its time goes.
+Vector = list[int]
+
+
+def _vectors(stages: Sequence[StagePlan], capacity: Resources) -> tuple[Vector, dict[str, tuple[int, ...]]]:
+    types = sorted(set(capacity.types()).union(*(s.demand.types() for s in stages)))
+    return [capacity.get(t) for t in types], {s.name: tuple(s.demand.get(t) for t in types) for s in stages}
+
+
+def _fit(free: Sequence[int], demand: Sequence[int], limit: int) -> int:
+    n = limit
+    for have, need in zip(free, demand, strict=True):
+        if need > 0:
+            q = have // need if have > 0 else 0
+            if q < n:
+                n = q
+                if n <= 0:
+                    return 0
+    return n
+
+
+def _take(free: Vector, demand: Sequence[int], k: int) -> None:
+    for i, need in enumerate(demand):
+        free[i] -= need * k
 
 
 def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
     """List-schedule the remaining DAG from now (t = 0) within ``capacity``."""
-    by_name = {s.name: s for s in stages}
+    cap, demand = _vectors(stages, capacity)
     out = Packing(makespan=0.0)
     for s in stages:
-        if s.pending and not _fits_at_all(capacity, s.demand):
+        if s.pending and _fit(cap, demand[s.name], 1) == 0:
             out.makespan = INFINITE
             return out
-    free = capacity
+    names = {s.name for s in stages}
+    free = list(cap)
     events: list[tuple[float, int, str, int]] = []  # (time, seq, stage, count) completions
     seq = 0
     unfinished = {s.name: s.pending + len(s.running_remaining_s) for s in stages}
     for s in stages:
         for rem in s.running_remaining_s:
-            free = free - s.demand
+            _take(free, demand[s.name], 1)
             heapq.heappush(events, (rem, seq, s.name, 1))
             seq += 1
     pending = {s.name: s.pending for s in stages}
-    order = sorted(stages, key=lambda s: (s.priority, s.name))
+    order = [(s.name, tuple(p for p in s.parents if p in names))
+             for s in sorted(stages, key=lambda s: (s.priority, s.name))]
     t = 0.0
+    duration = {s.name: s.duration_s for s in stages}
     while True:
-        for s in order:  # start what is ready and fits
-            if pending[s.name] == 0 or any(unfinished.get(p, 0) for p in s.parents if p in by_name):
+        for name, parents in order:  # start what is ready and fits
+            if pending[name] == 0 or any(unfinished[p] for p in parents):
                 continue
-            k = fit_count(free, s.demand, pending[s.name])
+            k = _fit(free, demand[name], pending[name])
             if k == 0:
                 continue
-            pending[s.name] -= k
-            free = free - s.demand * k
-            out.starts.setdefault(s.name, []).append((t, k))
-            heapq.heappush(events, (t + s.duration_s, seq, s.name, k))
+            pending[name] -= k
+            _take(free, demand[name], k)
+            out.starts.setdefault(name, []).append((t, k))
+            heapq.heappush(events, (t + duration[name], seq, name, k))
             seq += 1
         if not events:
             break
         t, _, name, k = heapq.heappop(events)
-        free = free + by_name[name].demand * k
+        _take(free, demand[name], -k)
         unfinished[name] -= k
         while events and events[0][0] <= t:  # everything ending at the same instant
             _, _, name, k = heapq.heappop(events)
-            free = free + by_name[name].demand * k
+            _take(free, demand[name], -k)
             unfinished[name] -= k
         out.makespan = t
     if any(pending.values()):
@@ -114,18 +141,21 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
     """
     if makespan == INFINITE:
         return {s.name: [0.0] * s.pending for s in stages}
-    by_name = {s.name: s for s in stages}
+    cap, demand = _vectors(stages, capacity)
+    width = len(cap)
     children: dict[str, list[str]] = {s.name: [] for s in stages}
     for s in stages:
         for p in s.parents:
             if p in children:
                 children[p].append(s.name)
-    # running tasks, seen from the reversed clock tau = makespan - t, occupy (makespan - rem, makespan]
-    releases = sorted(makespan - rem for s in stages for rem in s.running_remaining_s)
-    held: list[tuple[float, Resources]] = []
-    for s in stages:
-        for rem in s.running_remaining_s:
-            held.append((makespan - rem, s.demand))
+    # running tasks, seen from the reversed clock tau = makespan - t, occupy (makespan - rem, makespan]:
+    # sorted by when they start holding, with running totals, so "held by time x" is a bisection
+    held = sorted((makespan - rem, s.name) for s in stages for rem in s.running_remaining_s)
+    held_at = [h[0] for h in held]
+    held_sum: list[tuple[int, ...]] = [(0,) * width]
+    for _, name in held:
+        held_sum.append(tuple(a + b for a, b in zip(held_sum[-1], demand[name], strict=True)))
+    releases = sorted(set(held_at))
     latest: dict[str, list[float]] = {s.name: [] for s in stages}
     remaining = {s.name: s.pending for s in stages}
     reverse_done = {s.name: s.pending for s in stages}  # pending tasks not yet finished in reverse
@@ -133,45 +163,44 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
     seq = 0
     order = sorted(stages, key=lambda s: (-s.priority, s.name))
     tau = 0.0
-    used = Resources()
-
-    def free_at(now: float) -> Resources:
-        taken = used
-        for start, demand in held:
-            if start <= now:
-                taken = taken + demand
-        return capacity - taken
+    used = [0] * width
 
     while True:
-        free = free_at(tau)
+        taken = held_sum[bisect.bisect_right(held_at, tau)]  # held from at <= tau
+        free = [c - u - h for c, u, h in zip(cap, used, taken, strict=True)]
         for s in order:
-            if remaining[s.name] == 0:
+            name = s.name
+            if remaining[name] == 0:
                 continue
-            if any(reverse_done[c] for c in children[s.name]):
+            if any(reverse_done[c] for c in children[name]):
                 continue
-            k = fit_count(free, s.demand, remaining[s.name])
-            # tasks placed now must also fit when running tasks reclaim their resources later
-            while k > 0 and not _fits_until(held, capacity, used + s.demand * k, tau, tau + s.duration_s):
-                k -= 1
+            need = demand[name]
+            k = _fit(free, need, remaining[name])
             if k == 0:
                 continue
-            remaining[s.name] -= k
-            used = used + s.demand * k
-            free = free - s.demand * k
+            # tasks placed now must also fit when running tasks reclaim their resources later: held
+            # resources only grow with the reversed clock, so the interval's end is what counts
+            later = held_sum[bisect.bisect_left(held_at, tau + s.duration_s)]  # held from at < end
+            k = _fit([c - u - h for c, u, h in zip(cap, used, later, strict=True)], need, k)
+            if k == 0:
+                continue
+            remaining[name] -= k
+            _take(used, need, -k)
+            _take(free, need, k)
             start_forward = makespan - (tau + s.duration_s)
-            latest[s.name].extend([start_forward] * k)
-            heapq.heappush(events, (tau + s.duration_s, seq, s.name, k))
+            latest[name].extend([start_forward] * k)
+            heapq.heappush(events, (tau + s.duration_s, seq, name, k))
             seq += 1
-        next_release = next((r for r in releases if r > tau), None)
+        next_release = releases[bisect.bisect_right(releases, tau)] if releases and releases[-1] > tau else None
         if not events and next_release is None:
             break
         if events and (next_release is None or events[0][0] <= next_release):
             tau, _, name, k = heapq.heappop(events)
-            used = used - by_name[name].demand * k
+            _take(used, demand[name], k)
             reverse_done[name] -= k
             while events and events[0][0] <= tau:
                 _, _, name, k = heapq.heappop(events)
-                used = used - by_name[name].demand * k
+                _take(used, demand[name], k)
                 reverse_done[name] -= k
         else:
             assert next_release is not None
@@ -180,16 +209,6 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
         latest[s.name].extend([0.0] * remaining[s.name])
         latest[s.name].sort()
     return latest
-
-
-def _fits_until(held: Sequence[tuple[float, Resources]], capacity: Resources, used: Resources,
-                start: float, end: float) -> bool:
-    """Held resources only grow with the reversed clock, so checking the interval's end suffices."""
-    taken = used
-    for at, demand in held:
-        if at < end:
-            taken = taken + demand
-    return not (capacity - taken).any_negative()
 
 
 def must_start_now(latest: Mapping[str, list[float]], runnable: Mapping[str, int], horizon_s: float) -> dict[str, int]:
