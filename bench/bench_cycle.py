@@ -1,16 +1,23 @@
 """Scheduling-cycle time of the RM core with many pending asks over a large cluster.
 
 Builds a snapshot of N nodes and apps whose pending asks (half DEFAULT, half ALTRUISTIC) add up to the
-requested count, then times ``run_cycle`` with a pipeline (carbyne by default). Two cases per size:
-an empty cluster (the cycle places as much as fits) and a nearly full one (the cycle mostly finds
-that nothing fits, which is the steady state of a busy cluster).
+requested count, then times ``run_cycle`` with each pipeline asked for. Two cases per size: a nearly full
+cluster (the cycle mostly finds that nothing fits, which is the steady state of a busy cluster) and an
+empty one (the cycle places as much as fits: thousands of containers). Each case runs ``--repeat`` times;
+the table shows the median and 99th percentile of the wall-clock time, the median CPU time of the process
+(less sensitive to other load on the machine), how many containers the cycle placed and how many it places
+per second (placed / median wall-clock time).
 
-    python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne] [--repeat 3]
+    python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne drf morpheus]
+                                [--repeat 5] [--case full empty]
+
+The bench has no reservations, so ``morpheus`` runs its reservation stage with nothing to serve.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from random import Random
@@ -18,7 +25,7 @@ from random import Random
 from rm.core.cycle import run_cycle
 from rm.core.ids import AppId, NodeId, QueuePath, app_id
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
-from rm.core.policies.registry import named_pipeline
+from rm.core.policies.registry import PIPELINES, named_pipeline
 from rm.core.queues import build_queues
 from rm.core.resources import Resources
 
@@ -53,32 +60,46 @@ def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnap
     return ClusterSnapshot(version=1, nodes=node_views, apps=apps, queues=build_queues())
 
 
-def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int) -> tuple[float, int]:
-    times = []
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int) -> tuple[list[float], list[float], int]:
+    """Wall-clock and CPU seconds of each run, and how many containers the (last) cycle placed."""
+    wall, cpu = [], []
     placed = 0
     for r in range(repeat):
         pipeline, shares = named_pipeline(pipeline_name)
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         plan = run_cycle(snap, pipeline, shares=shares, now=0.0, rng=Random(r))
-        times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
+        wall.append(time.perf_counter() - started)
         placed = len(plan.placements)
-    return statistics.median(times), placed
+    return wall, cpu, placed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--asks", type=int, nargs="+", default=[10_000, 50_000])
-    parser.add_argument("--pipeline", default="carbyne")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pipeline", nargs="+", default=["carbyne", "drf", "morpheus"], choices=sorted(PIPELINES))
+    parser.add_argument("--case", nargs="+", default=["full", "empty"], choices=["full", "empty"])
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"pipeline={args.pipeline} nodes={args.nodes} (64 GB, 32 vcores each)")
-    print(f"{'pending asks':>12} {'cluster':>8} {'cycle ms (median)':>18} {'placed':>8}")
+    print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row")
+    print(f"{'pipeline':>9} {'pending':>8} {'cluster':>7} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>8} "
+          f"{'placed':>7} {'placed/s':>9}")
     for n in args.asks:
-        for full in (True, False):
-            snap = snapshot(args.nodes, n, full=full)
-            secs, placed = measure(snap, args.pipeline, args.repeat)
-            print(f"{n:>12} {'full' if full else 'empty':>8} {secs * 1000:>18.1f} {placed:>8}")
+        for case in args.case:
+            snap = snapshot(args.nodes, n, full=case == "full")
+            for name in args.pipeline:
+                wall, cpu, placed = measure(snap, name, args.repeat)
+                p50 = statistics.median(wall)
+                rate = f"{placed / p50:>9.0f}" if placed else f"{'-':>9}"
+                print(f"{name:>9} {n:>8} {case:>7} {p50 * 1000:>8.1f} {percentile(wall, 99) * 1000:>8.1f} "
+                      f"{statistics.median(cpu) * 1000:>8.1f} {placed:>7} {rate}")
 
 
 if __name__ == "__main__":

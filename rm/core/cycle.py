@@ -14,7 +14,9 @@ from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
-    from rm.core.policies.tetris import NodeIndex
+    from rm.core.policies.node_index import NodeIndex
+
+_ZERO = Resources()
 
 
 @dataclass(slots=True)
@@ -43,7 +45,7 @@ class CycleContext:
         return base if extra is None else base + extra
 
     def remaining(self, ask: AskView) -> int:
-        return ask.num_containers - self.placed.get(ask.key, 0)
+        return ask.num_containers - self.placed.get((ask.app_id, ask.allocation_request_id), 0)
 
     def place(self, ask: AskView, node: NodeView, *, from_leftover: bool = False) -> Place:
         p = Place(
@@ -58,18 +60,22 @@ class CycleContext:
             stage=ask.stage,
         )
         r = ask.capability
-        self.node_alloc[node.node_id] = self.node_alloc.get(node.node_id, Resources()) + r
-        self.app_alloc[ask.app_id] = self.app_alloc.get(ask.app_id, Resources()) + r
+        node_id, app_id, key = node.node_id, ask.app_id, (ask.app_id, ask.allocation_request_id)
+        self.node_alloc[node_id] = self.node_alloc.get(node_id, _ZERO) + r
+        if self.node_index is not None:
+            self.node_index.placed(node_id, r)
+        self.app_alloc[app_id] = self.app_alloc.get(app_id, _ZERO) + r
         if ask.is_am:
-            self.app_am_alloc[ask.app_id] = self.app_am_alloc.get(ask.app_id, Resources()) + r
-        q = self.snap.apps[ask.app_id].queue
-        self.queue_alloc[q] = self.queue_alloc.get(q, Resources()) + r
-        self.placed[ask.key] = self.placed.get(ask.key, 0) + 1
-        self.plan.placements.append(p)
-        self.plan.rejections.pop(ask.key, None)
-        self.plan.counters["placed"] += 1
+            self.app_am_alloc[app_id] = self.app_am_alloc.get(app_id, _ZERO) + r
+        q = self.snap.apps[app_id].queue
+        self.queue_alloc[q] = self.queue_alloc.get(q, _ZERO) + r
+        self.placed[key] = self.placed.get(key, 0) + 1
+        plan = self.plan
+        plan.placements.append(p)
+        plan.rejections.pop(key, None)
+        plan.counters["placed"] += 1
         if from_leftover:
-            self.plan.counters["placed_from_leftover"] += 1
+            plan.counters["placed_from_leftover"] += 1
         return p
 
     def reject(self, ask: AskView, reason: str, /, **detail: object) -> None:

@@ -67,6 +67,23 @@ class AppView:
 
     @property
     def pending(self) -> Resources:
+        """The sum over asks of capability × num_containers."""
+        out: dict[str, int] = {}
+        for a in self.asks:
+            n = a.num_containers
+            if n <= 0:
+                if n < 0:
+                    return self._pending_stepwise()
+                continue
+            for r, v in a.capability.amounts.items():
+                if v < 0:
+                    return self._pending_stepwise()
+                out[r] = out.get(r, 0) + v * n
+        return Resources(out)
+
+    def _pending_stepwise(self) -> Resources:
+        # with negative terms a running total can cancel to zero and drop a type, which moves it to the
+        # end of the vector's order when it comes back: add step by step, as the plain sum would
         out = Resources()
         for a in self.asks:
             out = out + a.capability * a.num_containers

@@ -48,17 +48,27 @@ class Resources:
     def __add__(self, other: Resources) -> Resources:
         out = dict(self.amounts)
         for k, v in other.amounts.items():
-            out[k] = out.get(k, 0) + v
-        return Resources(out)
+            v += out.get(k, 0)
+            if v:
+                out[k] = v
+            else:
+                out.pop(k, None)
+        return _clean(out)
 
     def __sub__(self, other: Resources) -> Resources:
         out = dict(self.amounts)
         for k, v in other.amounts.items():
-            out[k] = out.get(k, 0) - v
-        return Resources(out)
+            v = out.get(k, 0) - v
+            if v:
+                out[k] = v
+            else:
+                out.pop(k, None)
+        return _clean(out)
 
     def __mul__(self, factor: int) -> Resources:
-        return Resources({k: v * factor for k, v in self.amounts.items()})
+        if type(factor) is not int:
+            return Resources({k: v * factor for k, v in self.amounts.items()})
+        return _clean({k: v * factor for k, v in self.amounts.items()} if factor else {})
 
     def fits_in(self, other: Resources) -> bool:
         """True when every amount here is at most the same amount in ``other``."""
@@ -71,7 +81,10 @@ class Resources:
         return any(v < 0 for v in self.amounts.values())
 
     def clamp_min_zero(self) -> Resources:
-        return Resources({k: max(0, v) for k, v in self.amounts.items()})
+        for v in self.amounts.values():
+            if v < 0:
+                return _clean({k: v for k, v in self.amounts.items() if v > 0})
+        return self
 
     def shares(self, total: Resources) -> dict[str, float]:
         """Each amount as a fraction of ``total`` (types the total lacks count as infinitely scarce)."""
@@ -82,7 +95,15 @@ class Resources:
         return out
 
     def dominant_share(self, total: Resources) -> float:
-        return max(self.shares(total).values(), default=0.0)
+        """The largest of ``shares(total)`` (0.0 for a zero vector)."""
+        out: float | None = None
+        caps = total.amounts
+        for k, v in self.amounts.items():
+            cap = caps.get(k, 0)
+            share = v / cap if cap > 0 else (float("inf") if v > 0 else 0.0)
+            if out is None or share > out:
+                out = share
+        return 0.0 if out is None else out
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.amounts)
@@ -93,6 +114,13 @@ class Resources:
 
 
 Resources.ZERO = Resources()
+
+
+def _clean(amounts: dict[str, int]) -> Resources:
+    """A vector from amounts already in canonical form (int values, no zeros), skipping the check."""
+    out = object.__new__(Resources)
+    object.__setattr__(out, "amounts", amounts)
+    return out
 
 
 def total(items: Iterable[Resources]) -> Resources:

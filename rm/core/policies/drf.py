@@ -33,21 +33,25 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
 
 from rm.core.ids import AppId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage, app_tiebreak
-from rm.core.policies.tetris import CapacityMemo, choose_node, locality_allows, locality_level, node_index
+from rm.core.policies.node_index import node_index
+from rm.core.policies.tetris import CapacityMemo
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext
 
 _EPS = 1e-9
+_ALONE = (0, 0.0, "")  # the heap key of the only queue left
 _ROUND_UP = 1e-6  # 2.9999999 cores is 3 cores when shares are rounded down to integers
 _MIN_WEIGHT = 1e-3  # a zero weight means "far behind the others", not "never"
 
@@ -340,10 +344,11 @@ class DrfShares:
                 under = frozenset(k for k, p in enumerate(paths) if p == q.path or p.startswith(q.path + "."))
                 if under:
                     limits += [_Limit(r, q.abs_max_capacity * v, under) for r, v in cluster.amounts.items()]
-        demands = [_within(a.used + a.pending, cluster) for a in apps]
+        pending = [a.pending for a in apps]
+        demands = [_within(a.used + p, cluster) for a, p in zip(apps, pending, strict=True)]
         fills = _Filling(demands, [a.weight for a in apps], groups, limits, cluster).run()
-        for app, fill in zip(apps, fills, strict=True):
-            if app.asks and not app.pending.is_zero():
+        for app, p, fill in zip(apps, pending, fills, strict=True):
+            if app.asks and not p.is_zero():
                 out[app.app_id] = _floor(fill)
         return out
 
@@ -389,6 +394,8 @@ class _AppCursor:
 class _LeafQueue:
     view: QueueView
     lineage: list[QueuePath]  # the leaf and its ancestors
+    capped: list[QueuePath]  # those of them whose max capacity is below the whole cluster
+    tracked: list[QueuePath]  # the queues whose usage the loop reads: the leaf and the capped ones
     apps: list[_AppCursor]
     heap: list[tuple[SortKey, AppId]] = field(default_factory=list)
     am_used: Resources = field(default_factory=Resources)
@@ -416,9 +423,9 @@ class _Run:
     def __init__(self, stage: DrfStage, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         self.stage, self.snap, self.ctx = stage, snap, ctx
         self.capacity = snap.capacity
-        self.nodes = sorted((n for n in snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
-        self.free = node_index(ctx).free  # one memo of free vectors for the whole cycle
+        self.index = node_index(ctx)  # built here, before any placement, as it draws the ring's start
         self.no_fit: dict[tuple[object, ...], tuple[str, dict[str, object]]] = {}
+        self.fit_keys: dict[tuple[AppId, int], tuple[object, ...]] = {}
         self.usage: dict[QueuePath, Resources] = {}
         self.limits: dict[tuple[QueuePath, float], dict[str, float]] = {}
         self.leaves: dict[QueuePath, _LeafQueue] = {}
@@ -428,7 +435,10 @@ class _Run:
                 continue
             leaf = self.leaves.get(view.path)
             if leaf is None:
-                leaf = self.leaves[view.path] = _LeafQueue(view, self._lineage(view), [])
+                lineage = self._lineage(view)
+                capped = [p for p in lineage if snap.queues[p].abs_max_capacity < 1.0 - _EPS]
+                tracked = [view.path, *(p for p in capped if p != view.path)]
+                leaf = self.leaves[view.path] = _LeafQueue(view, lineage, capped, tracked, [])
             leaf.am_used = leaf.am_used + app.am_used + ctx.app_am_alloc.get(app.app_id, Resources())
             used = ctx.app_used(app.app_id)
             for path in leaf.lineage:
@@ -452,10 +462,6 @@ class _Run:
             parent = self.snap.queues[parent].parent
         return out
 
-    def _capped(self, leaf: _LeafQueue) -> Iterator[QueuePath]:
-        """The queues of the leaf's lineage whose max capacity is below the whole cluster."""
-        return (p for p in leaf.lineage if self.snap.queues[p].abs_max_capacity < 1.0 - _EPS)
-
     def _queue_key(self, leaf: _LeafQueue) -> tuple[int, float, str]:
         share = self.usage[leaf.view.path].dominant_share(self.capacity)
         if leaf.view.abs_capacity > 0:
@@ -472,15 +478,17 @@ class _Run:
         return limit
 
     def loop(self) -> None:
-        ctx = self.ctx
-        while self.heap:
-            _, path = heapq.heappop(self.heap)
+        ctx, heap, usage, sort_key = self.ctx, self.heap, self.usage, self.stage.order.sort_key
+        heappop, heappush = heapq.heappop, heapq.heappush
+        while heap:
+            _, path = heappop(heap)
             leaf = self.leaves[path]
-            full = self._full_ancestor(leaf)
-            if full is not None:
-                self._reject_queue(leaf, full)
-                continue
-            _, app_id = heapq.heappop(leaf.heap)
+            if leaf.capped:
+                full = self._full_ancestor(leaf)
+                if full is not None:
+                    self._reject_queue(leaf, full)
+                    continue
+            _, app_id = heappop(leaf.heap)
             cursor = self.cursors[app_id]
             ask = cursor.current(ctx)
             if ask is not None:
@@ -489,17 +497,18 @@ class _Run:
                     cursor.pos += 1
                 else:
                     ctx.place(ask, node)
-                    for p in leaf.lineage:
-                        self.usage[p] = self.usage[p] + ask.capability
+                    for p in leaf.tracked:  # the other ancestors' usage is never read again
+                        usage[p] = usage[p] + ask.capability
                     if ask.is_am:
                         leaf.am_used = leaf.am_used + ask.capability
-                heapq.heappush(leaf.heap, (self.stage.order.sort_key(cursor.app, ctx), app_id))
+                heappush(leaf.heap, (sort_key(cursor.app, ctx), app_id))
             if leaf.heap:
-                heapq.heappush(self.heap, (self._queue_key(leaf), path))
+                # with no other queue waiting, none can come back: the key would order nothing
+                heappush(heap, (self._queue_key(leaf) if heap else _ALONE, path))
 
     def _full_ancestor(self, leaf: _LeafQueue) -> QueuePath | None:
         """The first queue of the leaf's lineage whose usage reached its max capacity in some resource."""
-        for p in self._capped(leaf):
+        for p in leaf.capped:
             used = self.usage[p]
             for r, limit in self._limit(p, 1.0).items():
                 if used.get(r) >= limit - _EPS:
@@ -525,7 +534,7 @@ class _Run:
     def _try(self, leaf: _LeafQueue, ask: AskView) -> NodeView | None:
         """The node for one container of ``ask``, or None after recording why there is none."""
         ctx = self.ctx
-        for p in self._capped(leaf):
+        for p in leaf.capped:
             after = self.usage[p] + ask.capability
             limit = self._limit(p, 1.0)
             if any(after.get(r) > limit.get(r, 0.0) + _EPS for r in ask.capability.amounts):
@@ -544,16 +553,18 @@ class _Run:
                 }
                 _reject(ctx, ask, AM_LIMIT, detail)
                 return None
-        key = (
-            tuple(sorted(ask.capability.amounts.items())),
-            ask.nodes,
-            ask.racks,
-            ask.relax_locality,
-            self.cursors[ask.app_id].app.blacklist,
-        )
+        key = self.fit_keys.get((ask.app_id, ask.allocation_request_id))
+        if key is None:  # asks with equal keys fit on exactly the same nodes
+            key = self.fit_keys[(ask.app_id, ask.allocation_request_id)] = (
+                tuple(sorted(ask.capability.amounts.items())),
+                ask.nodes,
+                ask.racks,
+                ask.relax_locality,
+                self.cursors[ask.app_id].app.blacklist,
+            )
         known = self.no_fit.get(key)
         if known is None:
-            node = choose_node(ask, ctx, self.stage.scorer)
+            node = self.index.choose(ask, self.stage.scorer)
             if node is not None:
                 return node
             known = self.no_fit[key] = self._why_no_node(ask)
@@ -561,27 +572,30 @@ class _Run:
         return None
 
     def _why_no_node(self, ask: AskView) -> tuple[str, dict[str, object]]:
-        blacklist = self.cursors[ask.app_id].app.blacklist
-        allowed = [n for n in self.nodes if n.node_id not in blacklist]
+        index = self.index
+        allowed = index.allowed(self.cursors[ask.app_id].app.blacklist)
         demand = ask.capability
-        ever = [n for n in allowed if demand.fits_in(n.capability)]
-        if not ever:
-            closest = _closest(demand, allowed, lambda n: n.capability)
+        ever = allowed & index.ever_fits(demand)
+        if not ever.any():
+            closest = index.nearest(demand, allowed, empty=True)
             return NO_NODE_FITS, {
                 "ask": demand.to_dict(),
                 "largest_node": _numbers(closest.capability, demand) if closest else {},
                 "node": closest.node_id if closest else "",
-                "nodes": len(allowed),
+                "nodes": int(allowed.sum()),
             }
-        local = [n for n in ever if locality_allows(ask, n)]
-        if not local:
+        named = np.zeros(len(index.nodes), dtype=np.bool_)
+        named[index.named(ask)] = True
+        strict = not ask.relax_locality and bool(ask.nodes or ask.racks)
+        local = ever & named if strict else ever
+        if not local.any():
             return LOCALITY_WAIT, {
                 "ask": demand.to_dict(),
                 "nodes": list(ask.nodes),
                 "racks": list(ask.racks),
-                "local_nodes": sum(1 for n in allowed if locality_level(ask, n) > 0),
+                "local_nodes": int((allowed & named).sum()),
             }
-        closest = _closest(demand, local, lambda n: self.free.get(self.ctx, n))
+        closest = index.nearest(demand, local, empty=False)
         return NO_CAPACITY_NOW, {
             "ask": demand.to_dict(),
             "largest_free": _numbers(self.ctx.available(closest), demand) if closest else {},
@@ -600,20 +614,6 @@ def _reject(ctx: CycleContext, ask: AskView, reason: str, detail: Mapping[str, o
         return
     ctx.reject(ask, reason)
     ctx.plan.rejections[ask.key].detail.update(detail)
-
-
-def _closest(
-    demand: Resources, nodes: Sequence[NodeView], free_of: Callable[[NodeView], Resources]
-) -> NodeView | None:
-    """The node that comes nearest to fitting ``demand``: largest worst-case free/demand ratio."""
-    best: NodeView | None = None
-    best_ratio = -1.0
-    for n in nodes:
-        free = free_of(n)
-        ratio = min((free.get(r) / d for r, d in demand.amounts.items() if d > 0), default=math.inf)
-        if ratio > best_ratio:
-            best, best_ratio = n, ratio
-    return best
 
 
 _shares: type[ShareCalculator] = DrfShares

@@ -22,7 +22,8 @@ from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS
 from rm.core.policies.api import AppOrder, NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import SortKey, ask_importance
-from rm.core.policies.tetris import FreeMemo, best_node, choose_node
+from rm.core.policies.node_index import choose_node
+from rm.core.policies.tetris import FreeMemo, best_node
 from rm.core.resources import Resources
 
 if TYPE_CHECKING:

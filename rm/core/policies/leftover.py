@@ -14,7 +14,6 @@ remembered for the rest of the cycle, since free capacity only shrinks within on
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import ClassVar, Literal
 
 from rm.core.cycle import CycleContext
@@ -22,10 +21,12 @@ from rm.core.ids import QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
-from rm.core.policies.tetris import alignment, choose_node, locality_allows, node_index
+from rm.core.policies.node_index import node_index
+from rm.core.policies.tetris import alignment, locality_allows
 from rm.core.resources import Resources
 
 LeftoverOrder = Literal["srtf", "pack"]
+_ZERO = Resources()
 
 
 class LeftoverStage:
@@ -55,26 +56,43 @@ class _Leftover:
         self.capacity = snap.capacity
         self.nodes = [n for n in snap.nodes.values() if n.schedulable]
         self.unfit: set[Resources] = set()  # shapes (with locality relaxed) that no longer fit anywhere
+        self.lineages: dict[QueuePath, list[QueuePath]] = {}
+        self.limits: dict[QueuePath, dict[str, float]] = {}
         self.queue_used: dict[QueuePath, Resources] = {}
-        for app in snap.apps.values():
-            for q in self._lineage(app.queue):
-                self.queue_used[q] = self.queue_used.get(q, Resources()) + app.used
-        for p in ctx.plan.placements:
-            for q in self._lineage(snap.apps[p.app_id].queue):
-                self.queue_used[q] = self.queue_used.get(q, Resources()) + p.resource
+        held = [(app.queue, app.used) for app in snap.apps.values()]
+        held += [(snap.apps[p.app_id].queue, p.resource) for p in ctx.plan.placements]
+        for path, amount in held:
+            for q in self._lineage(path):
+                self.queue_used[q] = self.queue_used.get(q, _ZERO) + amount
 
-    def _lineage(self, path: QueuePath) -> Iterable[QueuePath]:
-        q: QueuePath | None = path
-        while q is not None and q in self.snap.queues:
-            yield q
-            q = self.snap.queues[q].parent
+    def _lineage(self, path: QueuePath) -> list[QueuePath]:
+        out = self.lineages.get(path)
+        if out is None:
+            out = self.lineages[path] = []
+            q: QueuePath | None = path
+            while q is not None and q in self.snap.queues:
+                out.append(q)
+                q = self.snap.queues[q].parent
+        return out
 
-    def _queue_room(self, app: AppView, ask: AskView) -> bool:
-        for q in self._lineage(app.queue):
+    def _limit(self, q: QueuePath) -> dict[str, float]:
+        limit = self.limits.get(q)
+        if limit is None:
             view = self.snap.queues[q]
             limit = {r: self.capacity.get(r) * view.abs_max_capacity for r in self.capacity.types()}
-            used = self.queue_used.get(q, Resources()) + ask.capability
-            if any(used.get(r) > limit.get(r, 0) + 1e-9 for r in used.types()):
+            self.limits[q] = limit
+        return limit
+
+    def _queue_room(self, app: AppView, ask: AskView) -> bool:
+        demand = ask.capability.amounts
+        for q in self._lineage(app.queue):
+            limit = self._limit(q)
+            held = self.queue_used.get(q, _ZERO).amounts
+            # (held + demand) over the limit in a type; a type both lack is 0, never over a limit >= 0
+            if any(v + demand.get(r, 0) > limit.get(r, 0) + 1e-9 for r, v in held.items()) or any(
+                v > limit.get(r, 0) + 1e-9 for r, v in demand.items() if r not in held
+            ):
+                used = self.queue_used.get(q, _ZERO) + ask.capability
                 self.ctx.reject(ask, QUEUE_AT_MAX, queue=q, used=used.to_dict())
                 return False
         return True
@@ -95,22 +113,22 @@ class _Leftover:
     def _place(self, app: AppView, ask: AskView, node: NodeView) -> None:
         self.ctx.place(ask, node, from_leftover=True)
         for q in self._lineage(app.queue):
-            self.queue_used[q] = self.queue_used.get(q, Resources()) + ask.capability
+            self.queue_used[q] = self.queue_used.get(q, _ZERO) + ask.capability
 
     def _fill(self, app: AppView, ask: AskView) -> None:
         """Place as many containers of ``ask`` as fit."""
         relaxed = ask.relax_locality or not (ask.nodes or ask.racks)
-        while self.ctx.remaining(ask) > 0:
-            if relaxed and ask.capability in self.unfit:
-                break
-            if not self._queue_room(app, ask):
-                return
-            node = choose_node(ask, self.ctx, self.stage.scorer)
-            if node is None:
-                if relaxed:
-                    self.unfit.add(ask.capability)
-                break
-            self._place(app, ask, node)
+        # ``unfit`` only grows when this loop stops, so one look before it is enough
+        if self.ctx.remaining(ask) > 0 and not (relaxed and ask.capability in self.unfit):
+            while self.ctx.remaining(ask) > 0:
+                if not self._queue_room(app, ask):
+                    return
+                node = node_index(self.ctx).choose(ask, self.stage.scorer)
+                if node is None:
+                    if relaxed:
+                        self.unfit.add(ask.capability)
+                    break
+                self._place(app, ask, node)
         if self.ctx.remaining(ask) > 0:
             self.ctx.reject(ask, NO_CAPACITY_NOW, asked=ask.capability.to_dict(), stage="leftover")
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 NODE_LOCAL_BONUS = 1_000.0
 RACK_LOCAL_BONUS = 100.0
-_SCORE_DIGITS = 9  # scores equal to this many decimals are ties (float noise must not decide placements)
+SCORE_DIGITS = 9  # scores equal to this many decimals are ties (float noise must not decide placements)
 
 NODE_LOCAL = 2
 RACK_LOCAL = 1
@@ -105,6 +105,11 @@ def alignment(demand: Resources, free: Resources, capacity: Resources) -> float:
     return out
 
 
+def score_weights(demand: Resources, capacity: Resources) -> list[tuple[str, float]]:
+    """demand/capacity² per type: the alignment of ``demand`` with a free vector is the sum of weight × free."""
+    return [(r, d / capacity.get(r) ** 2) for r, d in demand.amounts.items() if capacity.get(r) > 0]
+
+
 class TetrisPacker:
     """Alignment of demand with free resources, plus a locality bonus."""
 
@@ -127,11 +132,7 @@ class TetrisPacker:
         capacity = self._capacity.get(ctx.snap)
         if self._for is None or self._for[0] is not ask.capability or self._for[1] is not capacity:
             self._for = (ask.capability, capacity)
-            self._weights = [
-                (r, d / capacity.get(r) ** 2)
-                for r, d in ask.capability.amounts.items()
-                if capacity.get(r) > 0
-            ]
+            self._weights = score_weights(ask.capability, capacity)
         free = self._free.get(ctx, node).amounts
         value = 0.0
         for r, w in self._weights:
@@ -191,106 +192,10 @@ def best_node(
         waste = 0.0
         for r, f in avail.items():
             waste += max(0, f - ask.capability.amounts.get(r, 0)) * inverse.get(r, 0.0)
-        key = (round(scorer.score(ask, node, ctx), _SCORE_DIGITS), -round(waste, _SCORE_DIGITS))
+        key = (round(scorer.score(ask, node, ctx), SCORE_DIGITS), -round(waste, SCORE_DIGITS))
         if best is None or key > best_key or (key == best_key and node.node_id < best.node_id):
             best, best_key = node, key
     return best
-
-
-DEFAULT_CANDIDATE_LIMIT = 32
-
-
-class NodeIndex:
-    """The schedulable nodes of one cycle, for placing containers on large clusters quickly.
-
-    On a cluster of at most ``limit`` nodes every node is a candidate, so placements are exactly those
-    of a full scan. On a larger one the candidates for an ask are the nodes it names (its node and
-    rack preferences), plus the next ``limit`` nodes that can take it, scanning round the ring from a
-    cursor that starts at a seeded random position and moves on with every scan — the score then picks
-    the best of those, as Nomad limits its ranking to a few feasible nodes.
-    """
-
-    def __init__(self, ctx: CycleContext, limit: int = DEFAULT_CANDIDATE_LIMIT) -> None:
-        self.ctx = ctx
-        self.limit = limit
-        self.nodes = sorted((n for n in ctx.snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
-        self.free = FreeMemo()
-        self.capacity = ctx.snap.capacity
-        self.by_name: dict[str, list[NodeView]] = {}
-        self.by_rack: dict[str, list[NodeView]] = {}
-        for n in self.nodes:
-            self.by_name.setdefault(n.node_id, []).append(n)
-            if n.host != n.node_id:
-                self.by_name.setdefault(n.host, []).append(n)
-            self.by_rack.setdefault(n.rack, []).append(n)
-        self.cursor = ctx.rng.randrange(len(self.nodes)) if len(self.nodes) > limit else 0
-        # the smallest amount of each type any pending ask wants: a node with less of some type than that
-        # can take nothing more this cycle, and leaves the ring
-        smallest: dict[str, int] | None = None
-        for app in ctx.snap.apps.values():
-            for a in app.asks:
-                if a.num_containers <= 0:
-                    continue
-                if smallest is None:
-                    smallest = dict(a.capability.amounts)
-                else:
-                    smallest = {r: min(v, a.capability.get(r)) for r, v in smallest.items()}
-        smallest = smallest or {}
-        self.smallest = [(r, v) for r, v in smallest.items() if v > 0]
-
-    def candidates(self, ask: AskView) -> list[NodeView]:
-        if len(self.nodes) <= self.limit:
-            return self.nodes
-        named: dict[NodeId, NodeView] = {}
-        for name in ask.nodes:
-            for n in self.by_name.get(name, ()):
-                named[n.node_id] = n
-        for rack in ask.racks:
-            for n in self.by_rack.get(rack, ()):
-                named[n.node_id] = n
-        if not ask.relax_locality and (ask.nodes or ask.racks):
-            return list(named.values())
-        app = self.ctx.snap.apps.get(ask.app_id)
-        blacklist = app.blacklist if app is not None else frozenset()
-        need = list(ask.capability.amounts.items())
-        out = list(named.values())
-        total = len(self.nodes)
-        i, found = self.cursor, 0
-        spent: list[int] = []
-        for _ in range(total):
-            node = self.nodes[i]
-            at = i
-            i = i + 1 if i + 1 < total else 0
-            if node.node_id in blacklist or node.node_id in named:
-                continue
-            avail = self.free.get(self.ctx, node).amounts
-            if all(avail.get(r, 0) >= d for r, d in need):
-                out.append(node)
-                found += 1
-                if found >= self.limit:
-                    break
-            elif any(avail.get(r, 0) < d for r, d in self.smallest):
-                spent.append(at)
-        self.cursor = i
-        if spent and len(self.nodes) - len(spent) > self.limit:
-            gone = set(spent)
-            kept = [n for k, n in enumerate(self.nodes) if k not in gone]
-            self.cursor = sum(1 for k in range(self.cursor) if k not in gone) % len(kept)
-            self.nodes = kept
-        return out
-
-
-def node_index(ctx: CycleContext) -> NodeIndex:
-    """The cycle's node index, built on first use."""
-    if ctx.node_index is None:
-        ctx.node_index = NodeIndex(ctx)
-    return ctx.node_index
-
-
-def choose_node(ask: AskView, ctx: CycleContext, scorer: NodeScorer) -> NodeView | None:
-    """The best node for one container of ``ask`` among the cycle's candidates for it."""
-    index = node_index(ctx)
-    return best_node(ask, index.candidates(ask), ctx, scorer, capacity=index.capacity, free=index.free)
 
 
 _: type[NodeScorer] = TetrisPacker

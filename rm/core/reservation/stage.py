@@ -28,7 +28,7 @@ from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.plan import Preempt, WakeAt
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import ask_importance
-from rm.core.policies.tetris import choose_node
+from rm.core.policies.node_index import choose_node
 from rm.core.reservation.requests import ReservationId
 from rm.core.reservation.view import (  # the view types are re-exported: callers import them from here
     EMPTY_VIEW,

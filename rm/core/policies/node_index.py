@@ -1,0 +1,493 @@
+"""The cycle's node index: which nodes an ask may go to, and the packer's pick among them, fast.
+
+On a cluster of at most ``limit`` nodes every node is a candidate, so placements are exactly those of a full
+scan. On a larger one the candidates for an ask are the nodes it names (its node and rack preferences), plus
+the next ``limit`` nodes that can take it, scanning round the ring of nodes (in node id order) from a cursor
+that starts at a seeded random position and moves on with every scan — the score then picks the best of
+those, as Nomad limits its ranking to a few feasible nodes.
+
+``choose`` returns exactly what ``best_node`` would over those candidates; only the way there is faster:
+
+* Free capacity is a matrix (resource type × node) that ``CycleContext.place`` keeps up to date, so the
+  nodes an ask fits on come from one vectorized comparison per type, not a loop over nodes, and a demand
+  that fits nowhere is remembered for the rest of the cycle (free capacity only shrinks within one).
+* With the ``TetrisPacker``, each demand shape seen keeps, per node, whether it fits and its packing key —
+  the alignment score and the best-fit waste, each rounded to ``SCORE_DIGITS`` decimals. The floats are
+  computed with the same operations in the same order as ``TetrisPacker.score`` and ``best_node`` (numpy's
+  element-wise float64 arithmetic is IEEE's, like Python's), and rounded as ``round()`` rounds. A
+  placement changes one node, so a shape's keys are brought up to date for the nodes placed on since it
+  was last used, and picking the best candidate is a few vectorized operations over at most ``limit``
+  nodes. Asks with locality preferences or a blacklist, and other scorers, take the general path.
+
+Amounts are taken to be non-negative, as ``ClusterState`` validates them; a placement with a negative amount
+only switches off the "fits nowhere for the rest of the cycle" shortcut.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from rm.core.ids import NodeId
+from rm.core.model import AskView, NodeView
+from rm.core.policies.api import NodeScorer
+from rm.core.policies.tetris import (
+    NODE_LOCAL,
+    RACK_LOCAL,
+    SCORE_DIGITS,
+    FreeMemo,
+    TetrisPacker,
+    best_node,
+    locality_level,
+    score_weights,
+)
+from rm.core.resources import Resources
+
+if TYPE_CHECKING:
+    from rm.core.cycle import CycleContext
+
+DEFAULT_CANDIDATE_LIMIT = 32
+_SCALE = 10.0**SCORE_DIGITS
+_NONE: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+_REFRESH_ONE_BY_ONE = 48  # fewer changed nodes than this are brought up to date in plain Python
+
+Shape = tuple[tuple[str, int], ...]  # a demand's items, in its own order (the order its score sums in)
+Floats = npt.NDArray[np.float64]
+Positions = npt.NDArray[np.intp]
+
+
+class _ShapeInfo:
+    """One demand shape: how it is tested for fit, scored and charged for waste; its per-node keys."""
+
+    __slots__ = (
+        "dead",
+        "demand",
+        "fit",
+        "fit_list",
+        "fit_pos",
+        "impossible",
+        "need",
+        "score_key",
+        "seen",
+        "waste_key",
+        "waste_need",
+        "waste_terms",
+        "weights",
+    )
+
+    def __init__(self, demand: Resources, index: NodeIndex) -> None:
+        col = index.col
+        self.demand = demand
+        self.need = [(col[r], d) for r, d in demand.amounts.items() if d > 0 and r in col]
+        # a type no schedulable node has: fits nowhere (a node's free amount of it is zero)
+        self.impossible = any(d > 0 and r not in col for r, d in demand.amounts.items())
+        # TetrisPacker.score's terms; a type no node has adds w × 0 = 0.0, which changes no sum
+        self.weights = [(col[r], w) for r, w in score_weights(demand, index.capacity) if r in col]
+        self.waste_need = [demand.amounts.get(r, 0) for r in col]
+        self.waste_terms = [(k, self.waste_need[k], index.inverse[k]) for k in index.waste_order or ()]
+        self.dead = False  # fits on no node any more (free capacity only shrinks during a cycle)
+        # per-node keys, once ``NodeIndex.keys`` builds them: as of ``seen`` placements in the index's log
+        self.seen = -1
+        self.fit: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
+        self.fit_list: list[bool] = []
+        self.fit_pos: Positions = _NONE
+        self.score_key: Floats = np.zeros(0)
+        self.waste_key: Floats = np.zeros(0)
+
+
+class NodeIndex:
+    """The schedulable nodes of one cycle; see the module docstring."""
+
+    def __init__(self, ctx: CycleContext, limit: int = DEFAULT_CANDIDATE_LIMIT) -> None:
+        self.ctx = ctx
+        self.limit = limit
+        self.nodes = sorted((n for n in ctx.snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
+        self.position = {n.node_id: i for i, n in enumerate(self.nodes)}
+        self.free = FreeMemo()
+        self.capacity = ctx.snap.capacity
+        self.by_name: dict[str, list[int]] = {}
+        self.by_rack: dict[str, list[int]] = {}
+        for i, n in enumerate(self.nodes):
+            self.by_name.setdefault(n.node_id, []).append(i)
+            if n.host != n.node_id:
+                self.by_name.setdefault(n.host, []).append(i)
+            self.by_rack.setdefault(n.rack, []).append(i)
+        self.cursor = ctx.rng.randrange(len(self.nodes)) if len(self.nodes) > limit else 0
+        self.col: dict[str, int] = {}
+        for n in self.nodes:
+            for r in n.capability.amounts:
+                self.col.setdefault(r, len(self.col))
+        types = list(self.col)
+        shape = (len(types), len(self.nodes))
+        self.capability_matrix = np.array(
+            [[n.capability.amounts.get(r, 0) for n in self.nodes] for r in types], dtype=np.int64
+        ).reshape(shape)
+        allocated = np.array(
+            [[n.allocated.amounts.get(r, 0) for n in self.nodes] for r in types], dtype=np.int64
+        ).reshape(shape)
+        base = np.maximum(self.capability_matrix - allocated, 0)  # NodeView.available
+        extra = np.zeros(shape, dtype=np.int64)  # placed earlier in the cycle (ctx.node_alloc)
+        for node_id, placed in ctx.node_alloc.items():
+            at = self.position.get(node_id)
+            if at is not None:
+                for r, v in placed.amounts.items():
+                    if r in self.col:
+                        extra[self.col[r], at] += v
+        # free capacity per type and node, as ``ctx.available`` has it, and a list copy for one-node reads
+        self.room = np.maximum(base - extra, 0)
+        self._base: list[list[int]] = base.tolist()
+        self._extra: list[list[int]] = extra.tolist()
+        self.free_lists: list[list[int]] = self.room.tolist()
+        self.inverse = [1.0 / c if (c := self.capacity.get(r)) > 0 else 0.0 for r in types]
+        # best_node sums a node's waste over its free vector, which keeps its capability's type order. Summing
+        # the matrix rows in one order gives the same floats when there are at most two types (addition
+        # commutes) or every node's order is a subsequence of one full order (a type a node lacks, or has
+        # none of free, adds +0.0, which changes no sum). Otherwise waste is summed node by node.
+        self.waste_order: list[int] | None = None
+        if len(types) <= 2:
+            self.waste_order = list(range(len(types)))
+        else:
+            orders = {tuple(n.capability.amounts) for n in self.nodes}
+            full = [o for o in orders if len(o) == len(types)]
+            if len(full) == 1 and all(_subsequence(o, full[0]) for o in orders):
+                self.waste_order = [self.col[r] for r in full[0]]
+        self.log: list[int] = []  # the node (position) of every placement, in order
+        self.shrinking = True  # no placement has given capacity back (a negative amount)
+        self._shapes: dict[Shape, _ShapeInfo] = {}
+
+    # ------------------------------------------------------------------------------------ upkeep
+
+    def placed(self, node_id: NodeId, demand: Resources) -> None:
+        """Charge one container placed this cycle (``CycleContext.place`` calls this)."""
+        i = self.position.get(node_id)
+        if i is None:
+            return
+        self.log.append(i)
+        for r, d in demand.amounts.items():
+            k = self.col.get(r)
+            if k is not None:
+                if d < 0:
+                    self.shrinking = False
+                extra = self._extra[k]
+                extra[i] += d
+                left = max(0, self._base[k][i] - extra[i])
+                self.free_lists[k][i] = left
+                self.room[k, i] = left
+
+    def shape(self, demand: Resources) -> _ShapeInfo:
+        key = tuple(demand.amounts.items())
+        info = self._shapes.get(key)
+        if info is None:
+            info = self._shapes[key] = _ShapeInfo(demand, self)
+        return info
+
+    def _gone(self, info: _ShapeInfo) -> bool:
+        """The shape fits no node now, nor will for the rest of the cycle."""
+        return info.impossible or (info.dead and self.shrinking)
+
+    def fits(self, demand: Resources) -> npt.NDArray[np.bool_]:
+        """Which nodes (by position) have room for one container of ``demand`` now."""
+        return self._fits(self.shape(demand))
+
+    def _fits(self, info: _ShapeInfo) -> npt.NDArray[np.bool_]:
+        n = len(self.nodes)
+        if self._gone(info):
+            return np.zeros(n, dtype=np.bool_)
+        mask: npt.NDArray[np.bool_] | None = None
+        for k, d in info.need:
+            ok = self.room[k] >= d
+            mask = ok if mask is None else np.logical_and(mask, ok, out=mask)
+        return np.ones(n, dtype=np.bool_) if mask is None else mask
+
+    # -------------------------------------------------------------------------------- candidates
+
+    def candidates(self, ask: AskView) -> list[NodeView]:
+        """The nodes that can take one container of ``ask`` now, among those the ring offers it.
+
+        Named nodes come first (in the order the ask names them), then the ring's nodes in scan order;
+        the cursor moves on as a scan would move it.
+        """
+        return [self.nodes[i] for i in self._positions(ask).tolist()]
+
+    def _positions(self, ask: AskView) -> Positions:
+        info = self.shape(ask.capability)
+        if self._gone(info):
+            return _NONE  # a scan would find nothing and leave the cursor where it is
+        mask = self._fits(info)
+        if not mask.any():
+            info.dead = True
+            return _NONE
+        app = self.ctx.snap.apps.get(ask.app_id)
+        if app is not None and app.blacklist:
+            mask[self._blacklisted(app.blacklist)] = False
+        named = self.named(ask) if ask.nodes or ask.racks else []
+        strict = not ask.relax_locality and bool(ask.nodes or ask.racks)
+        if len(self.nodes) <= self.limit:
+            if strict:
+                return np.array(sorted(i for i in named if mask[i]), dtype=np.intp)
+            return mask.nonzero()[0]
+        first = np.array([i for i in named if mask[i]], dtype=np.intp)
+        if strict:
+            return first
+        if named:
+            mask[named] = False
+        take = self._window(mask.nonzero()[0])
+        return np.concatenate((first, take)) if first.size else take
+
+    def _window(self, ring: Positions) -> Positions:
+        """The next ``limit`` of ``ring`` (sorted positions) from the cursor, in scan order; moves the cursor.
+
+        Fewer than ``limit``: a scan goes all the way round and stops where it started.
+        """
+        total = ring.size
+        if total == 0:
+            return ring
+        start = int(ring.searchsorted(self.cursor))
+        if total < self.limit:
+            return np.concatenate((ring[start:], ring[:start])) if start else ring
+        end = start + self.limit
+        take = ring[start:end] if end <= total else np.concatenate((ring[start:], ring[: end - total]))
+        last = int(take[-1]) + 1
+        self.cursor = last if last < len(self.nodes) else 0
+        return take
+
+    def _blacklisted(self, blacklist: frozenset[NodeId]) -> list[int]:
+        return [i for i in (self.position.get(n) for n in blacklist) if i is not None]
+
+    def allowed(self, blacklist: frozenset[NodeId]) -> npt.NDArray[np.bool_]:
+        """Which nodes (by position) are not on ``blacklist``."""
+        mask = np.ones(len(self.nodes), dtype=np.bool_)
+        mask[self._blacklisted(blacklist)] = False
+        return mask
+
+    def named(self, ask: AskView) -> list[int]:
+        """The positions of the nodes ``ask`` names, by node id, host name or rack (locality level > 0)."""
+        named: dict[int, None] = {}
+        for name in ask.nodes:
+            for i in self.by_name.get(name, ()):
+                named[i] = None
+        for rack in ask.racks:
+            for i in self.by_rack.get(rack, ()):
+                named[i] = None
+        return list(named)
+
+    def ever_fits(self, demand: Resources) -> npt.NDArray[np.bool_]:
+        """Which nodes (by position) could take ``demand`` when empty: ``demand.fits_in(capability)``."""
+        capability = self.capability_matrix
+        mask = np.ones(len(self.nodes), dtype=np.bool_)
+        for r, d in demand.amounts.items():
+            k = self.col.get(r)
+            if k is not None:
+                mask &= capability[k] >= d
+            elif d > 0:
+                mask[:] = False
+        return mask
+
+    def nearest(self, demand: Resources, among: npt.NDArray[np.bool_], *, empty: bool) -> NodeView | None:
+        """The node of ``among`` nearest to fitting ``demand``: the largest worst-case free/demand ratio.
+
+        ``empty``: compare capabilities rather than what is free now. The first such node in node id order
+        wins, as a scan keeping the first strictly larger ratio would pick.
+        """
+        where = among.nonzero()[0]
+        if not where.size:
+            return None
+        matrix = self.capability_matrix if empty else self.room
+        ratio: Floats | None = None
+        for r, d in demand.amounts.items():
+            if d <= 0:
+                continue
+            k = self.col.get(r)
+            part = matrix[k, where] / d if k is not None else np.zeros(where.size)
+            ratio = part if ratio is None else np.minimum(ratio, part)
+        if ratio is None:
+            return self.nodes[int(where[0])]
+        return self.nodes[int(where[int(ratio.argmax())])]
+
+    # ----------------------------------------------------------------------------------- choosing
+
+    def choose(self, ask: AskView, scorer: NodeScorer) -> NodeView | None:
+        """``best_node`` over ``candidates(ask)``: the best node for one container of ``ask``, or None."""
+        info = self.shape(ask.capability)
+        if self._gone(info):
+            return None
+        if type(scorer) is not TetrisPacker:
+            nodes = self.candidates(ask)
+            return best_node(ask, nodes, self.ctx, scorer, capacity=self.capacity, free=self.free)
+        if ask.nodes or ask.racks or self.waste_order is None or self._has_blacklist(ask):
+            return self._choose_general(ask, info, scorer)
+        self.keys(info)
+        if not info.fit_pos.size:
+            info.dead = True
+            return None
+        take = info.fit_pos if len(self.nodes) <= self.limit else self._window(info.fit_pos)
+        return self.nodes[_best(take, info.score_key[take], info.waste_key[take])]
+
+    def _has_blacklist(self, ask: AskView) -> bool:
+        app = self.ctx.snap.apps.get(ask.app_id)
+        return app is not None and bool(app.blacklist)
+
+    def _choose_general(self, ask: AskView, info: _ShapeInfo, scorer: TetrisPacker) -> NodeView | None:
+        pos = self._positions(ask)
+        if pos.size <= 1:
+            return self.nodes[int(pos[0])] if pos.size else None
+        room = self.room[:, pos]
+        score = self._score(info, room)
+        if ask.nodes or ask.racks:
+            bonus = np.zeros(pos.size)
+            for j, i in enumerate(pos.tolist()):
+                level = locality_level(ask, self.nodes[i])
+                if level == NODE_LOCAL:
+                    bonus[j] = scorer.node_local_bonus
+                elif level == RACK_LOCAL:
+                    bonus[j] = scorer.rack_local_bonus
+            score = score + bonus
+        score_key = round_like_python(score)
+        tied = (score_key == score_key.max()).nonzero()[0]
+        if tied.size == 1:
+            return self.nodes[int(pos[tied[0]])]
+        pos = pos[tied]
+        if self.waste_order is None:
+            waste_key = np.array([round(self._node_waste(info, i), SCORE_DIGITS) for i in pos.tolist()])
+        else:
+            waste_key = round_like_python(self._waste(info, room[:, tied]))
+        return self.nodes[int(pos[waste_key == waste_key.min()].min())]
+
+    # ------------------------------------------------------------------------------------- keys
+
+    def _score(self, info: _ShapeInfo, room: npt.NDArray[np.int64]) -> Floats:
+        """TetrisPacker.score without bonus: the sum of w × free, in the demand's type order."""
+        score: Floats | None = None
+        for k, w in info.weights:
+            term = room[k] * w
+            score = term if score is None else score + term
+        return np.zeros(room.shape[1]) if score is None else score
+
+    def _waste(self, info: _ShapeInfo, room: npt.NDArray[np.int64]) -> Floats:
+        """best_node's waste: what stays free after the container, per type over the cluster's capacity."""
+        total: Floats | None = None
+        for k, d, inverse in info.waste_terms:
+            term = np.maximum(room[k] - d, 0) * inverse
+            total = term if total is None else total + term
+        return np.zeros(room.shape[1]) if total is None else total
+
+    def _node_waste(self, info: _ShapeInfo, i: int) -> float:
+        """best_node's waste for one node, summed over its free vector in that vector's order."""
+        demand = info.demand.amounts
+        waste = 0.0
+        for r, f in self.free.get(self.ctx, self.nodes[i]).amounts.items():
+            k = self.col.get(r)
+            waste += max(0, f - demand.get(r, 0)) * (self.inverse[k] if k is not None else 0.0)
+        return waste
+
+    def keys(self, info: _ShapeInfo) -> None:
+        """Bring the shape's per-node fit and keys up to date with the placements since it last looked."""
+        log = self.log
+        if info.seen < 0:
+            info.fit = self._fits(info)
+            info.fit_list = info.fit.tolist()
+            info.fit_pos = info.fit.nonzero()[0]
+            info.score_key = round_like_python(self._score(info, self.room))
+            info.waste_key = round_like_python(self._waste(info, self.room))
+            info.seen = len(log)
+            return
+        if info.seen == len(log):
+            return
+        changed = log[info.seen :]
+        info.seen = len(log)
+        if len(changed) >= _REFRESH_ONE_BY_ONE:
+            self._refresh_many(info, np.unique(np.array(changed, dtype=np.intp)))
+            return
+        free, fit_list, need = self.free_lists, info.fit_list, info.need
+        moved = False
+        for i in set(changed):
+            fit = not info.impossible
+            for k, d in need:
+                if free[k][i] < d:
+                    fit = False
+                    break
+            if fit != fit_list[i]:
+                fit_list[i] = fit
+                info.fit[i] = fit
+                moved = True
+            if fit:
+                score = 0.0
+                for k, w in info.weights:
+                    score += w * free[k][i]
+                waste = 0.0
+                for k, d, inverse in info.waste_terms:
+                    left = free[k][i] - d
+                    if left > 0:
+                        waste += left * inverse
+                info.score_key[i] = round(score, SCORE_DIGITS)
+                info.waste_key[i] = round(waste, SCORE_DIGITS)
+        if moved:
+            info.fit_pos = info.fit.nonzero()[0]
+
+    def _refresh_many(self, info: _ShapeInfo, pos: Positions) -> None:
+        room = self.room[:, pos]
+        fit = np.ones(pos.size, dtype=np.bool_)
+        for k, d in info.need:
+            fit &= room[k] >= d
+        if info.impossible:
+            fit[:] = False
+        if (info.fit[pos] != fit).any():
+            info.fit[pos] = fit
+            info.fit_list = info.fit.tolist()
+            info.fit_pos = info.fit.nonzero()[0]
+        info.score_key[pos] = round_like_python(self._score(info, room))
+        info.waste_key[pos] = round_like_python(self._waste(info, room))
+
+
+def _best(take: Positions, score_key: Floats, waste_key: Floats) -> int:
+    """The position with the highest score key, then the lowest waste key, then the lowest position."""
+    top = score_key == score_key.max()
+    tied = take[top]
+    if tied.size > 1:
+        waste_key = waste_key[top]
+        tied = tied[waste_key == waste_key.min()]
+    return int(tied.min())
+
+
+def round_like_python(values: Floats) -> Floats:
+    """``round(v, SCORE_DIGITS)`` of every value, bit for bit as Python's ``round`` gives it.
+
+    Python rounds the exact binary value to the nearest decimal (half to even) and returns the float nearest
+    that decimal; n / 10^9 computed in float64 is that float when n is the right integer, since both n and
+    10^9 are exact. rint(v × 10^9) is that integer unless v × 10^9 lands within its own rounding error of
+    a half-integer; those few values (and huge ones) are rounded by Python itself.
+    """
+    scaled = values * _SCALE
+    whole = np.rint(scaled)
+    out: Floats = whole / _SCALE
+    if not values.size:
+        return out
+    top = float(np.abs(scaled).max())
+    if top >= 2.0**52:
+        return np.array([round(v, SCORE_DIGITS) for v in values.tolist()])
+    slack = top * 2.0**-50 + 1e-300  # above the rounding error of scaled, whatever its size
+    doubtful = (np.abs(np.abs(scaled - whole) - 0.5) <= slack).nonzero()[0]
+    for i in doubtful.tolist():
+        out[i] = round(float(values[i]), SCORE_DIGITS)
+    return out
+
+
+def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    rest = iter(long)
+    return all(r in rest for r in short)
+
+
+def node_index(ctx: CycleContext) -> NodeIndex:
+    """The cycle's node index, built on first use."""
+    if ctx.node_index is None:
+        ctx.node_index = NodeIndex(ctx)
+    return ctx.node_index
+
+
+def choose_node(ask: AskView, ctx: CycleContext, scorer: NodeScorer) -> NodeView | None:
+    """The best node for one container of ``ask`` among the cycle's candidates for it."""
+    return node_index(ctx).choose(ask, scorer)
+
+
