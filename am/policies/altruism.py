@@ -10,13 +10,18 @@ DAG with duration estimates, the policy
    yielded (the RM's leftover), and otherwise wait without slowing the job.
 
 With probability ``1 - p_altruism`` at each call it behaves greedily (everything DEFAULT), so
-``p_altruism = 0`` is plain DRF. A job whose share cannot even hold one of its tasks, or that has no
-share yet, asks everything DEFAULT. Pure: time and randomness come in as arguments.
+``p_altruism = 0`` is plain DRF. A job with no share yet asks everything DEFAULT. A job whose share is
+non-zero but cannot hold one of its tasks (many jobs, large containers) is entitled to run its tasks only
+part of the time: it plans as if time-sharing a share stretched by the smallest factor f that holds its
+largest task — capacity f·A_k, every duration ×f, so its completion time is what DRF's progress rate
+1/f gives it — and yields what that plan does not need now. Pure: time and randomness come in as
+arguments.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from random import Random
 from typing import ClassVar
 
@@ -59,12 +64,11 @@ class CarbyneAsks:
         self._rng = Random(self.seed)
 
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
-        runnable = {s.name: len(dag.runnable(s.name)) for s in dag.stages}
+        plans, runnable, remaining = scan(dag, now)
         if not any(runnable.values()):
             self.last = None
             return []
         yield_now = self.p_altruism > 0 and self._rng.random() < self.p_altruism
-        plans = stage_plans(dag, now)
         if not yield_now or fair_share.is_zero():
             self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
             return GreedyAsks().asks(dag, fair_share, now)
@@ -75,18 +79,21 @@ class CarbyneAsks:
             makespan = self._memo[0] - shift
             latest = {name: [t - shift for t in starts] for name, starts in self._memo[1].items()}
         else:
-            forward = pack_forward(plans, fair_share)
+            factor = stretch_factor(plans, fair_share)
+            capacity = stretched_share(fair_share, factor)
+            if factor not in (1.0, INFINITE):
+                plans = [stretched_plan(p, factor) for p in plans]
+            forward = pack_forward(plans, capacity)
             makespan = forward.makespan
             if makespan == INFINITE:  # the share cannot run the job: take what it can get
                 self._memo_key = None
                 self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
                 return GreedyAsks().asks(dag, fair_share, now)
-            latest = pack_reverse(plans, fair_share, makespan)
+            latest = pack_reverse(plans, capacity, makespan)
             self._memo_key, self._memo_at, self._memo = key, now, (makespan, latest)
         default = must_start_now(latest, runnable, self.horizon_s)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
         self.last = AltruismOutcome(makespan, default, altruistic, yielded=True)
-        remaining = dag.remaining_work_s(now)
         out: list[AskDecision] = []
         for stage in dag.stages:
             index = dag.stage_index(stage.name)
@@ -103,22 +110,70 @@ class CarbyneAsks:
         return out
 
 
-def stage_plans(dag: DagState, now: float) -> list[StagePlan]:
-    """The job's unfinished work per stage, as the time packer wants it."""
+def stretch_factor(plans: list[StagePlan], share: Resources) -> float:
+    """The smallest f >= 1 with every pending task's demand within f·share (inf when a needed type is 0)."""
+    factor = 1.0
+    for p in plans:
+        if not p.pending:
+            continue
+        for rtype, amount in p.demand.amounts.items():
+            have = share.get(rtype)
+            if amount <= 0 or amount <= have:
+                continue
+            factor = max(factor, amount / have) if have > 0 else INFINITE
+    return factor
+
+
+def stretched_share(share: Resources, factor: float) -> Resources:
+    if factor in (1.0, INFINITE):
+        return share
+    return Resources({r: math.ceil(v * factor - 1e-9) for r, v in share.amounts.items()})
+
+
+def stretched_plan(plan: StagePlan, factor: float) -> StagePlan:
+    """A stage as seen through a share time-shared at rate 1/factor: every duration ``factor`` times longer."""
+    return replace(plan, duration_s=plan.duration_s * factor,
+                   running_remaining_s=tuple(r * factor for r in plan.running_remaining_s))
+
+
+def scan(dag: DagState, now: float) -> tuple[list[StagePlan], dict[str, int], float]:
+    """One pass over the job's tasks: its unfinished work per stage as the time packer wants it, the
+    runnable tasks per stage, and the remaining work (``DagState.remaining_work_s``)."""
     plans = []
+    runnable: dict[str, int] = {}
+    total = 0.0
     for stage in dag.stages:
-        running = tuple(dag.remaining_task_s(t, now) for t in dag.tasks(stage.name) if t.status == "RUNNING")
-        pending = sum(1 for t in dag.tasks(stage.name) if t.status in ("WAITING", "RUNNABLE"))
+        name = stage.name
+        runnable[name] = 0
+        if dag.stage_done(name):
+            continue
+        running: list[float] = []
+        pending = 0
+        work = 0.0
+        for t in dag.tasks(name):
+            status = t.status
+            if status == "SUCCEEDED":
+                continue
+            left = dag.remaining_task_s(t, now)
+            work += left
+            if status == "RUNNING":
+                running.append(left)
+            elif status == "RUNNABLE":
+                pending += 1
+                runnable[name] += 1
+            elif status == "WAITING":
+                pending += 1
+        total += work
         if not pending and not running:
             continue
         plans.append(StagePlan(
-            name=stage.name, demand=stage.capability, duration_s=max(dag.estimate_s(stage.name), 1e-3),
-            pending=pending, running_remaining_s=running, parents=tuple(stage.parents),
-            priority=dag.depth(stage.name),
+            name=name, demand=stage.capability, duration_s=max(dag.estimate_s(name), 1e-3),
+            pending=pending, running_remaining_s=tuple(running), parents=tuple(stage.parents),
+            priority=dag.depth(name),
         ))
     names = {p.name for p in plans}
-    return [StagePlan(p.name, p.demand, p.duration_s, p.pending, p.running_remaining_s,
-                      tuple(x for x in p.parents if x in names), p.priority) for p in plans]
+    plans = [replace(p, parents=tuple(x for x in p.parents if x in names)) for p in plans]
+    return plans, runnable, total
 
 
 _: type[AskPolicy] = CarbyneAsks

@@ -102,18 +102,38 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
             heapq.heappush(events, (rem, seq, s.name, 1))
             seq += 1
     pending = {s.name: s.pending for s in stages}
-    order = [(s.name, tuple(p for p in s.parents if p in names))
-             for s in sorted(stages, key=lambda s: (s.priority, s.name))]
+    # stages in start order; a stage is ready once none of its parents has unfinished tasks
+    order = [s.name for s in sorted(stages, key=lambda s: (s.priority, s.name))]
+    rank = {name: i for i, name in enumerate(order)}
+    children: dict[str, list[str]] = {s.name: [] for s in stages}
+    blocked = {s.name: 0 for s in stages}
+    for s in stages:
+        for p in set(s.parents) & names:
+            children[p].append(s.name)
+            if unfinished[p]:
+                blocked[s.name] += 1
+    ready = sorted(rank[n] for n in order if pending[n] and not blocked[n])
     t = 0.0
     duration = {s.name: s.duration_s for s in stages}
+
+    def finish(name: str, k: int) -> None:
+        _take(free, demand[name], -k)
+        unfinished[name] -= k
+        if unfinished[name] == 0:
+            for child in children[name]:
+                blocked[child] -= 1
+                if blocked[child] == 0 and pending[child]:
+                    bisect.insort(ready, rank[child])
+
     while True:
-        for name, parents in order:  # start what is ready and fits
-            if pending[name] == 0 or any(unfinished[p] for p in parents):
-                continue
+        for r in tuple(ready):  # start what is ready and fits
+            name = order[r]
             k = _fit(free, demand[name], pending[name])
             if k == 0:
                 continue
             pending[name] -= k
+            if pending[name] == 0:
+                ready.remove(r)
             _take(free, demand[name], k)
             out.starts.setdefault(name, []).append((t, k))
             heapq.heappush(events, (t + duration[name], seq, name, k))
@@ -121,12 +141,10 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
         if not events:
             break
         t, _, name, k = heapq.heappop(events)
-        _take(free, demand[name], -k)
-        unfinished[name] -= k
+        finish(name, k)
         while events and events[0][0] <= t:  # everything ending at the same instant
             _, _, name, k = heapq.heappop(events)
-            _take(free, demand[name], -k)
-            unfinished[name] -= k
+            finish(name, k)
         out.makespan = t
     if any(pending.values()):
         out.makespan = INFINITE  # a dependency that can never be met
@@ -162,18 +180,33 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
     events: list[tuple[float, int, str, int]] = []
     seq = 0
     order = sorted(stages, key=lambda s: (-s.priority, s.name))
+    rank = {s.name: i for i, s in enumerate(order)}
+    parents: dict[str, list[str]] = {s.name: [] for s in stages}
+    blocked = {s.name: 0 for s in stages}  # children with tasks still to finish in reverse
+    for s in stages:
+        for c in set(children[s.name]):
+            parents[c].append(s.name)
+            if reverse_done[c]:
+                blocked[s.name] += 1
+    ready = sorted(rank[s.name] for s in stages if remaining[s.name] and not blocked[s.name])
     tau = 0.0
     used = [0] * width
+
+    def finish(name: str, k: int) -> None:
+        _take(used, demand[name], k)
+        reverse_done[name] -= k
+        if reverse_done[name] == 0:
+            for p in parents[name]:
+                blocked[p] -= 1
+                if blocked[p] == 0 and remaining[p]:
+                    bisect.insort(ready, rank[p])
 
     while True:
         taken = held_sum[bisect.bisect_right(held_at, tau)]  # held from at <= tau
         free = [c - u - h for c, u, h in zip(cap, used, taken, strict=True)]
-        for s in order:
+        for r in tuple(ready):
+            s = order[r]
             name = s.name
-            if remaining[name] == 0:
-                continue
-            if any(reverse_done[c] for c in children[name]):
-                continue
             need = demand[name]
             k = _fit(free, need, remaining[name])
             if k == 0:
@@ -185,6 +218,8 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
             if k == 0:
                 continue
             remaining[name] -= k
+            if remaining[name] == 0:
+                ready.remove(r)
             _take(used, need, -k)
             _take(free, need, k)
             start_forward = makespan - (tau + s.duration_s)
@@ -196,12 +231,10 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
             break
         if events and (next_release is None or events[0][0] <= next_release):
             tau, _, name, k = heapq.heappop(events)
-            _take(used, demand[name], k)
-            reverse_done[name] -= k
+            finish(name, k)
             while events and events[0][0] <= tau:
                 _, _, name, k = heapq.heappop(events)
-                _take(used, demand[name], k)
-                reverse_done[name] -= k
+                finish(name, k)
         else:
             assert next_release is not None
             tau = next_release

@@ -46,9 +46,21 @@ def test_a_share_that_cannot_cover_the_critical_path_asks_everything_default() -
     assert asked(CarbyneAsks(), chain, exactly_wide_enough) == {("a", "DEFAULT"): 3}
     one_at_a_time = Resources.of(memory_mb=100, vcores=1)  # the share serializes: one now, two later
     assert asked(CarbyneAsks(), chain, one_at_a_time) == {("a", "DEFAULT"): 1, ("a", "ALTRUISTIC"): 2}
-    too_small = Resources.of(memory_mb=50, vcores=1)  # not even one task fits: take what comes
-    assert asked(CarbyneAsks(), chain, too_small) == {("a", "DEFAULT"): 3}
+    no_memory = Resources.of(vcores=3)  # a needed resource with no share at all: take what comes
+    assert asked(CarbyneAsks(), chain, no_memory) == {("a", "DEFAULT"): 3}
     assert asked(CarbyneAsks(), chain, Resources()) == {("a", "DEFAULT"): 3}  # no share known yet
+
+
+def test_a_share_smaller_than_one_task_plans_as_time_sharing_and_still_yields() -> None:
+    chain = parse_job({"id": "chain", "stages": [
+        {"name": "a", "tasks": 3, "duration_s": 5, "memory_mb": 100, "vcores": 1},
+        {"name": "b", "tasks": 1, "duration_s": 5, "memory_mb": 100, "vcores": 1, "parents": ["a"]},
+    ]})
+    policy = CarbyneAsks()
+    half_a_task = Resources.of(memory_mb=50, vcores=1)  # DRF runs one task half of the time
+    assert asked(policy, chain, half_a_task) == {("a", "DEFAULT"): 1, ("a", "ALTRUISTIC"): 2}
+    assert policy.last is not None
+    assert abs(policy.last.completion_s - 40.0) < 1e-9  # 4 tasks of 5 s, one at a time, at rate 1/2
 
 
 def test_p_altruism_zero_asks_like_the_greedy_policy() -> None:
