@@ -1,32 +1,47 @@
-"""Carbyne evaluation in the simulator: carbyne against drf, tetris and sjf, and its sensitivity.
+"""Carbyne evaluation in the simulator (Carbyne §5): carbyne against drf, tetris and sjf, and its sensitivity.
 
-Writes ``docs/results/carbyne.md`` (and the raw numbers next to it as JSON). Runs, each with the same
-cluster and seed:
+Writes ``docs/results/carbyne.md`` and the raw numbers next to it (``carbyne.json``). Every run uses the
+same seed; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the baselines' jobs greedily.
 
-* main: a generated TPC-DS-like workload (``--jobs`` jobs) under fifo-free baselines drf, tetris, sjf and
-  carbyne (carbyne's jobs ask altruistically; the baselines' jobs ask greedily);
-* ``--sensitivity``: carbyne vs drf at 1x/2x/4x load, carbyne with task-estimate errors of ±50%, and
-  carbyne with P(altruism) 0, 0.5 and 1.
+* ``tpcds`` (the main comparison): a generated TPC-DS-like workload of ``--jobs`` jobs, Poisson arrivals
+  compressed ``--load`` times, on ``--nodes``;
+* ``tpch``: TPC-H DAGs from ``../shared/traces/erdos-tpch`` (one job per 50g profile, shuffled), Poisson
+  arrivals every ``--tpch-gap`` seconds on ``--tpch-nodes``;
+* ``fb2009``: the SWIM FB-2009 day (bytes → tasks, docs/simulator.md) with arrivals compressed
+  ``--fb-load`` (24) times on ``--fb-nodes``, which keeps about three quarters of the vcores busy;
+* ``--sensitivity``: carbyne vs drf on the TPC-DS-like workload at 1x/2x/4x the base arrival rate, with
+  task-duration estimates off by up to ±50 %, and with P(altruism) 0 and 0.5 (1 is the main run).
 
-    python bench/eval_carbyne.py [--jobs 250] [--nodes 20:20480:8] [--sensitivity] [--out docs/results]
+A long evaluation can keep its runs in ``--cache DIR`` (one pickle per run, keyed by everything the run
+depends on) so that a second invocation only simulates what changed.
+
+    python bench/eval_carbyne.py [--workloads tpcds,tpch,fb2009] [--sensitivity] [--cache /tmp/carbyne-runs]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import pickle
 import time
+from collections.abc import Callable
 from pathlib import Path
 from random import Random
 from typing import Any
 
-from am.jobspec import Job
+from am.jobspec import Job, dump_workload
 from sim.engine import SimConfig, Simulator, uniform_nodes
 from sim.gen.tpcds import TpcdsOptions, generate
+from sim.metrics import RunResult
 from sim.policies import make_policy
 from sim.report import policy_summary
 from sim.runner import scale_load
+from sim.traces.swim import SwimModel, load_swim
+from sim.traces.tpch import TpchOptions, load_tpch
 
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+POLICIES = ("drf", "tetris", "sjf", "carbyne")
 TARGETS = {
     "avg JCT improvement over drf": ">= 1.3x",
     "makespan vs tetris": "<= 1.07x",
@@ -40,93 +55,180 @@ def with_altruism(jobs: list[Job], p: float | None) -> list[Job]:
 
 
 def with_estimate_error(jobs: list[Job], error: float, seed: int) -> list[Job]:
-    """Each stage's duration estimate off by a uniform factor in [1 - error, 1 + error]; the tasks'
-    real durations (``durations_s``) stay as they are."""
+    """Each stage's duration estimate off by a uniform factor in [1 - error, 1 + error]; the tasks' real
+    durations stay as they are. Per-task durations are real durations, so they move into the stage's
+    ``durations_s`` and the estimate the AM sees is ``duration_s`` alone."""
     rng = Random(seed)
     out = []
     for j in jobs:
-        stages = tuple(s.model_copy(update={"duration_s": s.estimated_task_s * rng.uniform(1 - error, 1 + error)})
-                       for s in j.stages)
-        out.append(j.model_copy(update={"stages": stages}))
+        stages = []
+        for s in j.stages:
+            real = s.durations_s or (s.estimated_task_s,) * s.tasks
+            stages.append(s.model_copy(update={"durations_s": tuple(real),
+                                               "duration_s": s.estimated_task_s * rng.uniform(1 - error, 1 + error)}))
+        out.append(j.model_copy(update={"stages": tuple(stages)}))
     return out
 
 
-def run(jobs: list[Job], nodes: Any, policy: str, seed: int) -> Any:
-    ask = "carbyne" if policy.startswith("carbyne") else "greedy"
-    started = time.perf_counter()
-    result = Simulator(jobs, nodes, make_policy(policy), SimConfig(seed=seed, ask_policy=ask)).run()
-    print(f"  {policy:<8} {len(jobs)} jobs in {time.perf_counter() - started:.0f} s wall", flush=True)
-    return result
+class Runner:
+    def __init__(self, seed: int, cache: Path | None) -> None:
+        self.seed = seed
+        self.cache = cache
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+
+    def run(self, label: str, jobs: list[Job], nodes: str, policy: str) -> RunResult:
+        key = hashlib.sha256(f"{dump_workload(jobs)}|{nodes}|{policy}|{self.seed}".encode()).hexdigest()[:20]
+        path = self.cache / f"{label}-{policy}-{key}.pkl" if self.cache is not None else None
+        if path is not None and path.exists():
+            result: RunResult = pickle.loads(path.read_bytes())
+            print(f"  {label:<22} {policy:<8} (cached)", flush=True)
+            return result
+        count, mem, vc = (int(x) for x in nodes.split(":"))
+        ask = "carbyne" if policy == "carbyne" else "greedy"
+        started = time.perf_counter()
+        result = Simulator(jobs, uniform_nodes(count, mem, vc), make_policy(policy),
+                           SimConfig(seed=self.seed, ask_policy=ask)).run()
+        print(f"  {label:<22} {policy:<8} {len(jobs)} jobs in {time.perf_counter() - started:.0f} s wall", flush=True)
+        if path is not None:
+            path.write_bytes(pickle.dumps(result))
+        return result
+
+    def compare(self, label: str, jobs: list[Job], nodes: str, policies: tuple[str, ...]) -> dict[str, Any]:
+        results = {p: self.run(label, with_altruism(jobs, None) if p == "carbyne" else jobs, nodes, p)
+                   for p in policies}
+        return {p: policy_summary(r, results["drf"]) for p, r in results.items()}
+
+
+def describe(jobs: list[Job]) -> dict[str, Any]:
+    tasks = sum(j.total_tasks for j in jobs)
+    arrivals = [j.arrival_s for j in jobs]
+    return {"jobs": len(jobs), "tasks": tasks, "arrival_span_s": round(max(arrivals) - min(arrivals), 1)}
+
+
+def tpcds_jobs(args: argparse.Namespace, load: float) -> list[Job]:
+    return scale_load(generate(TpcdsOptions(jobs=args.jobs, seed=args.seed)), load)
+
+
+def tpch_jobs(args: argparse.Namespace) -> list[Job]:
+    return load_tpch(TRACES / "erdos-tpch", TpchOptions(scale="50g", interarrival_s=args.tpch_gap, shuffle=True,
+                                                        seed=args.seed))
+
+
+def fb_jobs(args: argparse.Namespace) -> list[Job]:
+    count = int(args.fb_nodes.split(":")[0])
+    day = load_swim(TRACES / "swim" / "FB-2009_samples_24_times_1hr_0.tsv", SwimModel(nodes=count))
+    return scale_load(day, args.fb_load)
+
+
+def variants(jobs: list[Job], seed: int) -> list[tuple[str, str, list[Job]]]:
+    """(row label, run label, carbyne workload) of the sensitivity runs at the main run's load."""
+    return [
+        ("estimates ±50%", "tpcds-estimates50", with_estimate_error(with_altruism(jobs, None), 0.5, seed)),
+        ("P(altruism) 0", "tpcds-altruism0", with_altruism(jobs, 0.0)),
+        ("P(altruism) 0.5", "tpcds-altruism0.5", with_altruism(jobs, 0.5)),
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", default="tpcds,tpch,fb2009")
     parser.add_argument("--jobs", type=int, default=250)
     parser.add_argument("--nodes", default="20:20480:8")
+    parser.add_argument("--load", type=float, default=1.25, help="TPC-DS-like arrival compression (main run)")
+    parser.add_argument("--tpch-nodes", default="20:32768:16")
+    parser.add_argument("--tpch-gap", type=float, default=12.0, help="mean Poisson gap between TPC-H jobs (s)")
+    parser.add_argument("--fb-nodes", default="100:16384:8")
+    parser.add_argument("--fb-load", type=float, default=24.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sensitivity", action="store_true")
+    parser.add_argument("--loads", default="1,2,4", help="load points of the sensitivity grid")
+    parser.add_argument("--cache", type=Path, default=None, help="keep each run's result here and reuse it")
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
     args = parser.parse_args()
-    count, mem, vc = (int(x) for x in args.nodes.split(":"))
-    nodes = uniform_nodes(count, mem, vc)
-    jobs = generate(TpcdsOptions(jobs=args.jobs, seed=args.seed))
-    print(f"TPC-DS-like workload: {len(jobs)} jobs on {count} nodes of {mem} MB / {vc} vcores")
-
-    results = {p: run(with_altruism(jobs, None) if p == "carbyne" else jobs, nodes, p, args.seed)
-               for p in ("drf", "tetris", "sjf", "carbyne")}
-    main_rows = {p: policy_summary(r, results["drf"]) for p, r in results.items()}
-    sens: dict[str, dict[str, Any]] = {}
+    runner = Runner(args.seed, args.cache)
+    wanted = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    loaders: dict[str, tuple[Callable[[], list[Job]], str, str]] = {
+        "tpcds": (lambda: tpcds_jobs(args, args.load), args.nodes,
+                  f"generated TPC-DS-like, Poisson arrivals (mean gap 20 s) compressed {args.load:g}x"),
+        "tpch": (lambda: tpch_jobs(args), args.tpch_nodes,
+                 f"TPC-H 50g profiles (erdos-tpch), shuffled, Poisson arrivals every {args.tpch_gap:g} s on average"),
+        "fb2009": (lambda: fb_jobs(args), args.fb_nodes, f"SWIM FB-2009 day, arrivals compressed {args.fb_load:g}x"),
+    }
+    report: dict[str, Any] = {"seed": args.seed, "workloads": {}, "sensitivity": {}}
+    for name in wanted:
+        load_jobs, nodes, what = loaders[name]
+        jobs = load_jobs()
+        print(f"{name}: {len(jobs)} jobs on {nodes}", flush=True)
+        rows = runner.compare(name, jobs, nodes, POLICIES)
+        report["workloads"][name] = {"what": what, "nodes": nodes, **describe(jobs), "policies": rows}
     if args.sensitivity:
-        for load in (2.0, 4.0):
-            loaded = scale_load(jobs, load)
-            base = run(loaded, nodes, "drf", args.seed)
-            carb = run(with_altruism(loaded, None), nodes, "carbyne", args.seed)
-            sens[f"load {load:g}x"] = policy_summary(carb, base)
-        noisy = with_estimate_error(with_altruism(jobs, None), 0.5, args.seed)
-        sens["estimates ±50%"] = policy_summary(run(noisy, nodes, "carbyne", args.seed), results["drf"])
-        for p in (0.0, 0.5):
-            sens[f"P(altruism) {p:g}"] = policy_summary(
-                run(with_altruism(jobs, p), nodes, "carbyne", args.seed), results["drf"])
+        sens: dict[str, Any] = {}
+        for load in (float(x) for x in args.loads.split(",")):
+            rows = runner.compare(f"tpcds-load{load:g}", tpcds_jobs(args, load), args.nodes, ("drf", "carbyne"))
+            sens[f"load {load:g}x"] = rows["carbyne"] | {"drf_jain_avg": rows["drf"]["jain_avg"]}
+        jobs = tpcds_jobs(args, args.load)
+        base = runner.run("tpcds", jobs, args.nodes, "drf")
+        for label, run_label, variant in variants(jobs, args.seed):
+            result = runner.run(run_label, variant, args.nodes, "carbyne")
+            sens[label] = policy_summary(result, base) | {"drf_jain_avg": None}
+        report["sensitivity"] = sens
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "carbyne.json").write_text(json.dumps({"main": main_rows, "sensitivity": sens}, indent=2))
-    write_page(args.out / "carbyne.md", main_rows, sens, len(jobs), args.nodes, args.seed)
+    (args.out / "carbyne.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_page(args.out / "carbyne.md", report, args)
     print(f"wrote {args.out / 'carbyne.md'}")
 
 
-def write_page(path: Path, rows: dict[str, dict[str, Any]], sens: dict[str, dict[str, Any]], jobs: int,
-               nodes: str, seed: int) -> None:
+def targets(rows: dict[str, dict[str, Any]]) -> list[tuple[str, str, bool]]:
     c, d, t = rows["carbyne"], rows["drf"], rows["tetris"]
-    lines = [
-        "# Carbyne in the simulator",
-        "",
-        f"Generated TPC-DS-like workload, {jobs} jobs, cluster `{nodes}` (nodes:MB:vcores), seed {seed}. "
-        "Produced by `python bench/eval_carbyne.py" + (" --sensitivity" if sens else "") + "`; the simulator "
-        "runs the real RM pipelines and the real AM ask policies (docs/simulator.md).",
-        "",
-        ("| policy | avg JCT (s) | p95 JCT (s) | makespan (s) | Jain avg | Jain min | improvement avg vs drf "
-         "| improvement p95 | slowed < 0.8x |"),
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in rows.items():
-        lines.append(f"| {name} | {r['avg_jct_s']:.1f} | {r['p95_jct_s']:.1f} | {r['makespan_s']:.0f} | "
-                     f"{r['jain_avg']:.3f} | {r['jain_min']:.3f} | {r['improvement_avg']:.2f} | "
-                     f"{r['improvement_p95']:.2f} | {r['slowed_below_0_8'] * 100:.1f}% |")
-    checks = [
+    return [
         ("avg JCT improvement over drf", f"{c['improvement_avg']:.2f}x", c["improvement_avg"] >= 1.3),
         ("makespan vs tetris", f"{c['makespan_s'] / t['makespan_s']:.3f}x", c["makespan_s"] <= 1.07 * t["makespan_s"]),
         ("Jain avg vs drf", f"{c['jain_avg'] - d['jain_avg']:+.3f}", abs(c["jain_avg"] - d["jain_avg"]) <= 0.06),
         ("jobs slower than 0.8x of drf", f"{c['slowed_below_0_8'] * 100:.1f}%", c["slowed_below_0_8"] <= 0.05),
     ]
-    lines += ["", "## Targets (Carbyne's online results)", "", "| target | wanted | carbyne | met |",
-              "|---|---|---|---|"]
-    for name, value, ok in checks:
-        lines.append(f"| {name} | {TARGETS[name]} | {value} | {'yes' if ok else 'no'} |")
-    if sens:
-        lines += ["", "## Sensitivity (carbyne against drf under the same conditions)", "",
-                  "| condition | improvement avg | Jain avg | slowed < 0.8x |", "|---|---|---|---|"]
-        for name, r in sens.items():
-            lines.append(f"| {name} | {r['improvement_avg']:.2f} | {r['jain_avg']:.3f} | "
+
+
+def write_page(path: Path, report: dict[str, Any], args: argparse.Namespace) -> None:
+    notes = path.with_name("carbyne-notes.md")
+    lines = [
+        "# Carbyne in the simulator",
+        "",
+        "Produced by `python bench/eval_carbyne.py"
+        + (f" --sensitivity --loads {args.loads}" if report["sensitivity"] else "")
+        + f"` (seed {report['seed']}); the simulator runs the real RM pipelines and the real AM ask policies "
+        "(docs/simulator.md). carbyne's jobs ask altruistically, the baselines' jobs greedily. Improvement "
+        "factors are drf's JCT over the policy's (above 1 is faster than drf); *slowed* counts jobs whose own "
+        "factor is below 0.8.",
+    ]
+    for name, w in report["workloads"].items():
+        lines += ["", f"## {name}: {w['what']}", "",
+                  (f"{w['jobs']} jobs, {w['tasks']} tasks, arrivals over {w['arrival_span_s']:.0f} s; cluster "
+                  f"`{w['nodes']}` (nodes:MB:vcores)."), "",
+                  ("| policy | avg JCT (s) | p95 JCT (s) | makespan (s) | Jain avg | Jain min | vcores busy "
+                  "| improvement avg | improvement p95 | slowed < 0.8x |"),
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for p, r in w["policies"].items():
+            lines.append(f"| {p} | {r['avg_jct_s']:.1f} | {r['p95_jct_s']:.1f} | {r['makespan_s']:.0f} | "
+                         f"{r['jain_avg']:.3f} | {r['jain_min']:.3f} | {r['util_avg'].get('vcores', 0) * 100:.0f}% | "
+                         f"{r['improvement_avg']:.2f} | {r['improvement_p95']:.2f} | "
                          f"{r['slowed_below_0_8'] * 100:.1f}% |")
+        lines += ["", "| target (Carbyne's online results) | wanted | carbyne | met |", "|---|---|---|---|"]
+        for label, value, ok in targets(w["policies"]):
+            lines.append(f"| {label} | {TARGETS[label]} | {value} | {'yes' if ok else 'no'} |")
+    if report["sensitivity"]:
+        lines += ["", "## Sensitivity (TPC-DS-like workload; carbyne against drf under the same conditions)", "",
+                  ("| condition | carbyne avg JCT (s) | improvement avg | improvement p95 | Jain avg (drf) "
+                  "| slowed < 0.8x |"), "|---|---|---|---|---|---|"]
+        for label, r in report["sensitivity"].items():
+            drf_jain = f" ({r['drf_jain_avg']:.3f})" if r.get("drf_jain_avg") is not None else ""
+            lines.append(f"| {label} | {r['avg_jct_s']:.1f} | {r['improvement_avg']:.2f} | "
+                         f"{r['improvement_p95']:.2f} | {r['jain_avg']:.3f}{drf_jain} | "
+                         f"{r['slowed_below_0_8'] * 100:.1f}% |")
+        lines += ["", (f"Load 1x is the base arrival rate (mean gap 20 s); the main run above is {args.load:g}x. "
+                  "The ±50% and P(altruism) rows run at the main run's load against its drf run.")]
+    if notes.exists():
+        lines += ["", notes.read_text().rstrip()]
     path.write_text("\n".join(lines) + "\n")
 
 
