@@ -19,6 +19,7 @@ from sim.gen.tpcds import TpcdsOptions, generate, summary
 from sim.plots import write_plots
 from sim.policies import parse_policies
 from sim.report import write_outputs
+from sim.reservations import InferenceMode, MorpheusConfig
 from sim.runner import run_policies, scale_load
 from sim.traces.loader import FORMATS, LoadOptions, load
 from sim.traces.nodes import load_nodes
@@ -43,6 +44,8 @@ def simulate(
     failure_rate: Annotated[float, typer.Option(help="probability a task attempt fails")] = 0.0,
     straggler_rate: Annotated[float, typer.Option(help="probability a task attempt straggles")] = 0.0,
     ask_policy: Annotated[str, typer.Option(help="AM ask policy for jobs that name none")] = "greedy",
+    infer_after: Annotated[int, typer.Option(help="morpheus: infer recurring jobs' SLOs after this many runs "
+                                                  "and reserve for later runs (0: off)")] = 0,
     plots: Annotated[bool, typer.Option(help="write PNG plots")] = True,
 ) -> None:
     """Simulate WORKLOAD under each policy; write OUT/summary.json, OUT/jobs.csv and PNG plots."""
@@ -62,7 +65,10 @@ def simulate(
     if not jobs:
         console.print("[red]error:[/red] the workload has no jobs")
         raise typer.Exit(2)
-    config = SimConfig(seed=seed, ask_policy=ask_policy,
+    if infer_after < 0:
+        raise typer.BadParameter("--infer-after must be 0 (off) or a number of runs")
+    morpheus = MorpheusConfig(inference=InferenceMode(after_runs=infer_after)) if infer_after else None
+    config = SimConfig(seed=seed, ask_policy=ask_policy, morpheus=morpheus,
                        faults=Faults(noise=noise, failure_rate=failure_rate, straggler_rate=straggler_rate))
     console.print(f"{len(jobs)} jobs, {sum(j.total_tasks for j in jobs)} tasks on {len(cluster)} nodes; "
                   f"policies {', '.join(names)}")

@@ -15,6 +15,7 @@ from am.policies import AskDecision
 from rm.core.ids import AppId, NodeId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Place
+from rm.core.reservation.view import EMPTY_VIEW, ReservationView
 from rm.core.resources import Resources
 
 AM_ASK_ID = -1  # the allocation request id of the AM container's ask, as in the RM
@@ -77,6 +78,8 @@ class SimApp:
     fair_share: Resources = field(default_factory=Resources)
     size_hint_s: float | None = None
     finished: bool = False
+    reservation_id: str | None = None
+    usage: list[tuple[float, float, Resources]] | None = None  # (allocated, released, resource) when tracked
 
 
 class SimCluster:
@@ -177,7 +180,7 @@ class SimCluster:
         self._touch(app)
         return c
 
-    def free(self, c: SimContainer) -> None:
+    def free(self, c: SimContainer, now: float) -> None:
         """The container ended: its node and app get its resources back."""
         if not c.live:
             return
@@ -192,15 +195,47 @@ class SimCluster:
             if c.is_am:
                 app.am_used = app.am_used - c.resource
             app.containers.discard(c.cid)
+            if app.usage is not None:
+                app.usage.append((c.allocated_at, now, c.resource))
             self._touch(app)
         self.freed = True
 
-    def finish_app(self, app: SimApp) -> None:
+    def victims(self, app: SimApp, amount: Resources) -> list[SimContainer]:
+        """What to preempt to take ``amount`` back from ``app``, as the RM's ``apply_preemptions`` chooses:
+        its newest containers running a task (not the AM), preferring the fewest on one node whose free room
+        plus them covers the amount, so the blocked ask fits there next cycle. Containers not handed to the
+        AM yet (or handed back) are left alone."""
+        live = [c for cid in app.containers if (c := self.containers[cid]).live and not c.is_am and c.task >= 0]
+        newest = sorted(live, key=lambda c: (c.allocated_at, c.cid), reverse=True)
+        best: list[SimContainer] | None = None
+        for node_id in dict.fromkeys(c.node for c in newest):
+            node = self.nodes[node_id]
+            room = (node.capability - node.allocated).clamp_min_zero()
+            chosen: list[SimContainer] = []
+            for c in (c for c in newest if c.node == node_id):
+                if _covered(amount, room):
+                    break
+                chosen.append(c)
+                room = room + c.resource
+            if _covered(amount, room) and (best is None or len(chosen) < len(best)):
+                best = chosen
+        if best is not None:
+            return best
+        out: list[SimContainer] = []
+        taken = Resources()
+        for c in newest:
+            if _covered(amount, taken):
+                break
+            out.append(c)
+            taken = taken + c.resource
+        return out
+
+    def finish_app(self, app: SimApp, now: float) -> None:
         """The AM unregistered: every container of the app is released and the app leaves the snapshot."""
         app.finished = True
         held = sorted(app.containers)
         for cid in held:
-            self.free(self.containers[cid])
+            self.free(self.containers[cid], now)
         for cid in held + app.undelivered + app.completed:
             self.containers.pop(cid, None)
         app.asks.clear()
@@ -214,7 +249,7 @@ class SimCluster:
 
     # ------------------------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> ClusterSnapshot:
+    def snapshot(self, reservations: ReservationView = EMPTY_VIEW) -> ClusterSnapshot:
         for nid in self._dirty_nodes:
             n = self.nodes[nid]
             self._node_views[nid] = SimNodeView(node_id=nid, host=n.host, rack=n.rack, capability=n.capability,
@@ -235,12 +270,16 @@ class SimCluster:
             self._app_views[app.app_id] = AppView(
                 app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
                 submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
-                size_hint_s=app.size_hint_s,
+                size_hint_s=app.size_hint_s, reservation_id=app.reservation_id,
             )
         self._dirty_apps.clear()
         self.version += 1
         return ClusterSnapshot(version=self.version, nodes=self._node_views, apps=self._app_views,
-                               queues=self.queues)
+                               queues=self.queues, reservations=reservations)
+
+
+def _covered(need: Resources, room: Resources) -> bool:
+    return all(room.get(r) >= v for r, v in need.amounts.items() if v > 0)
 
 
 def _with_count(ask: AskView, num: int) -> AskView:

@@ -11,6 +11,9 @@ One run replays a workload (a list of native ``Job``s) on simulated NodeManagers
 * a task starts ``launch_s`` after its container reaches the AM, runs its trace duration (optionally with
   seeded noise, stragglers and failures), and its end reaches the RM at its node's next NodeManager
   heartbeat (every ``nm_heartbeat_s``, a per-node phase): only then is the container freed.
+* a pipeline with the reservation stage (``morpheus``) gets the reservation plan of ``sim.reservations``:
+  a ``PlanTick`` at every plan step (roll, DRA), the active reservations in every snapshot, and the stage's
+  preemptions applied (exit -102 to the AM, which asks again).
 
 Heartbeats that cannot change anything are not simulated: an AM whose asks depend only on its DAG (the
 greedy policy) heartbeats only when containers or completions are waiting for it — on its own phase, so
@@ -28,14 +31,28 @@ from random import Random
 from am.jobspec import Job
 from am.policies import make_ask_policy
 from rm.core.cycle import run_cycle
+from rm.core.entities import EXIT_PREEMPTED
 from rm.core.ids import AppId, NodeId, QueuePath, app_id
+from rm.core.plan import Preempt
 from rm.core.queues import build_queues, resolve_queue
+from rm.core.reservation.stage import ReservationStage
+from rm.core.reservation.view import EMPTY_VIEW
 from rm.core.resources import Resources
 from sim.am import Finished, RemainingPath, SimAM
-from sim.cluster import SimApp, SimCluster, SimNode
-from sim.events import LATE, AmHeartbeatDue, AmRegistered, ContainerReported, CycleDue, EventQueue, JobArrived
+from sim.cluster import SimApp, SimCluster, SimContainer, SimNode
+from sim.events import (
+    LATE,
+    AmHeartbeatDue,
+    AmRegistered,
+    ContainerReported,
+    CycleDue,
+    EventQueue,
+    JobArrived,
+    PlanTick,
+)
 from sim.metrics import JobRecord, Recorder, RunResult
 from sim.policies import SimPolicy
+from sim.reservations import MorpheusConfig, SimReservations
 
 CLUSTER_TS = 1
 SHARE_BLIND_ASK_POLICIES = frozenset({"greedy"})
@@ -73,6 +90,7 @@ class SimConfig:
     ask_policy: str = "greedy"
     fair_sample_s: float = 5.0  # how often fairness is sampled (Jain's index uses 60 s windows of these)
     record_decisions: bool = False  # keep every placement as (time, job, stage, node) in ``decisions``
+    morpheus: MorpheusConfig | None = None  # reservations, DRA, inference (pipelines with a reservation stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +141,19 @@ class Simulator:
         self.decisions: list[tuple[float, str, str, str]] = []
         self._last_cycle = -math.inf
         self._cycle_queued = False
+        self._wakes: set[float] = set()  # times a policy asked to be woken at (one cycle each)
         self._share_aware = 0  # AMs whose asks depend on their fair share or the time
         self._am_resource = Resources.of(memory_mb=self.timing.am_memory_mb, vcores=self.timing.am_vcores)
+        self.morpheus: SimReservations | None = None
+        self._idle_ticks = 0
+        if any(isinstance(s, ReservationStage) for s in policy.pipeline):
+            self.morpheus = SimReservations(self.cfg.morpheus or MorpheusConfig(), self.cluster.capacity,
+                                            self.queues, CLUSTER_TS)
+            first = min((j.arrival_s for j in self.jobs), default=0.0)
+            for r in self.morpheus.config.reservations:
+                first = min(first, r.at)
+            step = self.morpheus.step_s
+            self.events.push(math.floor(first / step) * step, PlanTick())  # before arrivals at the same time
         for i, job in enumerate(self.jobs):
             self.events.push(job.arrival_s, JobArrived(i))
 
@@ -147,8 +176,11 @@ class Simulator:
                 progress(t, len(self.records) - len(self.ams), len(self.jobs))
         if progress is not None:
             progress(self.now, len(self.records), len(self.jobs))
-        return self.recorder.result(self.policy.name, list(self.records.values()), self.cycles,
-                                    self.task_completions)
+        result = self.recorder.result(self.policy.name, list(self.records.values()), self.cycles,
+                                      self.task_completions)
+        if self.morpheus is not None:
+            result.reservations = self.morpheus.stats.to_dict()
+        return result
 
     def _handle(self, event: object) -> None:
         if isinstance(event, ContainerReported):
@@ -158,6 +190,7 @@ class Simulator:
             if am is not None and am.token == event.token:
                 self._heartbeat(event.app)
         elif isinstance(event, CycleDue):
+            self._wakes.discard(self.now)
             self._cycle()
         elif isinstance(event, JobArrived):
             self._arrived(event.job)
@@ -166,10 +199,12 @@ class Simulator:
             if am is not None:
                 am.registered = True
                 self._heartbeat(event.app)
+        elif isinstance(event, PlanTick):
+            self._tick()
 
-    def _maybe_cycle(self, t: float) -> None:
+    def _maybe_cycle(self, t: float, *, force: bool = False) -> None:
         c = self.cluster
-        if self._cycle_queued or not (c.freed or c.asked) or not c.has_pending():
+        if self._cycle_queued or not (force or c.freed or c.asked) or not c.has_pending():
             return
         self._cycle_queued = True
         self.events.push(max(t, self._last_cycle + self.timing.cycle_interval_s), CycleDue(), LATE)
@@ -191,6 +226,10 @@ class Simulator:
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
         self.records[index] = JobRecord(job.id, self.now, job.total_tasks)
+        if self.morpheus is not None:
+            app.reservation_id = self.records[index].reservation = self.morpheus.attach(job, app.app_id)
+            if self.morpheus.tracks(job):
+                app.usage = []
         self.cluster.add_app(app)
 
     def _queue_of(self, job: Job) -> QueuePath:
@@ -211,7 +250,7 @@ class Simulator:
                     if size != app.size_hint_s:
                         app.size_hint_s = size
                         c.touch(app)
-        snap = c.snapshot()
+        snap = c.snapshot(EMPTY_VIEW if self.morpheus is None else self.morpheus.view(self.now))
         self.cycles += 1
         shares = self.policy.shares if self.policy.needs_shares or self._share_aware else None
         plan = run_cycle(snap, self.policy.pipeline, shares=shares, now=self.now,
@@ -229,19 +268,55 @@ class Simulator:
             else:
                 self._wake(container.app)
         for wake in plan.wake:  # a policy that leaves asks waiting for a time asks to be woken then
-            if wake.t > self.now:
+            if wake.t > self.now and wake.t not in self._wakes:  # once per time, however many ask
+                self._wakes.add(wake.t)
                 self.events.push(wake.t, CycleDue(), LATE)
         for aid, share in plan.shares.items():
             shared = c.by_id.get(AppId(aid))
             if shared is not None and share != shared.fair_share:
                 shared.fair_share = share
-                self._wake(shared.index)
+                am = self.ams.get(shared.index)
+                if am is not None and not am.share_blind:  # a share-blind AM's asks do not change with it
+                    self._wake(shared.index)
+        for pre in plan.preemptions:
+            self._preempt(pre)
+
+    # ------------------------------------------------------------------------------ reservations
+
+    def _tick(self) -> None:
+        """A plan step boundary: the plan rolls, DRA runs when due, and a cycle sees the new guarantees."""
+        assert self.morpheus is not None
+        self.morpheus.tick(self.now, lambda: self.cluster.snapshot())
+        self._maybe_cycle(self.now, force=True)
+        # keep ticking while anything else can still happen, and for a day at most while nothing does
+        self._idle_ticks = 0 if self.events else self._idle_ticks + 1
+        step = self.morpheus.step_s
+        if self._idle_ticks * step < self.morpheus.config.reservation.window_s and (self.events or self.cluster.apps):
+            self.events.push((math.floor(self.now / step + 1e-9) + 1) * step, PlanTick())
+
+    def _preempt(self, pre: Preempt) -> None:
+        """Take ``pre.amount`` back from the app (exit -102, reported to its AM, which asks again)."""
+        app = self.cluster.by_id.get(AppId(pre.app_id))
+        if app is None or self.morpheus is None:
+            return
+        for c in self.cluster.victims(app, pre.amount):
+            self._kill(app, c)
+            self.morpheus.stats.preempted += 1
+
+    def _kill(self, app: SimApp, c: SimContainer) -> None:
+        if c.end > self.now:
+            self.records[app.index].task_seconds -= c.end - max(self.now, c.start)
+        c.exit_status = EXIT_PREEMPTED
+        c.end = max(self.now, c.start)
+        self.cluster.free(c, self.now)
+        app.completed.append(c.cid)
+        self._wake(app.index)
 
     def _reported(self, cid: int) -> None:
         c = self.cluster.containers.get(cid)
         if c is None or not c.live:
             return
-        self.cluster.free(c)
+        self.cluster.free(c, self.now)
         app = self.cluster.apps.get(c.app)
         if app is not None and not c.is_am:
             app.completed.append(cid)
@@ -271,7 +346,7 @@ class Simulator:
         for cid in am.take_releases():
             c = self.cluster.containers.pop(cid, None)
             if c is not None:
-                self.cluster.free(c)
+                self.cluster.free(c, now)
         self.cluster.update_asks(app, am.ask_changes(now))
         allocated = [(cid, self.cluster.containers[cid].rid) for cid in app.undelivered]
         done = [self._finished(cid) for cid in app.completed]
@@ -336,7 +411,11 @@ class Simulator:
         record.finish = self.now
         record.status = "FAILED" if am.dag.failed_task is not None else "SUCCEEDED"
         self.task_completions += am.dag.succeeded
-        self.cluster.finish_app(app)
+        self.cluster.finish_app(app, self.now)
+        if self.morpheus is not None:
+            self.morpheus.finished(self.jobs[index], app.app_id, submit=app.submit_time, finish=self.now,
+                                   usage=app.usage or (), succeeded=record.status == "SUCCEEDED",
+                                   queue=app.queue, now=self.now)
         self._share_aware -= not am.share_blind
         del self.ams[index]
         del self.paths[index]

@@ -48,7 +48,12 @@ class CycleDue:
     """Run one scheduling cycle (at most one per ``Timing.cycle_interval_s``)."""
 
 
-Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue
+@dataclass(frozen=True, slots=True)
+class PlanTick:
+    """A reservation plan step boundary (policies with reservations): roll the plan, DRA when due."""
+
+
+Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue | PlanTick
 
 
 class EventQueue:

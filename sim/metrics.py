@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rm.core.policies.api import ShareCalculator
 from rm.core.resources import Resources
@@ -31,6 +32,7 @@ class JobRecord:
     status: str = "RUNNING"
     first_task_start: float | None = None
     task_seconds: float = 0.0
+    reservation: str | None = None  # the reservation the job ran in (policies with reservations)
 
     @property
     def jct(self) -> float | None:
@@ -51,6 +53,7 @@ class RunResult:
     jain: list[tuple[float, float]]  # (window start, Jain's index)
     cycles: int
     task_completions: int
+    reservations: dict[str, Any] | None = None  # reservation statistics (policies with reservations)
 
     @property
     def start(self) -> float:

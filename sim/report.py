@@ -41,6 +41,7 @@ def policy_summary(result: RunResult, baseline: RunResult) -> dict[str, Any]:
         "queueing_delay_avg_s": _num(statistics.fmean(delays)) if delays else None,
         "cycles": result.cycles,
         "task_completions": result.task_completions,
+        **({"reservations": result.reservations} if result.reservations is not None else {}),
     }
 
 

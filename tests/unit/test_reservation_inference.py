@@ -128,3 +128,9 @@ def test_skyline_from_containers_averages_per_step() -> None:
 def test_dataset_access_kinds() -> None:
     acc = DatasetAccess("/p", "read", 1.0, "a")
     assert acc.kind == "read"
+
+
+def test_skyline_from_containers_ends_when_a_container_starts_on_a_rounded_step_boundary() -> None:
+    start = 929.5313294735885  # start + 180 s lands where (t - start) // 60 is 2, not 3
+    sky = skyline_from_containers([(start + 180.0, start + 300.0, CORE)], start=start, step_s=60, unit=CORE)
+    assert sky == pytest.approx((0, 0, 0, 1, 1), abs=1e-6)

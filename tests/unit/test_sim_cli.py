@@ -44,3 +44,21 @@ def test_unknown_policy_and_missing_options_are_refused(tmp_path: Path) -> None:
     assert "unknown policy" in bad.output
     missing = runner.invoke(sim_app, ["--workload", str(workload)])
     assert missing.exit_code != 0
+
+
+def test_morpheus_with_inference_reserves_for_a_recurring_job(tmp_path: Path) -> None:
+    lines = []
+    for h in range(5):  # an hourly job writing "out", read by a report 40 minutes into each hour
+        lines.append({"id": f"etl-{h}", "name": "etl", "arrival_s": h * 3600 + 60, "outputs": ["out"],
+                      "stages": [{"name": "s", "tasks": 6, "duration_s": 50, "memory_mb": 1024}]})
+        lines.append({"id": f"report-{h}", "arrival_s": h * 3600 + 2400, "inputs": ["out"],
+                      "stages": [{"name": "s", "tasks": 1, "duration_s": 5, "memory_mb": 1024}]})
+    workload = tmp_path / "w.jsonl"
+    workload.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "out"
+    run = runner.invoke(sim_app, ["--workload", str(workload), "--nodes", "2:16384:8", "--policies", "morpheus",
+                                  "--baseline", "morpheus", "--infer-after", "3", "--no-plots", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    stats = json.loads((out / "summary.json").read_text())["policies"]["morpheus"]["reservations"]
+    assert stats["inferred"]["etl"]["period_s"] == 3600
+    assert stats["attached"] == 2  # the fourth and fifth runs

@@ -256,6 +256,8 @@ def skyline_from_containers(
         t = max(c_start, start)
         while t < c_end:
             k = int((t - start) // step_s)
+            if start + (k + 1) * step_s <= t:  # t is on a step boundary rounding put in the step before
+                k += 1
             nxt = min(c_end, start + (k + 1) * step_s)
             buckets[k] = buckets.get(k, 0.0) + weight * (nxt - t) / step_s
             t = nxt
