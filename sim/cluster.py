@@ -15,6 +15,7 @@ from am.policies import AskDecision
 from rm.core.ids import AppId, NodeId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Place
+from rm.core.preemption import choose_victims
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
 from rm.core.resources import Resources
 
@@ -207,28 +208,13 @@ class SimCluster:
         AM yet (or handed back) are left alone."""
         live = [c for cid in app.containers if (c := self.containers[cid]).live and not c.is_am and c.task >= 0]
         newest = sorted(live, key=lambda c: (c.allocated_at, c.cid), reverse=True)
-        best: list[SimContainer] | None = None
-        for node_id in dict.fromkeys(c.node for c in newest):
+
+        def free_room(node_id: NodeId) -> Resources:
             node = self.nodes[node_id]
-            room = (node.capability - node.allocated).clamp_min_zero()
-            chosen: list[SimContainer] = []
-            for c in (c for c in newest if c.node == node_id):
-                if _covered(amount, room):
-                    break
-                chosen.append(c)
-                room = room + c.resource
-            if _covered(amount, room) and (best is None or len(chosen) < len(best)):
-                best = chosen
-        if best is not None:
-            return best
-        out: list[SimContainer] = []
-        taken = Resources()
-        for c in newest:
-            if _covered(amount, taken):
-                break
-            out.append(c)
-            taken = taken + c.resource
-        return out
+            return (node.capability - node.allocated).clamp_min_zero()
+
+        return choose_victims(newest, amount, node_of=lambda c: c.node, resource_of=lambda c: c.resource,
+                              free_room=free_room)
 
     def finish_app(self, app: SimApp, now: float) -> None:
         """The AM unregistered: every container of the app is released and the app leaves the snapshot."""
@@ -276,10 +262,6 @@ class SimCluster:
         self.version += 1
         return ClusterSnapshot(version=self.version, nodes=self._node_views, apps=self._app_views,
                                queues=self.queues, reservations=reservations)
-
-
-def _covered(need: Resources, room: Resources) -> bool:
-    return all(room.get(r) >= v for r, v in need.amounts.items() if v > 0)
 
 
 def _with_count(ask: AskView, num: int) -> AskView:

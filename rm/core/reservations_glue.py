@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rm.core.entities import EXIT_PREEMPTED, Container
-from rm.core.ids import AppId, ContainerId, QueuePath
+from rm.core.ids import AppId, ContainerId, NodeId, QueuePath
 from rm.core.plan import Plan
+from rm.core.preemption import choose_victims
 from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.records import MetaRecord, Record
 from rm.core.reservation import dra
@@ -140,34 +141,15 @@ def apply_preemptions(state: ClusterState, plan: Plan, now: float) -> int:
     return count
 
 
-def _covered(need: Resources, room: Resources) -> bool:
-    return all(room.get(r) >= v for r, v in need.amounts.items() if v > 0)
-
-
 def _victims(state: ClusterState, owned: Iterable[ContainerId], amount: Resources) -> list[Container]:
     live = [c for c in (state.containers.get(cid) for cid in owned) if c is not None and c.live and not c.is_am]
     newest = sorted(live, key=lambda c: (c.allocate_time, c.container_id), reverse=True)
-    best: list[Container] | None = None
-    for node_id in dict.fromkeys(c.node_id for c in newest):
+
+    def free_room(node_id: NodeId) -> Resources | None:
         node = state.nodes.get(node_id)
         if node is None or not node.schedulable:
-            continue
-        room = (node.capability - node.allocated).clamp_min_zero()
-        chosen: list[Container] = []
-        for c in (c for c in newest if c.node_id == node_id):
-            if _covered(amount, room):
-                break
-            chosen.append(c)
-            room = room + c.resource
-        if _covered(amount, room) and (best is None or len(chosen) < len(best)):
-            best = chosen
-    if best is not None:
-        return best
-    out: list[Container] = []
-    taken = Resources()
-    for c in newest:
-        if _covered(amount, taken):
-            break
-        out.append(c)
-        taken = taken + c.resource
-    return out
+            return None
+        return (node.capability - node.allocated).clamp_min_zero()
+
+    return choose_victims(newest, amount, node_of=lambda c: c.node_id, resource_of=lambda c: c.resource,
+                          free_room=free_room)
