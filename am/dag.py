@@ -324,7 +324,8 @@ async def run_am(
         try:
             job = parse_job(_json_object(env.job_json), where="SHEPHERD_JOB_JSON")
             seed = zlib.crc32((environ.get("APPLICATION_ID") or job.id).encode())
-            ask_policy = make_ask_policy(job.am_policy or policy, p_altruism=job.altruism, seed=seed)
+            ask_policy = make_ask_policy(job.am_policy or policy, p_altruism=job.altruism, seed=seed,
+                                         floor=job.altruism_floor)
         except ValueError as exc:  # JobSpecError, bad JSON, unknown policy
             return await _fail_at_start(amrm, host, f"invalid job: {exc}")
         am = DagAM(job, amrm, nm, policy=ask_policy, am_environ=environ, host=host, interval_s=interval_s)

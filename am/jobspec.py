@@ -110,6 +110,7 @@ class Job(BaseModel):
     max_app_attempts: int | None = Field(default=None, ge=1)
     am_policy: Literal["greedy", "carbyne"] | None = None  # which asks the DAG AM makes
     altruism: float | None = Field(default=None, ge=0.0, le=1.0)  # P(altruism) for the carbyne policy
+    altruism_floor: float = Field(default=0.0, ge=0.0, le=1.0)  # carbyne: never yield below this of the share
     reservation_id: str | None = None  # YARN's reservation-id: the job runs inside that reservation
 
     @model_validator(mode="after")

@@ -222,7 +222,8 @@ class Simulator:
         app.size_hint_s = self.paths[index].remaining_s(self.now)
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy
         am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
-                                                         seed=self.cfg.seed * 1_000_003 + index))
+                                                         seed=self.cfg.seed * 1_000_003 + index,
+                                                         floor=job.altruism_floor))
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
         self.records[index] = JobRecord(job.id, self.now, job.total_tasks)

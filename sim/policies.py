@@ -12,12 +12,14 @@ from dataclasses import dataclass
 
 from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.policies.packing import PackingStage
-from rm.core.policies.registry import PIPELINES, build_pipeline, make_scorer
+from rm.core.policies.registry import PIPELINES, build_pipeline, make_scorer, named_pipeline
 
 BASELINES = ("fifo", "drf", "tetris", "sjf")
 SIZE_ORDERED = frozenset({"sjf"})
 """Pipelines that read ``AppView.size_hint_s``: the simulator refreshes the sizes before their cycles."""
 SHARE_FREE = frozenset({"fifo", "drf", "tetris", "sjf"})
+LEFTOVER_CAPPED = frozenset({"carbyne", "carbyne-pack", "morpheus"})
+"""Pipelines with a leftover stage: ``carbyne:1.5`` bounds what one job takes from the leftover."""
 """Pipelines whose stages do not read ``plan.shares``; for the others every cycle computes the shares."""
 
 
@@ -35,10 +37,18 @@ def known_policies() -> list[str]:
 
 
 def make_policy(spec: str) -> SimPolicy:
-    """A policy by name; ``tetris:0.25`` gives the packing stage a fairness knob of 0.25."""
+    """A policy by name; ``tetris:0.25`` gives the packing stage a fairness knob of 0.25, ``carbyne:1.5``
+    caps each job's take of the leftover at 1.5 times its fair share."""
     name, _, knob = spec.partition(":")
     if name not in PIPELINES:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(known_policies())}")
+    if knob and name in LEFTOVER_CAPPED:
+        try:
+            cap = float(knob)
+        except ValueError:
+            raise ValueError(f"{name} leftover cap must be a number >= 1, got {knob!r}") from None
+        pipeline, shares = named_pipeline(name, leftover_cap=cap)
+        return SimPolicy(spec, pipeline, shares, needs_sizes=name in SIZE_ORDERED, needs_shares=True)
     if knob:
         if name != "tetris":
             raise ValueError(f"policy {name!r} takes no parameter (got {spec!r})")

@@ -17,13 +17,14 @@ from am.policies.greedy import GreedyAsks
 ASK_POLICIES: dict[str, type[AskPolicy]] = {GreedyAsks.name: GreedyAsks, CarbyneAsks.name: CarbyneAsks}
 
 
-def make_ask_policy(name: str = GreedyAsks.name, *, p_altruism: float | None = None, seed: int = 0) -> AskPolicy:
+def make_ask_policy(name: str = GreedyAsks.name, *, p_altruism: float | None = None, seed: int = 0,
+                    floor: float = 0.0) -> AskPolicy:
     """The ask policy registered under ``name`` (``p_altruism`` and ``seed`` tune the carbyne policy)."""
     if name not in ASK_POLICIES:
         known = ", ".join(sorted(ASK_POLICIES))
         raise ValueError(f"unknown ask policy {name!r}; known: {known}")
     if name == CarbyneAsks.name:
-        return CarbyneAsks(p_altruism=1.0 if p_altruism is None else p_altruism, seed=seed)
+        return CarbyneAsks(p_altruism=1.0 if p_altruism is None else p_altruism, seed=seed, floor=floor)
     return ASK_POLICIES[name]()
 
 

@@ -9,8 +9,12 @@ DAG with duration estimates, the policy
    now), and ALTRUISTIC for every other runnable task — those run only on capacity that other jobs
    yielded (the RM's leftover), and otherwise wait without slowing the job.
 
-With probability ``1 - p_altruism`` at each call it behaves greedily (everything DEFAULT), so
-``p_altruism = 0`` is plain DRF. A job with no share yet asks everything DEFAULT. A job whose share is
+At each scheduling event — the first call after the job's share, its task states or its runnable set
+changed (an arrival or departure moves the share; a task finished, failed or became runnable) — it yields
+with probability ``p_altruism`` and otherwise behaves greedily (everything DEFAULT) until the next event,
+so ``p_altruism = 0`` is plain DRF. With ``floor`` > 0 a yielding job still asks DEFAULT for runnable tasks,
+most urgent first, while what it runs stays within ``floor`` times its share: it never yields below that
+fraction of its share (0, the paper's behaviour, lets it yield everything that can wait). A job with no share yet asks everything DEFAULT. A job whose share is
 non-zero but cannot hold one of its tasks (many jobs, large containers) is entitled to run its tasks only
 part of the time: it plans as if time-sharing a share stretched by the smallest factor f that holds its
 largest task — capacity f·A_k, every duration ×f, so its completion time is what DRF's progress rate
@@ -46,6 +50,7 @@ class AltruismOutcome:
 class CarbyneAsks:
     p_altruism: float = 1.0
     horizon_s: float = 1.0
+    floor: float = 0.0
     seed: int = 0
     name: ClassVar[str] = "carbyne"
     last: AltruismOutcome | None = field(default=None, init=False)
@@ -55,12 +60,16 @@ class CarbyneAsks:
     _memo_key: object = field(default=None, init=False, repr=False)
     _memo_at: float = field(default=0.0, init=False, repr=False)
     _memo: tuple[float, dict[str, list[float]]] | None = field(default=None, init=False, repr=False)
+    _event_key: object = field(default=None, init=False, repr=False)  # the inputs at the last coin flip
+    _yielding: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.p_altruism <= 1.0:
             raise ValueError("p_altruism must be between 0 and 1")
         if self.horizon_s < 0:
             raise ValueError("horizon_s must not be negative")
+        if not 0.0 <= self.floor <= 1.0:
+            raise ValueError("floor must be between 0 and 1")
         self._rng = Random(self.seed)
 
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
@@ -68,12 +77,14 @@ class CarbyneAsks:
         if not any(runnable.values()):
             self.last = None
             return []
-        yield_now = self.p_altruism > 0 and self._rng.random() < self.p_altruism
-        if not yield_now or fair_share.is_zero():
-            self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
-            return GreedyAsks().asks(dag, fair_share, now)
         key = (fair_share, tuple((p.name, p.pending, len(p.running_remaining_s), p.duration_s) for p in plans),
                tuple(sorted(runnable.items())))
+        if key != self._event_key:
+            self._event_key = key
+            self._yielding = self.p_altruism > 0 and self._rng.random() < self.p_altruism
+        if not self._yielding or fair_share.is_zero():
+            self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
+            return GreedyAsks().asks(dag, fair_share, now)
         if key == self._memo_key and self._memo is not None:
             shift = now - self._memo_at
             makespan = self._memo[0] - shift
@@ -92,6 +103,9 @@ class CarbyneAsks:
             latest = pack_reverse(plans, capacity, makespan)
             self._memo_key, self._memo_at, self._memo = key, now, (makespan, latest)
         default = must_start_now(latest, runnable, self.horizon_s)
+        if self.floor > 0:
+            floor = Resources({r: int(v * self.floor + 1e-9) for r, v in fair_share.amounts.items()})
+            default = keep_floor(dag, default, latest, runnable, floor)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
         self.last = AltruismOutcome(makespan, default, altruistic, yielded=True)
         out: list[AskDecision] = []
@@ -108,6 +122,27 @@ class CarbyneAsks:
                     ask_type=ask_type, remaining_work_s=remaining,
                 ))
         return out
+
+
+def keep_floor(dag: DagState, default: dict[str, int], latest: dict[str, list[float]],
+               runnable: dict[str, int], floor: Resources) -> dict[str, int]:
+    """``default`` topped up with runnable tasks, the earliest latest start first, while the job's running
+    tasks plus its DEFAULT asks fit within ``floor``."""
+    held = Resources()
+    for t in dag.running():
+        held = held + dag.capability(t.stage)
+    for name, count in default.items():
+        held = held + dag.capability(name) * count
+    out = dict(default)
+    waiting = sorted((start, name) for name, count in runnable.items()
+                     for start in sorted(latest.get(name, []))[out.get(name, 0):count])
+    for _, name in waiting:
+        demand = held + dag.capability(name)
+        if not demand.fits_in(floor):
+            break
+        held = demand
+        out[name] = out.get(name, 0) + 1
+    return out
 
 
 def stretch_factor(plans: list[StagePlan], share: Resources) -> float:

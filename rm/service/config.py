@@ -31,6 +31,7 @@ class RMConfig:
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
     scheduler: str = "carbyne"  # a pipeline of rm.core.policies.registry.PIPELINES
+    leftover_cap: float | None = None  # carbyne: what one app takes from the leftover, × its fair share
     share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
     node_secret: str | None = None  # NodeManagers must present it (required off loopback)
     client_secret: str | None = None  # clients that submit or kill must present it (required off loopback)
@@ -72,6 +73,8 @@ class RMConfig:
 
         if self.scheduler not in PIPELINES:
             raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(PIPELINES))}")
+        if self.leftover_cap is not None and not self.leftover_cap >= 1.0:
+            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {self.leftover_cap}")
         if self.max_app_attempts < 1:
             raise ValueError("max-app-attempts must be at least 1")
         if self.max_priority < 0:

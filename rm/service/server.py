@@ -52,7 +52,7 @@ class ResourceManager:
         self.store = Store(self.store_url)
         self._store_exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.state: ClusterState
-        self.pipeline, self.shares = named_pipeline(cfg.scheduler)
+        self.pipeline, self.shares = named_pipeline(cfg.scheduler, cfg.leftover_cap)
         self._shares_at = -float("inf")
         self._dra_at = -float("inf")
         self._rolled_step = -1

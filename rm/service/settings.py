@@ -81,6 +81,9 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
             "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
             "(reservations first, then carbyne)"),
+    Setting("shepherd.resourcemanager.carbyne.leftover-cap", None, "SHEPHERD_LEFTOVER_CAP",
+            "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
+            "before the next app closest to completion; what still fits after that is handed out uncapped"),
     Setting("shepherd.resourcemanager.fair-share-interval-ms", "1000", None,
             "how often the DRF fair shares sent to ApplicationMasters are recomputed"),
     Setting("shepherd.resourcemanager.node-secret", None, "SHEPHERD_NODE_SECRET",
@@ -352,6 +355,7 @@ def load_rm_settings(
                                          "scheduling_interval_s"),
             max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),
             scheduler=either(layers.text("shepherd.resourcemanager.scheduler"), "scheduler"),
+            leftover_cap=either(layers.number("shepherd.resourcemanager.carbyne.leftover-cap"), "leftover_cap"),
             share_interval_s=either(layers.seconds("shepherd.resourcemanager.fair-share-interval-ms"),
                                     "share_interval_s"),
             node_secret=layers.text("shepherd.resourcemanager.node-secret"),

@@ -69,19 +69,34 @@ def test_p_altruism_zero_asks_like_the_greedy_policy() -> None:
         assert CarbyneAsks(p_altruism=0.0).asks(dag, HALF, 0.0) == GreedyAsks().asks(dag, HALF, 0.0)
 
 
-def test_p_altruism_half_yields_on_some_events_only_and_replays_with_its_seed() -> None:
+def test_p_altruism_half_flips_once_per_event_and_replays_with_its_seed() -> None:
     def pattern(seed: int) -> list[bool]:
         p = CarbyneAsks(p_altruism=0.5, seed=seed, horizon_s=0.0)
         out = []
-        for _ in range(40):
-            p.asks(DagState(J1), HALF, 0.0)
-            assert p.last is not None
-            out.append(p.last.yielded)
+        for i in range(40):
+            share = Resources.of(memory_mb=50 + i, vcores=50)  # the share moved: a scheduling event
+            decided = set()
+            for _ in range(3):  # heartbeats between events keep the event's decision
+                p.asks(DagState(J1), share, 0.0)
+                assert p.last is not None
+                decided.add(p.last.yielded)
+            assert len(decided) == 1
+            out.append(decided.pop())
         return out
 
     first = pattern(7)
     assert 5 < sum(first) < 35
     assert pattern(7) == first
+
+
+def test_a_floor_keeps_that_fraction_of_the_share_default_most_urgent_first() -> None:
+    # Figure 2's J1 on half the cluster (50): only one S1 task (21) must start now
+    assert asked(CarbyneAsks(horizon_s=0.0, floor=0.5), J1) == {
+        ("s1", "DEFAULT"): 1, ("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1, ("s1", "ALTRUISTIC"): 2}  # 21 + 4 = 25
+    assert asked(CarbyneAsks(horizon_s=0.0, floor=1.0), J1) == {
+        ("s1", "DEFAULT"): 2, ("s0", "DEFAULT"): 2, ("s1", "ALTRUISTIC"): 1}  # 2·21 + 2·4 = 50: the whole share
+    # a floor never asks beyond it: J2's second task (29 + 29 > 50) stays altruistic
+    assert asked(CarbyneAsks(horizon_s=0.0, floor=1.0), J2) == {("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1}
 
 
 def test_running_tasks_hold_their_share_while_they_run() -> None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rm.core.harness import Harness, ask
 from rm.core.plan import Place
-from rm.core.policies.drf import DrfStage
+from rm.core.policies.drf import DrfShares, DrfStage
 from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.tetris import TetrisPacker
 
@@ -94,3 +94,30 @@ def test_leftover_is_work_conserving(seed: int) -> None:
         for a in app.asks:
             if a.num_containers > 0:
                 assert not any(a.capability.fits_in(n.available) for n in snap.nodes.values())
+
+
+def test_a_leftover_cap_spreads_the_leftover_over_the_next_jobs_and_still_idles_nothing() -> None:
+    def run(cap: float | None, wants: tuple[int, int, int]) -> dict[object, int]:
+        h = Harness()
+        h.node("n1", vcores=100, memory_mb=100_000)
+        apps = [h.app(asks=[ask(vcores=10, memory_mb=1, num=n, ask_type="ALTRUISTIC", remaining_work_s=w)],
+                      submit_time=float(w))
+                for n, w in zip(wants, (1.0, 2.0, 3.0), strict=True)]
+        scorer = TetrisPacker()
+        pipeline = [DrfStage(scorer, frozenset({"DEFAULT"})), LeftoverStage(scorer, cap=cap)]
+        plan = h.cycle(pipeline=pipeline, shares=DrfShares())  # type: ignore[arg-type]
+        assert sum(p.resource.vcores for p in plan.placements) == 100  # nothing idles
+        return {a.id: plan.count(Place.match(app_id=a.id)) for a in apps}  # type: ignore[attr-defined]
+
+    a, b, c = (list(run(None, (10, 10, 10)).values()))
+    assert (a, b, c) == (10, 0, 0)  # plain SRTF: the shortest job takes it all
+    # each up to 1.5 x its fair share of 33 vcores (49.5): 4 containers, and the third job gets the rest
+    assert list(run(1.5, (10, 10, 10)).values()) == [4, 4, 2]
+    assert list(run(1.5, (2, 2, 10)).values()) == [2, 2, 6]  # the uncapped pass fills what the cap left
+
+
+def test_a_leftover_cap_below_the_fair_share_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="at least 1"):
+        LeftoverStage(TetrisPacker(), cap=0.5)

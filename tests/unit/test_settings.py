@@ -175,3 +175,18 @@ def test_nodemanager_reads_yarn_site_below_its_flags(tmp_path: Path) -> None:
     assert sources["yarn.nodemanager.resource.cpu-vcores"] == str(tmp_path / "yarn-site.xml")
     defaults = load_nm_settings(NodeManagerConfig(), env={}).config
     assert defaults == NodeManagerConfig()
+
+
+def test_the_leftover_cap_reaches_the_carbyne_pipeline() -> None:
+    from rm.core.policies.leftover import LeftoverStage
+    from rm.core.policies.registry import named_pipeline
+
+    assert load_rm_settings(env={}).config.leftover_cap is None
+    cfg = load_rm_settings(env={"SHEPHERD_LEFTOVER_CAP": "1.5"}).config
+    cfg.validate()
+    stages, _ = named_pipeline(cfg.scheduler, cfg.leftover_cap)
+    assert [s.cap for s in stages if isinstance(s, LeftoverStage)] == [1.5]
+    with pytest.raises(ValueError, match="at least 1"):
+        load_rm_settings(env={"SHEPHERD_LEFTOVER_CAP": "0.5"}).config.validate()
+    with pytest.raises(SettingsError, match="leftover-cap = 'lots'"):
+        load_rm_settings(env={"SHEPHERD_LEFTOVER_CAP": "lots"})

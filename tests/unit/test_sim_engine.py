@@ -115,6 +115,20 @@ def test_every_baseline_completes_a_mixed_workload() -> None:
         assert all(j.status == "SUCCEEDED" for j in result.jobs), name
 
 
+def test_carbyne_takes_a_leftover_cap_and_other_knobs_are_refused() -> None:
+    from rm.core.policies.leftover import LeftoverStage
+
+    w = [job(f"j{i}", 1.0 * i, stage("m", 6, 3.0), stage("r", 1, 2.0, ("m",))) for i in range(4)]
+    w = [j.model_copy(update={"am_policy": "carbyne", "altruism_floor": 0.5}) for j in w]
+    policy = make_policy("carbyne:1.5")
+    assert [s.cap for s in policy.pipeline if isinstance(s, LeftoverStage)] == [1.5]
+    result = Simulator(w, uniform_nodes(2, 8192, 4), policy, SimConfig(seed=0)).run()
+    assert all(j.status == "SUCCEEDED" for j in result.jobs)
+    for bad in ("carbyne:lots", "carbyne:0.5", "drf:2"):
+        with pytest.raises(ValueError, match=r"cap|parameter"):
+            make_policy(bad)
+
+
 def test_remaining_path_follows_the_critical_path() -> None:
     j = job("cp", 0.0, stage("a", 2, 1.0), stage("b", 1, 5.0, ("a",)), stage("c", 1, 2.0))
     path = RemainingPath(j, [[1.0, 3.0], [5.0], [2.0]])

@@ -7,7 +7,10 @@ yielded by asking ALTRUISTIC for tasks that need not start now, plus what DRF co
   reported — each placing its ALTRUISTIC asks by the packer's score while they fit; then
 * ``pack``: the (ask, node) pairs that align best with the free resources, across all jobs.
 
-Every placement made here is marked ``from_leftover``. The stage is work-conserving: it stops only when
+With a ``cap`` the srtf order is bounded: a job takes leftover only while its dominant share stays within
+``cap`` times its fair one, so the leftover spreads over more of the jobs closest to completion; a second,
+uncapped pass in the same order then takes whatever still fits. Every placement made here is marked
+``from_leftover``. The stage is work-conserving: it stops only when
 no remaining ask fits any node (queue maximum capacities still apply). Shapes that stopped fitting are
 remembered for the rest of the cycle, since free capacity only shrinks within one.
 """
@@ -37,12 +40,19 @@ class LeftoverStage:
         scorer: NodeScorer,
         order: LeftoverOrder = "srtf",
         ask_types: frozenset[str] = frozenset({"ALTRUISTIC"}),
+        cap: float | None = None,
     ) -> None:
         if order not in ("srtf", "pack"):
             raise ValueError(f"unknown leftover order {order!r}; known: srtf, pack")
+        if cap is not None and not cap >= 1.0:
+            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {cap!r}")
         self.scorer = scorer
         self.order = order
         self.ask_types = ask_types
+        self.cap = cap
+
+    def capped(self, cap: float) -> LeftoverStage:
+        return LeftoverStage(self.scorer, self.order, self.ask_types, cap)
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         _Leftover(self, snap, ctx).run()
@@ -115,12 +125,15 @@ class _Leftover:
         for q in self._lineage(app.queue):
             self.queue_used[q] = self.queue_used.get(q, _ZERO) + ask.capability
 
-    def _fill(self, app: AppView, ask: AskView) -> None:
-        """Place as many containers of ``ask`` as fit."""
+    def _fill(self, app: AppView, ask: AskView, limit: float | None = None) -> None:
+        """Place as many containers of ``ask`` as fit (and keep the app's dominant share within ``limit``)."""
         relaxed = ask.relax_locality or not (ask.nodes or ask.racks)
         # ``unfit`` only grows when this loop stops, so one look before it is enough
         if self.ctx.remaining(ask) > 0 and not (relaxed and ask.capability in self.unfit):
             while self.ctx.remaining(ask) > 0:
+                if limit is not None and (self.ctx.app_used(app.app_id) + ask.capability).dominant_share(
+                        self.capacity) > limit + 1e-9:
+                    return  # the uncapped pass may still place it
                 if not self._queue_room(app, ask):
                     return
                 node = node_index(self.ctx).choose(ask, self.stage.scorer)
@@ -151,9 +164,19 @@ class _Leftover:
             app = items[0][0]
             return (min(a.remaining_work_s for _, a in items), *app_tiebreak(app))
 
-        for items in sorted(by_app.values(), key=job_key):
+        ordered = sorted(by_app.values(), key=job_key)
+        for items in ordered:
             items.sort(key=lambda it: (it[1].priority, -it[1].capability.dominant_share(self.capacity),
                                        it[1].allocation_request_id))
+        cap = self.stage.cap
+        if cap is not None:
+            for items in ordered:
+                fair = self.ctx.plan.shares.get(items[0][0].app_id)
+                if fair is not None:
+                    limit = cap * fair.dominant_share(self.capacity)
+                    for app, ask in items:
+                        self._fill(app, ask, limit)
+        for items in ordered:
             for app, ask in items:
                 self._fill(app, ask)
 

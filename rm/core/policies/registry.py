@@ -8,7 +8,7 @@ config file fails at startup with the list of known names rather than half-way t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
 from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
@@ -67,10 +67,13 @@ class PipelineArgs:
     stages: tuple[str, ...] = (DrfStage.name,)
     scorer: str = TetrisPacker.name
     shares: str = DrfShares.name
+    leftover_cap: float | None = None  # bounds what one job takes from the leftover (``LeftoverStage``)
 
     def validate(self) -> None:
         if not self.stages:
             raise ValueError("a pipeline needs at least one stage")
+        if self.leftover_cap is not None and not self.leftover_cap >= 1.0:
+            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {self.leftover_cap}")
         for s in self.stages:
             _check("stage", STAGES, s)
         _check("node scorer", SCORERS, self.scorer)
@@ -80,7 +83,10 @@ class PipelineArgs:
 def build_pipeline(args: PipelineArgs) -> tuple[list[Stage], ShareCalculator]:
     args.validate()
     scorer = make_scorer(args.scorer)
-    return [make_stage(s, scorer) for s in args.stages], make_shares(args.shares)
+    stages = [make_stage(s, scorer) for s in args.stages]
+    if args.leftover_cap is not None:
+        stages = [s.capped(args.leftover_cap) if isinstance(s, LeftoverStage) else s for s in stages]
+    return stages, make_shares(args.shares)
 
 
 def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
@@ -102,7 +108,8 @@ PIPELINES: dict[str, PipelineArgs] = {
 }
 
 
-def named_pipeline(name: str) -> tuple[list[Stage], ShareCalculator]:
+def named_pipeline(name: str, leftover_cap: float | None = None) -> tuple[list[Stage], ShareCalculator]:
     _check("pipeline", PIPELINES, name)
-    return build_pipeline(PIPELINES[name])
+    args = PIPELINES[name]
+    return build_pipeline(args if leftover_cap is None else replace(args, leftover_cap=leftover_cap))
 
