@@ -610,6 +610,11 @@ class ClusterState:
             return
         if c.container_id in att.undelivered:
             att.undelivered.remove(c.container_id)
+            # never handed to its AM (preempted, its node lost): the AM still counts it as asked for, so the
+            # ask gets it back, as YARN reschedules a container killed before it was acquired
+            ask = att.asks.get(c.allocation_request_id)
+            if ask is not None and not c.is_am and not att.final:
+                ask.num_containers += 1
         if c.is_am:
             if not att.final and not app.final:
                 if att.state == "FINISHING":

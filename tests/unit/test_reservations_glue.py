@@ -161,6 +161,25 @@ def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
     assert again.apps[app_id].preempted.is_zero()
 
 
+def test_a_container_preempted_before_its_am_took_it_is_asked_for_again() -> None:
+    st, _ = make_state()
+    adhoc = submit(st, "default")
+    token = start_am(st, adhoc)
+    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=512, vcores=1), 30)], [], 0.1, [], [], NOW)
+    cycle(st)
+    ask = st.apps[adhoc].attempts[-1].asks[1]
+    placed = 30 - ask.num_containers
+    assert placed == 15  # 8192 MB less the 512 MB AM, in 512 MB containers
+    st.apply_plan(Plan(based_on=st.version, preemptions=[Preempt(adhoc, Resources.of(memory_mb=1024), "x")]), NOW)
+    assert ask.num_containers == 30 - placed + 2  # the AM never saw those two: they are wanted again
+    res = st.am_allocate(token, 1, [], [], 0.2, [], [], NOW)
+    assert len(res.allocated) == placed - 2
+    assert sum(1 for c in res.completed if c.exit_status == EXIT_PREEMPTED) == 2  # told, as YARN does
+    # a container the AM has taken is its own business once preempted: no ask comes back for it
+    st.apply_plan(Plan(based_on=st.version, preemptions=[Preempt(adhoc, Resources.of(memory_mb=512), "x")]), NOW)
+    assert ask.num_containers == 30 - placed + 2
+
+
 def test_reservations_and_their_id_counter_are_records_and_survive_recovery() -> None:
     st, _ = make_state()
     st.drain_records()
