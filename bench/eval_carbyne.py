@@ -5,6 +5,9 @@ same seed; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the ba
 
 * ``tpcds`` (the main comparison): a generated TPC-DS-like workload of ``--jobs`` jobs, Poisson arrivals
   compressed ``--load`` times, on ``--nodes``;
+* ``tpcds-wide`` (not run by default): the same jobs with ``--wide`` (4) times the tasks per stage on nodes
+  that much larger — the same load, but each job's share holds that many times more tasks, nearer the
+  paper's 100 × 20-core cluster where a share is tens of tasks;
 * ``tpch``: TPC-H DAGs from ``../shared/traces/erdos-tpch`` (one job per 50g profile, shuffled), Poisson
   arrivals every ``--tpch-gap`` seconds on ``--tpch-nodes``;
 * ``fb2009``: the SWIM FB-2009 day (bytes → tasks, docs/simulator.md) with arrivals compressed
@@ -121,8 +124,16 @@ def describe(jobs: list[Job]) -> dict[str, Any]:
     return {"jobs": len(jobs), "tasks": tasks, "arrival_span_s": round(max(arrivals) - min(arrivals), 1)}
 
 
-def tpcds_jobs(args: argparse.Namespace, load: float) -> list[Job]:
-    return scale_load(generate(TpcdsOptions(jobs=args.jobs, seed=args.seed)), load)
+def tpcds_jobs(args: argparse.Namespace, load: float, wide: int = 1) -> list[Job]:
+    """The TPC-DS-like workload; ``wide`` multiplies every stage's task count (run it on ``wide`` times the
+    capacity per node for the same load, so each job's share holds ``wide`` times as many tasks)."""
+    options = TpcdsOptions(jobs=args.jobs, seed=args.seed, tasks_median=12.0 * wide, max_tasks=400 * wide)
+    return scale_load(generate(options), load)
+
+
+def widened(nodes: str, wide: int) -> str:
+    count, mem, vc = (int(x) for x in nodes.split(":"))
+    return f"{count}:{mem * wide}:{vc * wide}"
 
 
 def tpch_jobs(args: argparse.Namespace) -> list[Job]:
@@ -151,6 +162,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=250)
     parser.add_argument("--nodes", default="20:20480:8")
     parser.add_argument("--load", type=float, default=1.25, help="TPC-DS-like arrival compression (main run)")
+    parser.add_argument("--wide", type=int, default=4, help="task and node scale of the tpcds-wide workload")
     parser.add_argument("--tpch-nodes", default="20:32768:16")
     parser.add_argument("--tpch-gap", type=float, default=12.0, help="mean Poisson gap between TPC-H jobs (s)")
     parser.add_argument("--fb-nodes", default="100:16384:8")
@@ -168,6 +180,9 @@ def main() -> None:
     loaders: dict[str, tuple[Callable[[], list[Job]], str, str]] = {
         "tpcds": (lambda: tpcds_jobs(args, args.load), args.nodes,
                   f"generated TPC-DS-like, Poisson arrivals (mean gap 20 s) compressed {args.load:g}x"),
+        "tpcds-wide": (lambda: tpcds_jobs(args, args.load, args.wide), widened(args.nodes, args.wide),
+                       (f"the same TPC-DS-like jobs with {args.wide}x the tasks per stage on nodes {args.wide}x "
+                       f"as large (the same load, shares of {args.wide}x as many tasks), compressed {args.load:g}x")),
         "tpch": (lambda: tpch_jobs(args), args.tpch_nodes,
                  f"TPC-H 50g profiles (erdos-tpch), shuffled, Poisson arrivals every {args.tpch_gap:g} s on average"),
         "fb2009": (lambda: fb_jobs(args), args.fb_nodes, f"SWIM FB-2009 day, arrivals compressed {args.fb_load:g}x"),
@@ -183,6 +198,7 @@ def main() -> None:
         print(f"{name}: {len(jobs)} jobs on {nodes}", flush=True)
         rows = runner.compare(name, jobs, nodes, POLICIES)
         report["workloads"][name] = {"what": what, "nodes": nodes, **describe(jobs), "policies": rows}
+    report["workloads"] = {k: report["workloads"][k] for k in loaders if k in report["workloads"]}
     if args.sensitivity:
         sens: dict[str, Any] = report["sensitivity"]
         for load in (float(x) for x in args.loads.split(",") if x.strip()):
