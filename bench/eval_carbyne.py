@@ -52,6 +52,7 @@ from sim.traces.tpch import TpchOptions, load_tpch
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 POLICIES = ("drf", "tetris", "sjf", "carbyne")
+DEFAULT_WORKLOADS = "tpcds,tpch,fb2009"
 TARGETS = {
     "avg JCT improvement over drf": ">= 1.3x",
     "makespan vs tetris": "<= 1.07x",
@@ -158,7 +159,7 @@ def variants(jobs: list[Job], seed: int) -> list[tuple[str, str, list[Job]]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workloads", default="tpcds,tpch,fb2009")
+    parser.add_argument("--workloads", default=DEFAULT_WORKLOADS)
     parser.add_argument("--jobs", type=int, default=250)
     parser.add_argument("--nodes", default="20:20480:8")
     parser.add_argument("--load", type=float, default=1.25, help="TPC-DS-like arrival compression (main run)")
@@ -239,6 +240,8 @@ def write_page(path: Path, report: dict[str, Any], args: argparse.Namespace) -> 
         "# Carbyne in the simulator",
         "",
         "Produced by `python bench/eval_carbyne.py"
+        + ("" if list(report["workloads"]) == DEFAULT_WORKLOADS.split(",")
+           else f" --workloads {','.join(report['workloads'])}")
         + (" --sensitivity --loads 1,2,4" if report["sensitivity"] else "")
         + (" --fairness" if report.get("fairness") else "")
         + f"` (seed {report['seed']}); the simulator runs the real RM pipelines and the real AM ask policies "
