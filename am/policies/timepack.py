@@ -83,6 +83,18 @@ def _take(free: Vector, demand: Sequence[int], k: int) -> None:
         free[i] -= need * k
 
 
+def _done(name: str, k: int, left: dict[str, int], next_of: dict[str, list[str]], blocked: dict[str, int],
+          waiting: dict[str, int], ready: list[int], rank: dict[str, int]) -> None:
+    """``k`` tasks of ``name`` finished (in the packing's direction of time): once none is left, each stage
+    waiting on it loses a blocker and, with none left and tasks to start, joins ``ready`` in rank order."""
+    left[name] -= k
+    if left[name] == 0:
+        for other in next_of[name]:
+            blocked[other] -= 1
+            if blocked[other] == 0 and waiting[other]:
+                bisect.insort(ready, rank[other])
+
+
 def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
     """List-schedule the remaining DAG from now (t = 0) within ``capacity``."""
     cap, demand = _vectors(stages, capacity)
@@ -118,12 +130,7 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
 
     def finish(name: str, k: int) -> None:
         _take(free, demand[name], -k)
-        unfinished[name] -= k
-        if unfinished[name] == 0:
-            for child in children[name]:
-                blocked[child] -= 1
-                if blocked[child] == 0 and pending[child]:
-                    bisect.insort(ready, rank[child])
+        _done(name, k, unfinished, children, blocked, pending, ready, rank)
 
     while True:
         for r in tuple(ready):  # start what is ready and fits
@@ -194,12 +201,7 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
 
     def finish(name: str, k: int) -> None:
         _take(used, demand[name], k)
-        reverse_done[name] -= k
-        if reverse_done[name] == 0:
-            for p in parents[name]:
-                blocked[p] -= 1
-                if blocked[p] == 0 and remaining[p]:
-                    bisect.insort(ready, rank[p])
+        _done(name, k, reverse_done, parents, blocked, remaining, ready, rank)
 
     while True:
         taken = held_sum[bisect.bisect_right(held_at, tau)]  # held from at <= tau

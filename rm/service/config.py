@@ -69,12 +69,12 @@ class RMConfig:
                 f"listening on {where} (not loopback) needs both a node secret and a client secret "
                 "(--node-secret/--client-secret or SHEPHERD_NODE_SECRET/SHEPHERD_CLIENT_SECRET)"
             )
+        from rm.core.policies.leftover import check_cap
         from rm.core.policies.registry import PIPELINES
 
         if self.scheduler not in PIPELINES:
             raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(PIPELINES))}")
-        if self.leftover_cap is not None and not self.leftover_cap >= 1.0:
-            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {self.leftover_cap}")
+        check_cap(self.leftover_cap)
         if self.max_app_attempts < 1:
             raise ValueError("max-app-attempts must be at least 1")
         if self.max_priority < 0:

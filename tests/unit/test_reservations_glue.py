@@ -73,6 +73,15 @@ def start_am(st: ClusterState, app_id: AppId) -> str:
     return launch.amrm_token
 
 
+def fill_with_adhoc(st: ClusterState) -> tuple[AppId, str]:
+    """An app in ``default`` asking thirty 512 MB containers, after one cycle: (its id, its AMRM token)."""
+    adhoc = submit(st, "default")
+    token = start_am(st, adhoc)
+    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=512, vcores=1), 30)], [], 0.1, [], [], NOW)
+    cycle(st)
+    return adhoc, token
+
+
 def test_every_leaf_queue_is_reservable_with_its_share_of_the_cluster() -> None:
     st, _ = make_state()
     system = st.reservation_plan()
@@ -109,10 +118,7 @@ def test_an_app_runs_inside_its_reservation_until_it_ends() -> None:
 
 def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
     st, node = make_state()
-    adhoc = submit(st, "default")
-    token = start_am(st, adhoc)
-    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=512, vcores=1), 30)], [], 0.1, [], [], NOW)
-    cycle(st)
+    adhoc, token = fill_with_adhoc(st)
     assert st.nodes[node].allocated.memory_mb == 8192  # work conservation: the whole node, queue or not
     rid = reserve(st)
     app_id = submit(st, "prod", mb=2048, reservation_id=rid)
@@ -163,10 +169,7 @@ def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
 
 def test_a_container_preempted_before_its_am_took_it_is_asked_for_again() -> None:
     st, _ = make_state()
-    adhoc = submit(st, "default")
-    token = start_am(st, adhoc)
-    st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=512, vcores=1), 30)], [], 0.1, [], [], NOW)
-    cycle(st)
+    adhoc, token = fill_with_adhoc(st)
     ask = st.apps[adhoc].attempts[-1].asks[1]
     placed = 30 - ask.num_containers
     assert placed == 15  # 8192 MB less the 512 MB AM, in 512 MB containers

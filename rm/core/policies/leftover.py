@@ -32,6 +32,12 @@ LeftoverOrder = Literal["srtf", "pack"]
 _ZERO = Resources()
 
 
+def check_cap(cap: float | None) -> None:
+    """A leftover cap is a multiple of the fair share, at least 1 (None: no cap)."""
+    if cap is not None and not cap >= 1.0:
+        raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {cap!r}")
+
+
 class LeftoverStage:
     name: ClassVar[str] = "leftover"
 
@@ -44,8 +50,7 @@ class LeftoverStage:
     ) -> None:
         if order not in ("srtf", "pack"):
             raise ValueError(f"unknown leftover order {order!r}; known: srtf, pack")
-        if cap is not None and not cap >= 1.0:
-            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {cap!r}")
+        check_cap(cap)
         self.scorer = scorer
         self.order = order
         self.ask_types = ask_types

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
 from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
 from rm.core.policies.fifo import FifoOrder, FifoStage
-from rm.core.policies.leftover import LeftoverStage
+from rm.core.policies.leftover import LeftoverStage, check_cap
 from rm.core.policies.packing import PackingStage
 from rm.core.policies.sjf import SjfOrder, SjfStage
 from rm.core.policies.tetris import TetrisPacker
@@ -72,8 +72,7 @@ class PipelineArgs:
     def validate(self) -> None:
         if not self.stages:
             raise ValueError("a pipeline needs at least one stage")
-        if self.leftover_cap is not None and not self.leftover_cap >= 1.0:
-            raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {self.leftover_cap}")
+        check_cap(self.leftover_cap)
         for s in self.stages:
             _check("stage", STAGES, s)
         _check("node scorer", SCORERS, self.scorer)
