@@ -13,8 +13,10 @@ At each scheduling event — the first call after the job's share, its task stat
 changed (an arrival or departure moves the share; a task finished, failed or became runnable) — it yields
 with probability ``p_altruism`` and otherwise behaves greedily (everything DEFAULT) until the next event,
 so ``p_altruism = 0`` is plain DRF. With ``floor`` > 0 a yielding job still asks DEFAULT for runnable tasks,
-most urgent first, while what it runs stays within ``floor`` times its share: it never yields below that
-fraction of its share (0, the paper's behaviour, lets it yield everything that can wait). A job with no share yet asks everything DEFAULT. A job whose share is
+most urgent first, until what it runs and asks DEFAULT reaches ``floor`` times its share in some resource
+(the last task may go past it, so a task larger than that fraction still runs): it never yields below that
+fraction of its share (0, the paper's behaviour, lets it yield everything that can wait). A job with no
+share yet asks everything DEFAULT. A job whose share is
 non-zero but cannot hold one of its tasks (many jobs, large containers) is entitled to run its tasks only
 part of the time: it plans as if time-sharing a share stretched by the smallest factor f that holds its
 largest task — capacity f·A_k, every duration ×f, so its completion time is what DRF's progress rate
@@ -127,7 +129,8 @@ class CarbyneAsks:
 def keep_floor(dag: DagState, default: dict[str, int], latest: dict[str, list[float]],
                runnable: dict[str, int], floor: Resources) -> dict[str, int]:
     """``default`` topped up with runnable tasks, the earliest latest start first, while the job's running
-    tasks plus its DEFAULT asks fit within ``floor``."""
+    tasks plus its DEFAULT asks are below ``floor`` in every resource it sets. The last task added may go
+    past the floor: a task larger than the floor is still asked for rather than leaving the job with nothing."""
     held = Resources()
     for t in dag.running():
         held = held + dag.capability(t.stage)
@@ -137,12 +140,16 @@ def keep_floor(dag: DagState, default: dict[str, int], latest: dict[str, list[fl
     waiting = sorted((start, name) for name, count in runnable.items()
                      for start in sorted(latest.get(name, []))[out.get(name, 0):count])
     for _, name in waiting:
-        demand = held + dag.capability(name)
-        if not demand.fits_in(floor):
+        if not _below(held, floor):
             break
-        held = demand
+        held = held + dag.capability(name)
         out[name] = out.get(name, 0) + 1
     return out
+
+
+def _below(held: Resources, floor: Resources) -> bool:
+    return any(v > 0 for v in floor.amounts.values()) and all(
+        held.get(r) < v for r, v in floor.amounts.items() if v > 0)
 
 
 def stretch_factor(plans: list[StagePlan], share: Resources) -> float:

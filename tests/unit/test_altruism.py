@@ -95,8 +95,11 @@ def test_a_floor_keeps_that_fraction_of_the_share_default_most_urgent_first() ->
         ("s1", "DEFAULT"): 1, ("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1, ("s1", "ALTRUISTIC"): 2}  # 21 + 4 = 25
     assert asked(CarbyneAsks(horizon_s=0.0, floor=1.0), J1) == {
         ("s1", "DEFAULT"): 2, ("s0", "DEFAULT"): 2, ("s1", "ALTRUISTIC"): 1}  # 2·21 + 2·4 = 50: the whole share
-    # a floor never asks beyond it: J2's second task (29 + 29 > 50) stays altruistic
-    assert asked(CarbyneAsks(horizon_s=0.0, floor=1.0), J2) == {("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1}
+    # below the floor a job keeps asking even when the next task goes past it: J2 holds 29 < 50, so its
+    # second task (29 + 29 = 58) is DEFAULT too; rounding down instead would leave a job whose tasks are
+    # larger than floor × share with nothing
+    assert asked(CarbyneAsks(horizon_s=0.0, floor=1.0), J2) == {("s0", "DEFAULT"): 2}
+    assert asked(CarbyneAsks(horizon_s=0.0, floor=0.5), J2) == {("s0", "DEFAULT"): 1, ("s0", "ALTRUISTIC"): 1}
 
 
 def test_running_tasks_hold_their_share_while_they_run() -> None:
