@@ -6,16 +6,27 @@
 * Fairness: every ``sample_s`` of virtual time, each job still in the system gets
   x = dominant share of what it holds / dominant share of its DRF fair share (``DrfShares``, demand-capped,
   so a job that wants little is not counted as starved). Jain's index (Σx)² / (n·Σx²) is taken per 60 s
-  window over the jobs' window means, as Carbyne does; the run reports its average and minimum.
+  window over the jobs' window means, as Carbyne does; the run reports its average and minimum. Two more
+  readings of the same samples, since Carbyne does not say over which jobs or which demand it takes the
+  index:
+
+  - ``jain_running``: only the jobs running a task at that sample (holding more than their AM container),
+    so a job that waits — queued behind others, or yielding everything — is left out rather than counted
+    at 0;
+  - ``jain_declared``: the fair share computed over what each job declares it needs now — what it holds
+    plus its DEFAULT asks — so a job's ALTRUISTIC asks (capacity it offered to wait for) are not counted as
+    demand it was refused. For jobs that ask everything DEFAULT this is the main index.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rm.core.ids import AppId
+from rm.core.model import AppView, ClusterSnapshot
 from rm.core.policies.api import ShareCalculator
 from rm.core.resources import Resources
 from sim.cluster import SimCluster
@@ -54,6 +65,8 @@ class RunResult:
     cycles: int
     task_completions: int
     reservations: dict[str, Any] | None = None  # reservation statistics (policies with reservations)
+    jain_running: list[tuple[float, float]] = field(default_factory=list)  # over jobs running a task
+    jain_declared: list[tuple[float, float]] = field(default_factory=list)  # shares over declared need
 
     @property
     def start(self) -> float:
@@ -112,7 +125,8 @@ class Recorder:
         self.times: list[float] = [0.0]
         self.values: list[Resources] = [Resources()]
         self._next_sample = 0.0
-        self._windows: dict[int, dict[str, list[float]]] = {}
+        # per index: window -> job -> [sum of x, samples]
+        self._windows: dict[str, dict[int, dict[str, list[float]]]] = {k: {} for k in _INDICES}
 
     def before(self, t: float, cluster: SimCluster) -> None:
         """Take the fairness samples due before ``t`` (the state is constant between event batches)."""
@@ -124,18 +138,25 @@ class Recorder:
                 self._next_sample += self.sample_s
             return
         snap = cluster.snapshot()
-        shares = self.shares.shares(snap)
-        xs: dict[str, float] = {}
         total = snap.capacity
+        fair = self.shares.shares(snap)
+        declared = self.shares.shares(declared_need(snap))
+        xs: dict[str, dict[str, float]] = {k: {} for k in _INDICES}
         for app in snap.apps.values():
-            fair = shares.get(app.app_id, app.used).dominant_share(total)
-            xs[app.app_id] = app.used.dominant_share(total) / fair if fair > 0 else 1.0
+            held = app.used.dominant_share(total)
+            x = _ratio(held, fair.get(app.app_id, app.used).dominant_share(total))
+            xs["all"][app.app_id] = x
+            if not (app.used - app.am_used).clamp_min_zero().is_zero():
+                xs["running"][app.app_id] = x
+            xs["declared"][app.app_id] = _ratio(held, declared.get(app.app_id, app.used).dominant_share(total))
         while self._next_sample <= t:
-            window = self._windows.setdefault(int(self._next_sample // WINDOW_S), {})
-            for aid, x in xs.items():
-                acc = window.setdefault(aid, [0.0, 0.0])
-                acc[0] += x
-                acc[1] += 1.0
+            k = int(self._next_sample // WINDOW_S)
+            for index, values in xs.items():
+                window = self._windows[index].setdefault(k, {})
+                for aid, x in values.items():
+                    acc = window.setdefault(aid, [0.0, 0.0])
+                    acc[0] += x
+                    acc[1] += 1.0
             self._next_sample += self.sample_s
 
     def after(self, t: float, cluster: SimCluster) -> None:
@@ -146,16 +167,37 @@ class Recorder:
                 self.times.append(t)
                 self.values.append(cluster.allocated)
 
-    def jain(self) -> list[tuple[float, float]]:
+    def jain(self, index: str = "all") -> list[tuple[float, float]]:
+        """Jain's index per 60 s window (window start, index) over the jobs' window means of x."""
+        windows = self._windows[index]
         out: list[tuple[float, float]] = []
-        for k in sorted(self._windows):
-            means = [s / n for s, n in self._windows[k].values() if n > 0]
+        for k in sorted(windows):
+            means = [s / n for s, n in windows[k].values() if n > 0]
             out.append((k * WINDOW_S, jain_index(means)))
         return out
 
     def result(self, policy: str, jobs: list[JobRecord], cycles: int, completions: int) -> RunResult:
         return RunResult(policy, sorted(jobs, key=lambda j: (j.arrival, j.job_id)), self.capacity,
-                         self.times, self.values, self.jain(), cycles, completions)
+                         self.times, self.values, self.jain(), cycles, completions,
+                         jain_running=self.jain("running"), jain_declared=self.jain("declared"))
+
+
+_INDICES = ("all", "running", "declared")
+
+
+def _ratio(held: float, fair: float) -> float:
+    return held / fair if fair > 0 else 1.0
+
+
+def declared_need(snap: ClusterSnapshot) -> ClusterSnapshot:
+    """``snap`` with every job's ALTRUISTIC asks left out: its demand is what it holds plus what it asks
+    DEFAULT (and its AM container), the need it declares for now."""
+    apps: Mapping[AppId, AppView] = {
+        aid: app if all(a.ask_type == "DEFAULT" or a.is_am for a in app.asks)
+        else replace(app, asks=tuple(a for a in app.asks if a.ask_type == "DEFAULT" or a.is_am))
+        for aid, app in snap.apps.items()
+    }
+    return replace(snap, apps=apps)
 
 
 def jain_index(xs: Sequence[float]) -> float:

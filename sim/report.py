@@ -22,6 +22,8 @@ def policy_summary(result: RunResult, baseline: RunResult) -> dict[str, Any]:
     jcts = list(result.jcts().values())
     delays = [j.queueing_delay for j in result.jobs if j.queueing_delay is not None]
     jain = [v for _, v in result.jain]
+    running = [v for _, v in result.jain_running]
+    declared = [v for _, v in result.jain_declared]
     cmp = compare(result, baseline)
     return {
         "jobs": len(jcts),
@@ -33,6 +35,8 @@ def policy_summary(result: RunResult, baseline: RunResult) -> dict[str, Any]:
         "makespan_s": _num(result.makespan),
         "jain_avg": _num(statistics.fmean(jain)) if jain else None,
         "jain_min": _num(min(jain)) if jain else None,
+        "jain_running_avg": _num(statistics.fmean(running)) if running else None,
+        "jain_declared_avg": _num(statistics.fmean(declared)) if declared else None,
         "util_avg": {r: _num(v) for r, v in sorted(result.util_avg().items())},
         "improvement_avg": _num(cmp.improvement_avg),
         "improvement_p95": _num(cmp.improvement_p95),

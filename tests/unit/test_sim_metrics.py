@@ -6,8 +6,12 @@ import math
 
 import pytest
 
+from rm.core.ids import NodeId, QueuePath, app_id
+from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
+from rm.core.policies.drf import DrfShares
+from rm.core.queues import build_queues
 from rm.core.resources import Resources
-from sim.metrics import JobRecord, RunResult, compare, jain_index, percentile
+from sim.metrics import JobRecord, Recorder, RunResult, compare, declared_need, jain_index, percentile
 from sim.report import summarize
 
 
@@ -59,3 +63,52 @@ def test_summary_has_the_documented_fields() -> None:
     assert sjf["slowed_below_0_8"] == 0.0
     with pytest.raises(ValueError, match="baseline"):
         summarize({"drf": result("drf", {})}, "fifo")
+
+
+def _snapshot(apps: list[AppView]) -> ClusterSnapshot:
+    node = NodeId("h0:8041")
+    capacity = Resources.of(memory_mb=100, vcores=100)
+    return ClusterSnapshot(version=1, nodes={node: NodeView(node, "h0", "/r0", capacity, Resources())},
+                           apps={a.app_id: a for a in apps}, queues=build_queues())
+
+
+class _Cluster:
+    """What the recorder reads of a simulated cluster: whether apps are present, and a snapshot."""
+
+    def __init__(self, snap: ClusterSnapshot) -> None:
+        self.apps = dict(snap.apps)
+        self.snap = snap
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self.snap
+
+
+def test_the_three_fairness_readings_of_one_yielding_job() -> None:
+    # a holds its AM (10) and asks 40 ALTRUISTIC (it yields); b holds 70 and asks 20 DEFAULT; c holds only
+    # its AM container (10) and waits for the cluster with 20 DEFAULT
+    am = Resources.of(memory_mb=10, vcores=10)
+
+    def app(n: int, used: int, ask: int, kind: str) -> AppView:
+        aid = app_id(1, n)
+        held = Resources.of(memory_mb=used, vcores=used)
+        asks = (AskView(aid, 1, 1, Resources.of(memory_mb=ask, vcores=ask), 1, ask_type=kind),)
+        return AppView(aid, QueuePath("root.default"), "u", 0, float(n), held, asks, am_used=am)
+
+    a, b, c = app(1, 10, 40, "ALTRUISTIC"), app(2, 70, 20, "DEFAULT"), app(3, 10, 20, "DEFAULT")
+    snap = _snapshot([a, b, c])
+    declared = DrfShares().shares(declared_need(snap))
+    assert declared[a.app_id] == a.used  # it declared no need beyond what it holds
+    # over all demand: c's 30 is met, a and b split the other 70
+    assert DrfShares().shares(snap)[a.app_id] == Resources.of(memory_mb=35, vcores=35)
+
+    recorder = Recorder(snap.capacity, 5.0, DrfShares())
+    recorder.before(55.0, _Cluster(snap))  # twelve samples, all in the first window
+    all_jobs, running, by_need = recorder.jain()[0][1], recorder.jain("running")[0][1], recorder.jain("declared")[0][1]
+    assert all_jobs == pytest.approx(jain_index([10 / 35, 70 / 35, 10 / 30]))
+    assert running == 1.0  # b alone runs a task
+    # by declared need a's share is the 10 it holds (x = 1); c's 30 is met and b gets the other 60
+    assert by_need == pytest.approx(jain_index([1.0, 70 / 60, 10 / 30]))
+    assert by_need > all_jobs  # a's yield is not counted against it; c's wait still is
+    result = recorder.result("carbyne", [], 0, 0)
+    assert [w for w, _ in result.jain_running] == [0.0]
+    assert result.jain_declared[0][1] == by_need
