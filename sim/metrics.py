@@ -140,7 +140,8 @@ class Recorder:
         snap = cluster.snapshot()
         total = snap.capacity
         fair = self.shares.shares(snap)
-        declared = self.shares.shares(declared_need(snap))
+        need = declared_need(snap)
+        declared = fair if need is snap else self.shares.shares(need)
         xs: dict[str, dict[str, float]] = {k: {} for k in _INDICES}
         for app in snap.apps.values():
             held = app.used.dominant_share(total)
@@ -191,13 +192,16 @@ def _ratio(held: float, fair: float) -> float:
 
 def declared_need(snap: ClusterSnapshot) -> ClusterSnapshot:
     """``snap`` with every job's ALTRUISTIC asks left out: its demand is what it holds plus what it asks
-    DEFAULT (and its AM container), the need it declares for now."""
-    apps: Mapping[AppId, AppView] = {
-        aid: app if all(a.ask_type == "DEFAULT" or a.is_am for a in app.asks)
-        else replace(app, asks=tuple(a for a in app.asks if a.ask_type == "DEFAULT" or a.is_am))
-        for aid, app in snap.apps.items()
-    }
-    return replace(snap, apps=apps)
+    DEFAULT (and its AM container), the need it declares for now. ``snap`` itself when no job asks
+    ALTRUISTIC (greedy jobs), so the caller can reuse the shares it already has."""
+    apps: dict[AppId, AppView] = {}
+    for aid, app in snap.apps.items():
+        if any(a.ask_type == "ALTRUISTIC" and not a.is_am for a in app.asks):
+            apps[aid] = replace(app, asks=tuple(a for a in app.asks if a.ask_type != "ALTRUISTIC" or a.is_am))
+    if not apps:
+        return snap
+    merged: Mapping[AppId, AppView] = {**snap.apps, **apps}
+    return replace(snap, apps=merged)
 
 
 def jain_index(xs: Sequence[float]) -> float:
