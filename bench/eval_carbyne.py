@@ -1,7 +1,7 @@
 """Carbyne evaluation in the simulator (Carbyne §5): carbyne against drf, tetris and sjf, and its sensitivity.
 
 Writes ``docs/results/carbyne.md`` and the raw numbers next to it (``carbyne.json``). Every run uses the
-same seed; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the baselines' jobs greedily.
+same seed (``--seed``) but the ``--seeds`` repeats; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the baselines' jobs greedily.
 
 * ``tpcds`` (the main comparison): a generated TPC-DS-like workload of ``--jobs`` jobs, Poisson arrivals
   compressed ``--load`` times, on ``--nodes``;
@@ -18,6 +18,10 @@ same seed; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the ba
   yields below that fraction of its share) and the RM's leftover cap (``carbyne:CAP``: a job takes leftover
   up to CAP times its fair share before the next one) — against drf.
 
+``--seeds 1,2`` runs the main TPC-DS-like comparison (all four policies) again on other seeds — another draw
+of the jobs and their arrivals — and tabulates each seed's figures against the targets with their median
+(Carbyne reports the median of three runs).
+
 ``--merge`` starts from the ``carbyne.json`` already in ``--out`` and replaces only what this invocation
 ran (a workload, a sensitivity row, a knob row), so one part can be re-measured without the others.
 
@@ -25,7 +29,7 @@ A long evaluation can keep its runs in ``--cache DIR`` (one pickle per run, keye
 depends on) so that a second invocation only simulates what changed.
 
     python bench/eval_carbyne.py [--workloads tpcds,tpch,fb2009] [--sensitivity] [--fairness]
-                                 [--cache /tmp/carbyne-runs] [--merge]
+                                 [--seeds 1,2] [--cache /tmp/carbyne-runs] [--merge]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import argparse
 import hashlib
 import json
 import pickle
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -175,6 +180,7 @@ def main() -> None:
     parser.add_argument("--sensitivity", action="store_true")
     parser.add_argument("--loads", default="1,2,4", help="load points of the sensitivity grid")
     parser.add_argument("--fairness", action="store_true", help="the altruism floor / leftover cap grid")
+    parser.add_argument("--seeds", default="", help="more seeds of the main TPC-DS-like comparison, e.g. 1,2")
     parser.add_argument("--cache", type=Path, default=None, help="keep each run's result here and reuse it")
     parser.add_argument("--merge", action="store_true", help="update the existing carbyne.json, keep the rest")
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
@@ -191,11 +197,12 @@ def main() -> None:
                  f"TPC-H 50g profiles (erdos-tpch), shuffled, Poisson arrivals every {args.tpch_gap:g} s on average"),
         "fb2009": (lambda: fb_jobs(args), args.fb_nodes, f"SWIM FB-2009 day, arrivals compressed {args.fb_load:g}x"),
     }
-    report: dict[str, Any] = {"seed": args.seed, "workloads": {}, "sensitivity": {}, "fairness": {}}
+    report: dict[str, Any] = {"seed": args.seed, "workloads": {}, "sensitivity": {}, "fairness": {}, "seeds": {}}
     existing = args.out / "carbyne.json"
     if args.merge and existing.exists():
         report |= {k: v for k, v in json.loads(existing.read_text()).items() if k in report}
         report.setdefault("fairness", {})
+        report.setdefault("seeds", {})
     for name in wanted:
         load_jobs, nodes, what = loaders[name]
         jobs = load_jobs()
@@ -223,6 +230,10 @@ def main() -> None:
             result = runner.run("tpcds-knobs", with_altruism(jobs, None, floor), args.nodes, policy)
             report["fairness"][label] = policy_summary(result, base) | {
                 "floor": floor, "cap": cap, "drf_jain_avg": policy_summary(base, base)["jain_avg"]}
+    for seed in (int(x) for x in args.seeds.split(",") if x.strip()):
+        jobs = tpcds_jobs(argparse.Namespace(**{**vars(args), "seed": seed}), args.load)
+        rows = Runner(seed, args.cache).compare(f"tpcds-seed{seed}", jobs, args.nodes, POLICIES)
+        report["seeds"][str(seed)] = rows
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "carbyne.json").write_text(json.dumps(report, indent=2) + "\n")
     write_page(args.out / "carbyne.md", report, args)
@@ -268,6 +279,7 @@ def write_page(path: Path, report: dict[str, Any], args: argparse.Namespace) -> 
            else f" --workloads {','.join(report['workloads'])}")
         + (" --sensitivity --loads 1,2,4" if report["sensitivity"] else "")
         + (" --fairness" if report.get("fairness") else "")
+        + (f" --seeds {','.join(report['seeds'])}" if report.get("seeds") else "")
         + f"` (seed {report['seed']}); the simulator runs the real RM pipelines and the real AM ask policies "
         "(docs/simulator.md). carbyne's jobs ask altruistically, the baselines' jobs greedily. Improvement "
         "factors are drf's JCT over the policy's (above 1 is faster than drf); *slowed* counts jobs whose own "
@@ -323,9 +335,41 @@ def write_page(path: Path, report: dict[str, Any], args: argparse.Namespace) -> 
                          f"{_jain(r, 'jain_running_avg')} ({_delta(r, drf, 'jain_running_avg')}) | "
                          f"{_jain(r, 'jain_declared_avg')} ({_delta(r, drf, 'jain_declared_avg')}) | "
                          f"{r['slowed_below_0_8'] * 100:.1f}% |")
+    if report.get("seeds"):
+        lines += seeds_section(report, args)
     if notes.exists():
         lines += ["", notes.read_text().rstrip()]
     path.write_text("\n".join(lines) + "\n")
+
+
+def seeds_section(report: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    """The main TPC-DS-like comparison at other seeds (another draw of the jobs, their arrivals and the
+    simulator's randomness), the main run's seed first, with the median of each column as the last row."""
+    runs: dict[str, dict[str, Any]] = {}
+    main_rows = report["workloads"].get("tpcds", {}).get("policies")
+    if main_rows:
+        runs[str(report["seed"])] = main_rows
+    runs |= report["seeds"]
+    columns: list[tuple[str, Any]] = [
+        ("carbyne vs drf, avg JCT", lambda r: r["carbyne"]["improvement_avg"]),
+        ("sjf vs drf, avg JCT", lambda r: r["sjf"]["improvement_avg"]),
+        ("makespan vs tetris", lambda r: r["carbyne"]["makespan_s"] / r["tetris"]["makespan_s"]),
+        ("drf Jain avg", lambda r: r["drf"]["jain_avg"]),
+        ("carbyne Jain vs drf", lambda r: r["carbyne"]["jain_avg"] - r["drf"]["jain_avg"]),
+        ("running jobs", lambda r: r["carbyne"]["jain_running_avg"] - r["drf"]["jain_running_avg"]),
+        ("sjf Jain vs drf", lambda r: r["sjf"]["jain_avg"] - r["drf"]["jain_avg"]),
+        ("slowed < 0.8x", lambda r: r["carbyne"]["slowed_below_0_8"] * 100),
+    ]
+    formats = ("{:.2f}x", "{:.2f}x", "{:.3f}x", "{:.3f}", "{:+.3f}", "{:+.3f}", "{:+.3f}", "{:.1f}%")
+    lines = ["", f"## Seeds (TPC-DS-like, {args.load:g}x; the same comparison on other draws of the workload)", "",
+             "| seed | " + " | ".join(c for c, _ in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    values = {seed: [fn(rows) for _, fn in columns] for seed, rows in runs.items()}
+    for seed, vals in values.items():
+        lines.append(f"| {seed} | " + " | ".join(f.format(v) for f, v in zip(formats, vals, strict=True)) + " |")
+    if len(values) > 1:
+        medians = [statistics.median(col) for col in zip(*values.values(), strict=True)]
+        lines.append("| median | " + " | ".join(f.format(v) for f, v in zip(formats, medians, strict=True)) + " |")
+    return lines
 
 
 if __name__ == "__main__":
