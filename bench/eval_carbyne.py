@@ -1,7 +1,8 @@
 """Carbyne evaluation in the simulator (Carbyne §5): carbyne against drf, tetris and sjf, and its sensitivity.
 
 Writes ``docs/results/carbyne.md`` and the raw numbers next to it (``carbyne.json``). Every run uses the
-same seed (``--seed``) but the ``--seeds`` repeats; carbyne's jobs ask altruistically (the ``carbyne`` AM policy), the baselines' jobs greedily.
+same seed (``--seed``), the ``--seeds`` repeats aside; carbyne's jobs ask altruistically (the ``carbyne`` AM
+policy), the baselines' jobs greedily.
 
 * ``tpcds`` (the main comparison): a generated TPC-DS-like workload of ``--jobs`` jobs, Poisson arrivals
   compressed ``--load`` times, on ``--nodes``;
@@ -23,7 +24,8 @@ of the jobs and their arrivals — and tabulates each seed's figures against the
 (Carbyne reports the median of three runs).
 
 ``--merge`` starts from the ``carbyne.json`` already in ``--out`` and replaces only what this invocation
-ran (a workload, a sensitivity row, a knob row), so one part can be re-measured without the others.
+ran (a workload, a sensitivity row, the knob grid, a seed), so one part can be re-measured without the
+others.
 
 A long evaluation can keep its runs in ``--cache DIR`` (one pickle per run, keyed by everything the run
 depends on) so that a second invocation only simulates what changed.
@@ -356,7 +358,7 @@ def seeds_section(report: dict[str, Any], args: argparse.Namespace) -> list[str]
         ("makespan vs tetris", lambda r: r["carbyne"]["makespan_s"] / r["tetris"]["makespan_s"]),
         ("drf Jain avg", lambda r: r["drf"]["jain_avg"]),
         ("carbyne Jain vs drf", lambda r: r["carbyne"]["jain_avg"] - r["drf"]["jain_avg"]),
-        ("running jobs", lambda r: r["carbyne"]["jain_running_avg"] - r["drf"]["jain_running_avg"]),
+        ("carbyne Jain vs drf, running jobs", lambda r: r["carbyne"]["jain_running_avg"] - r["drf"]["jain_running_avg"]),
         ("sjf Jain vs drf", lambda r: r["sjf"]["jain_avg"] - r["drf"]["jain_avg"]),
         ("slowed < 0.8x", lambda r: r["carbyne"]["slowed_below_0_8"] * 100),
     ]
