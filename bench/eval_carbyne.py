@@ -324,9 +324,10 @@ def write_page(path: Path, report: dict[str, Any], args: argparse.Namespace) -> 
     if report.get("fairness"):
         lines += ["", f"## Fairness knobs (TPC-DS-like, {args.load:g}x; carbyne against drf)", "",
                   ("AM side: the altruism floor keeps a job asking DEFAULT until its running tasks and DEFAULT asks "
-                   "reach that fraction of its share (the last task may go past it). RM side: the leftover cap lets a job take leftover only up to "
-                   "that multiple of its fair share before the next job in SRTF order; an uncapped pass then takes "
-                   "what still fits. Both are off by default (the paper's behaviour)."), "",
+                   "reach that fraction of its share (the last task may go past it). RM side: the leftover cap "
+                   "lets a job take leftover only up to that multiple of its fair share before the next job in "
+                   "SRTF order; an uncapped pass then takes what still fits. Both are off by default (the "
+                   "paper's behaviour)."), "",
                   ("| knobs | carbyne avg JCT (s) | improvement avg | Jain avg (vs drf) | Jain running (vs drf) "
                    "| Jain declared (vs drf) | slowed < 0.8x |"),
                   "|---|---|---|---|---|---|---|"]
@@ -352,25 +353,27 @@ def seeds_section(report: dict[str, Any], args: argparse.Namespace) -> list[str]
     if main_rows:
         runs[str(report["seed"])] = main_rows
     runs |= report["seeds"]
-    columns: list[tuple[str, Any]] = [
-        ("carbyne vs drf, avg JCT", lambda r: r["carbyne"]["improvement_avg"]),
-        ("sjf vs drf, avg JCT", lambda r: r["sjf"]["improvement_avg"]),
-        ("makespan vs tetris", lambda r: r["carbyne"]["makespan_s"] / r["tetris"]["makespan_s"]),
-        ("drf Jain avg", lambda r: r["drf"]["jain_avg"]),
-        ("carbyne Jain vs drf", lambda r: r["carbyne"]["jain_avg"] - r["drf"]["jain_avg"]),
-        ("carbyne Jain vs drf, running jobs", lambda r: r["carbyne"]["jain_running_avg"] - r["drf"]["jain_running_avg"]),
-        ("sjf Jain vs drf", lambda r: r["sjf"]["jain_avg"] - r["drf"]["jain_avg"]),
-        ("slowed < 0.8x", lambda r: r["carbyne"]["slowed_below_0_8"] * 100),
+    def gap(policy: str, key: str = "jain_avg") -> Callable[[dict[str, Any]], float]:
+        return lambda r: float(r[policy][key] - r["drf"][key])
+
+    columns: list[tuple[str, str, Callable[[dict[str, Any]], float]]] = [  # (header, format, value)
+        ("carbyne vs drf, avg JCT", "{:.2f}x", lambda r: r["carbyne"]["improvement_avg"]),
+        ("sjf vs drf, avg JCT", "{:.2f}x", lambda r: r["sjf"]["improvement_avg"]),
+        ("makespan vs tetris", "{:.3f}x", lambda r: r["carbyne"]["makespan_s"] / r["tetris"]["makespan_s"]),
+        ("drf Jain avg", "{:.3f}", lambda r: r["drf"]["jain_avg"]),
+        ("carbyne Jain vs drf", "{:+.3f}", gap("carbyne")),
+        ("carbyne Jain vs drf, running jobs", "{:+.3f}", gap("carbyne", "jain_running_avg")),
+        ("sjf Jain vs drf", "{:+.3f}", gap("sjf")),
+        ("slowed < 0.8x", "{:.1f}%", lambda r: r["carbyne"]["slowed_below_0_8"] * 100),
     ]
-    formats = ("{:.2f}x", "{:.2f}x", "{:.3f}x", "{:.3f}", "{:+.3f}", "{:+.3f}", "{:+.3f}", "{:.1f}%")
     lines = ["", f"## Seeds (TPC-DS-like, {args.load:g}x; the same comparison on other draws of the workload)", "",
-             "| seed | " + " | ".join(c for c, _ in columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    values = {seed: [fn(rows) for _, fn in columns] for seed, rows in runs.items()}
-    for seed, vals in values.items():
-        lines.append(f"| {seed} | " + " | ".join(f.format(v) for f, v in zip(formats, vals, strict=True)) + " |")
+             "| seed | " + " | ".join(c[0] for c in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    values = {seed: [value(rows) for _, _, value in columns] for seed, rows in runs.items()}
     if len(values) > 1:
-        medians = [statistics.median(col) for col in zip(*values.values(), strict=True)]
-        lines.append("| median | " + " | ".join(f.format(v) for f, v in zip(formats, medians, strict=True)) + " |")
+        values["median"] = [statistics.median(col) for col in zip(*values.values(), strict=True)]
+    for seed, vals in values.items():
+        cells = (fmt.format(v) for (_, fmt, _), v in zip(columns, vals, strict=True))
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
     return lines
 
 
