@@ -64,6 +64,9 @@ class CarbyneAsks:
     _memo: tuple[float, dict[str, list[float]]] | None = field(default=None, init=False, repr=False)
     _event_key: object = field(default=None, init=False, repr=False)  # the inputs at the last coin flip
     _yielding: bool = field(default=False, init=False, repr=False)
+    # T_k as an absolute time, and the share it was planned under: the completion the job holds itself to
+    _commit: float | None = field(default=None, init=False, repr=False)
+    _commit_share: Resources = field(default_factory=Resources, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.p_altruism <= 1.0:
@@ -92,17 +95,13 @@ class CarbyneAsks:
             makespan = self._memo[0] - shift
             latest = {name: [t - shift for t in starts] for name, starts in self._memo[1].items()}
         else:
-            factor = stretch_factor(plans, fair_share)
-            capacity = stretched_share(fair_share, factor)
-            if factor not in (1.0, INFINITE):
-                plans = [stretched_plan(p, factor) for p in plans]
-            forward = pack_forward(plans, capacity)
-            makespan = forward.makespan
-            if makespan == INFINITE:  # the share cannot run the job: take what it can get
-                self._memo_key = None
+            forward, capacity, shaped = forward_completion(plans, fair_share)
+            if forward == INFINITE:  # the share cannot run the job: take what it can get
+                self._memo_key = self._commit = None
                 self.last = AltruismOutcome(INFINITE, runnable, {}, yielded=False)
                 return GreedyAsks().asks(dag, fair_share, now)
-            latest = pack_reverse(plans, capacity, makespan)
+            makespan = self._committed(now, forward, plans, fair_share) - now
+            latest = pack_reverse(shaped, capacity, makespan)
             self._memo_key, self._memo_at, self._memo = key, now, (makespan, latest)
         default = must_start_now(latest, runnable, self.horizon_s)
         if self.floor > 0:
@@ -124,6 +123,32 @@ class CarbyneAsks:
                     ask_type=ask_type, remaining_work_s=remaining,
                 ))
         return out
+
+    def _committed(self, now: float, forward: float, plans: list[StagePlan], share: Resources) -> float:
+        """The completion time to reverse-pack from: the one held to since the job first planned, moved
+        only by what the job does not control — the share change moves it by as much as it moves the
+        forward packing of the job's present state — and pulled in when the job is ahead of it (a task
+        ended early, or leftover came its way). Re-planning from the forward packing alone would let the
+        job yield its packing slack again at every event, so its completion would slide with each yield."""
+        done = now + forward
+        commit = self._commit
+        if commit is not None and share != self._commit_share:
+            before = now + forward_completion(plans, self._commit_share)[0]
+            commit = None if before == INFINITE else commit + (done - before)
+        commit = done if commit is None else min(commit, done)
+        self._commit, self._commit_share = commit, share
+        return commit
+
+
+def forward_completion(plans: list[StagePlan], share: Resources) -> tuple[float, Resources, list[StagePlan]]:
+    """T_k from now under ``share`` (INFINITE when the share cannot run a task), with the capacity and the
+    stage plans it was packed with: a share too small for a task is planned as a stretched, time-shared
+    one (``stretch_factor``)."""
+    factor = stretch_factor(plans, share)
+    capacity = stretched_share(share, factor)
+    if factor not in (1.0, INFINITE):
+        plans = [stretched_plan(p, factor) for p in plans]
+    return pack_forward(plans, capacity).makespan, capacity, plans
 
 
 def keep_floor(dag: DagState, default: dict[str, int], latest: dict[str, list[float]],

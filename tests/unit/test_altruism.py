@@ -122,3 +122,58 @@ def test_forward_packing_finishes_stages_in_dependency_order() -> None:
     assert latest["b"] == [4.0]
     assert latest["a"] == [0.0, 0.0, 2.0, 2.0]
     assert pack_forward(plans, Resources.of(memory_mb=10, vcores=0)).makespan == INFINITE
+
+
+# Breadth-first forward packing on two slots runs the short wide stage first and the long chain z -> zz
+# after it (done at 7), while the chain could start at once (done at 6): a slack of one second that the
+# reverse packing gives away now. A job that re-planned from its forward packing at every event would find
+# that second again each time and put the chain off for ever.
+SLACK = parse_job({"id": "slack", "stages": [
+    {"name": "a", "tasks": 2, "duration_s": 1, "memory_mb": 10, "vcores": 1},
+    {"name": "z", "tasks": 1, "duration_s": 3, "memory_mb": 10, "vcores": 1},
+    {"name": "zz", "tasks": 1, "duration_s": 3, "memory_mb": 10, "vcores": 1, "parents": ["z"]},
+]})
+TWO = Resources.of(memory_mb=20, vcores=2)
+
+
+def default_asks(policy: CarbyneAsks, dag: DagState, share: Resources, now: float) -> dict[str, int]:
+    return {d.stage: d.num_containers for d in policy.asks(dag, share, now) if d.ask_type == "DEFAULT"}
+
+
+def test_a_yielding_job_holds_to_its_completion_time_when_the_share_wiggles() -> None:
+    policy, dag = CarbyneAsks(horizon_s=0.0), DagState(SLACK)
+    assert default_asks(policy, dag, TWO, 0.0) == {}  # everything can wait a second
+    assert policy.last is not None
+    assert policy.last.completion_s == 7.0
+    # the share moves without changing what the job can run (more memory than it uses): T_k stays at 7
+    assert default_asks(policy, dag, Resources.of(memory_mb=30, vcores=2), 0.5) == {}
+    assert policy.last.completion_s == 6.5
+    assert default_asks(policy, dag, TWO, 1.0) == {"z": 1}  # the chain's latest start has come
+    assert policy.last.completion_s == 6.0
+
+
+def test_a_share_change_moves_the_completion_time_by_what_it_moves_the_packing() -> None:
+    policy, dag = CarbyneAsks(horizon_s=0.0), DagState(SLACK)
+    policy.asks(dag, TWO, 0.0)
+    # one slot instead of two: the forward packing of the same state goes from 7 to 8 (the four tasks in a
+    # row), so T_k moves from 7 to 7 + (8 - 7) = 8
+    policy.asks(dag, Resources.of(memory_mb=10, vcores=1), 0.0)
+    assert policy.last is not None
+    assert policy.last.completion_s == 8.0
+    # back to two slots: back to 7, never to the 7 of a fresh packing plus the time already yielded
+    policy.asks(dag, TWO, 0.5)
+    assert policy.last.completion_s == 6.5
+
+
+def test_a_job_ahead_of_its_completion_time_keeps_the_earlier_one() -> None:
+    policy, dag = CarbyneAsks(horizon_s=0.0), DagState(SLACK)
+    policy.asks(dag, TWO, 0.0)
+    # leftover came its way: both a tasks and z ran from 0, so when z ends at 3 the job can finish at 6
+    for i, stage in enumerate(("a", "a", "z")):
+        dag.start(stage, dag.runnable(stage)[0], f"c{i}", 0.0)
+    dag.complete("c0", 0, 1.0)
+    dag.complete("c1", 0, 1.0)
+    dag.complete("c2", 0, 3.0)
+    assert default_asks(policy, dag, TWO, 3.0) == {"zz": 1}  # not put off to 4, the old T_k less 3 s
+    assert policy.last is not None
+    assert policy.last.completion_s == 3.0
