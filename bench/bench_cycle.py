@@ -1,7 +1,7 @@
 """Scheduling-cycle time of the RM core with many pending asks over a large cluster.
 
-Builds a snapshot of N nodes and apps whose pending asks (half DEFAULT, half ALTRUISTIC) add up to the
-requested count, then times ``run_cycle`` with each pipeline asked for. Two cases per size: a nearly full
+Builds a snapshot of N nodes and apps whose pending asks (half DEFAULT, half ALTRUISTIC: every app is
+yielding, so Carbyne holds its DEFAULT asks to its fair share) add up to the requested count, then times ``run_cycle`` with each pipeline asked for. Two cases per size: a nearly full
 cluster (the cycle mostly finds that nothing fits, which is the steady state of a busy cluster) and an
 empty one (the cycle places as much as fits: thousands of containers). Each case runs ``--repeat`` times;
 the table shows the median and 99th percentile of the wall-clock time, the median CPU time of the process

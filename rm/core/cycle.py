@@ -44,6 +44,11 @@ class CycleContext:
         extra = self.app_alloc.get(app_id)
         return base if extra is None else base + extra
 
+    def fair_share(self, app_id: AppId) -> Resources | None:
+        """The app's fair share: this cycle's when it computed the shares, else the last one known."""
+        share = self.plan.shares.get(app_id)
+        return share if share is not None else self.snap.apps[app_id].fair_share
+
     def remaining(self, ask: AskView) -> int:
         return ask.num_containers - self.placed.get((ask.app_id, ask.allocation_request_id), 0)
 

@@ -128,6 +128,7 @@ class _App:
     am_used: Resources
     blacklist: frozenset[NodeId]
     asks: dict[int, AskView] = field(default_factory=dict)
+    fair_share: Resources | None = None
 
 
 class Harness:
@@ -213,8 +214,10 @@ class Harness:
         used: Resources | None = None,
         am_used: Resources | None = None,
         blacklist: Sequence[str] = (),
+        fair_share: Resources | None = None,
     ) -> AppHandle:
-        """An app; ask ``i`` of ``asks`` gets allocation_request_id ``i``. submit_time defaults to its seq."""
+        """An app; ask ``i`` of ``asks`` gets allocation_request_id ``i``. submit_time defaults to its seq.
+        ``fair_share`` is the share last computed for it, which cycles that compute none read."""
         seq = len(self._apps) + 1
         aid = app_id(CLUSTER_TS, seq)
         state = _App(
@@ -226,6 +229,7 @@ class Harness:
             used=used or Resources(),
             am_used=am_used or Resources(),
             blacklist=frozenset(NodeId(b if ":" in b else f"{b}:{NM_PORT}") for b in blacklist),
+            fair_share=fair_share,
         )
         for i, spec in enumerate(asks):
             state.asks[i] = AskView(
@@ -265,6 +269,7 @@ class Harness:
                 weight=a.weight,
                 am_used=a.am_used,
                 blacklist=a.blacklist,
+                fair_share=a.fair_share,
             )
             for aid, a in self._apps.items()
         }

@@ -64,6 +64,15 @@ class AppView:
     # (the simulator knows it exactly); size-based orders such as SJF read it, None means unknown.
     size_hint_s: float | None = None
     reservation_id: str | None = None  # the reservation the app runs in (YARN's reservation-id), if any
+    # The DRF fair share last computed for the app (what its AM was told), None before the first; a cycle
+    # that does not recompute the shares reads this one (``CycleContext.fair_share``).
+    fair_share: Resources | None = None
+
+    @property
+    def yielding(self) -> bool:
+        """The app asks ALTRUISTIC now (Carbyne): by its AM's own plan it is on time and gives away what it
+        can wait for, so its DEFAULT asks beyond its fair share wait for the leftover order."""
+        return any(a.ask_type == "ALTRUISTIC" for a in self.asks)
 
     @property
     def pending(self) -> Resources:

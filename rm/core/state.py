@@ -834,6 +834,7 @@ class ClusterState:
                 app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
                 submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
                 blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
+                fair_share=None if app.fair_share.is_zero() else app.fair_share,
             )
         view = EMPTY_VIEW
         if now is not None and self.reservations.reservations:

@@ -81,9 +81,10 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
             "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
             "(reservations first, then carbyne)"),
-    Setting("shepherd.resourcemanager.carbyne.leftover-cap", None, "SHEPHERD_LEFTOVER_CAP",
+    Setting("shepherd.resourcemanager.carbyne.leftover-cap", "3", "SHEPHERD_LEFTOVER_CAP",
             "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
-            "before the next app closest to completion; what still fits after that is handed out uncapped"),
+            "before the next app closest to completion; what still fits after that is handed out uncapped "
+            "('none': no bound, Carbyne's plain shortest-remaining-time-first)"),
     Setting("shepherd.resourcemanager.fair-share-interval-ms", "1000", None,
             "how often the DRF fair shares sent to ApplicationMasters are recomputed"),
     Setting("shepherd.resourcemanager.node-secret", None, "SHEPHERD_NODE_SECRET",
@@ -280,6 +281,15 @@ def _rm_flags(flags: RMFlags, pre: Layered) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _leftover_cap(layers: Layered) -> float | None:
+    """The leftover cap: a number, or 'none' for no bound (math.inf, which the pipeline reads as uncapped)."""
+    key = "shepherd.resourcemanager.carbyne.leftover-cap"
+    text = layers.text(key)
+    if text is not None and text.strip().lower() == "none":
+        return math.inf
+    return layers.number(key)
+
+
 def _store_url(layers: Layered, warnings: list[str]) -> str | None:
     url = layers.text("shepherd.resourcemanager.store.url")
     if url:
@@ -355,7 +365,7 @@ def load_rm_settings(
                                          "scheduling_interval_s"),
             max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),
             scheduler=either(layers.text("shepherd.resourcemanager.scheduler"), "scheduler"),
-            leftover_cap=either(layers.number("shepherd.resourcemanager.carbyne.leftover-cap"), "leftover_cap"),
+            leftover_cap=either(_leftover_cap(layers), "leftover_cap"),
             share_interval_s=either(layers.seconds("shepherd.resourcemanager.fair-share-interval-ms"),
                                     "share_interval_s"),
             node_secret=layers.text("shepherd.resourcemanager.node-secret"),

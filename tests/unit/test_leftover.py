@@ -12,11 +12,15 @@ from rm.core.plan import Place
 from rm.core.policies.drf import DrfShares, DrfStage
 from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.tetris import TetrisPacker
+from rm.core.resources import Resources
 
 
-def carbyne(order: str = "srtf") -> list[object]:
+def carbyne(order: str = "srtf", cap: float | None = None) -> list[object]:
+    """The carbyne pipeline's stages (uncapped unless ``cap``): DRF, holding yielding jobs to their shares,
+    then the leftover."""
     scorer = TetrisPacker()
-    return [DrfStage(scorer, frozenset({"DEFAULT"})), LeftoverStage(scorer, order)]  # type: ignore[arg-type]
+    return [DrfStage(scorer, frozenset({"DEFAULT"}), within_share=True),  # type: ignore[list-item]
+            LeftoverStage(scorer, order, cap=cap)]
 
 
 def figure_2() -> tuple[Harness, object, object]:
@@ -69,9 +73,10 @@ def test_all_default_asks_reproduce_drf_decisions(data: st.DataObject) -> None:
             h.app(asks=[ask(vcores=r.randint(1, 4), memory_mb=r.choice([256, 512, 1024, 2048]),
                             num=r.randint(1, 12), priority=r.randint(0, 2), remaining_work_s=r.random() * 100)
                         for _ in range(r.randint(1, 3))], submit_time=float(j))
-        plans.append(h.cycle(pipeline=pipeline))  # type: ignore[arg-type]
+        plans.append(h.cycle(pipeline=pipeline, shares=DrfShares()))  # type: ignore[arg-type]
     assert rng is not None
     drf, carb = plans
+    assert carb.shares  # the carbyne cycle had fair shares: nobody was held to one, since nobody yields
     assert [(p.app_id, p.allocation_request_id, p.node_id) for p in drf.placements] == \
         [(p.app_id, p.allocation_request_id, p.node_id) for p in carb.placements]
 
@@ -121,3 +126,41 @@ def test_a_leftover_cap_below_the_fair_share_is_refused() -> None:
 
     with pytest.raises(ValueError, match="at least 1"):
         LeftoverStage(TetrisPacker(), cap=0.5)
+
+
+def test_a_yielding_job_past_its_share_waits_for_the_leftover_order() -> None:
+    """On 120 vcores (in containers of 10): a greedy job wants 2, a long yielding job 6 DEFAULT and 1
+    ALTRUISTIC, a short one 2 DEFAULT and 3 ALTRUISTIC. The fair shares are 2, 5 and 5. DRF's work
+    conservation would give the long job all 6 DEFAULT and the short job 2 of its 3 ALTRUISTIC; here the
+    long job stops at its share and what is left goes to the job closest to completion."""
+    h = Harness()
+    h.node("n1", vcores=120, memory_mb=120_000)
+    greedy = h.app(asks=[ask(vcores=10, memory_mb=1, num=2, remaining_work_s=10.0)])
+    long = h.app(asks=[ask(vcores=10, memory_mb=1, num=6, remaining_work_s=500.0),
+                       ask(vcores=10, memory_mb=1, num=1, ask_type="ALTRUISTIC", remaining_work_s=500.0)])
+    short = h.app(asks=[ask(vcores=10, memory_mb=1, num=2, remaining_work_s=50.0),
+                        ask(vcores=10, memory_mb=1, num=3, ask_type="ALTRUISTIC", remaining_work_s=50.0)])
+
+    def run(pipeline: list[object]) -> list[int]:
+        plan = h.cycle(pipeline=pipeline, shares=DrfShares())  # type: ignore[arg-type]
+        assert sum(p.resource.vcores for p in plan.placements) == 120  # nothing idles either way
+        return [plan.count(Place.match(app_id=a.id)) for a in (greedy, long, short)]  # type: ignore[attr-defined]
+
+    scorer = TetrisPacker()
+    assert run([DrfStage(scorer, frozenset({"DEFAULT"})), LeftoverStage(scorer)]) == [2, 6, 4]
+    assert run(carbyne()) == [2, 5, 5]
+
+
+def test_a_cycle_without_fresh_shares_holds_yielding_jobs_to_the_last_ones() -> None:
+    """The live RM recomputes the shares once a second; the cycles between read the last ones."""
+    def first_stage_count(fair: Resources | None) -> int:
+        h = Harness()
+        h.node("n1", vcores=100, memory_mb=100_000)
+        job = h.app(asks=[ask(vcores=10, memory_mb=1, num=8, remaining_work_s=80.0),
+                          ask(vcores=10, memory_mb=1, num=2, ask_type="ALTRUISTIC", remaining_work_s=80.0)],
+                    fair_share=fair)
+        plan = h.cycle(pipeline=carbyne()[:1])  # type: ignore[arg-type]
+        return plan.count(Place.match(app_id=job.id))  # type: ignore[attr-defined]
+
+    assert first_stage_count(None) == 8  # no share known yet: DRF, work-conserving
+    assert first_stage_count(Resources.of(vcores=30, memory_mb=3)) == 3

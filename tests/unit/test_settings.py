@@ -181,11 +181,15 @@ def test_the_leftover_cap_reaches_the_carbyne_pipeline() -> None:
     from rm.core.policies.leftover import LeftoverStage
     from rm.core.policies.registry import named_pipeline
 
-    assert load_rm_settings(env={}).config.leftover_cap is None
-    cfg = load_rm_settings(env={"SHEPHERD_LEFTOVER_CAP": "1.5"}).config
-    cfg.validate()
-    stages, _ = named_pipeline(cfg.scheduler, cfg.leftover_cap)
-    assert [s.cap for s in stages if isinstance(s, LeftoverStage)] == [1.5]
+    def caps(env: dict[str, str]) -> list[float | None]:
+        cfg = load_rm_settings(env=env).config
+        cfg.validate()
+        stages, _ = named_pipeline(cfg.scheduler, cfg.leftover_cap)
+        return [s.cap for s in stages if isinstance(s, LeftoverStage)]
+
+    assert caps({}) == [3.0]  # the default bound
+    assert caps({"SHEPHERD_LEFTOVER_CAP": "1.5"}) == [1.5]
+    assert caps({"SHEPHERD_LEFTOVER_CAP": "none"}) == [None]  # Carbyne's plain SRTF
     with pytest.raises(ValueError, match="at least 1"):
         load_rm_settings(env={"SHEPHERD_LEFTOVER_CAP": "0.5"}).config.validate()
     with pytest.raises(SettingsError, match="leftover-cap = 'lots'"):

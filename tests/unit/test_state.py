@@ -294,3 +294,22 @@ def _fold(records: list[object]) -> StoredState:
             nodes[r.node_id] = r
     return StoredState(meta, tuple(apps.values()), tuple(atts.values()), tuple(conts.values()),
                        tuple(nodes.values()))
+
+
+def test_the_snapshot_carries_the_last_fair_share_and_whether_the_app_yields() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token = running_app(st, n)
+    cap = Resources.of(memory_mb=100, vcores=1)
+    st.am_allocate(token, 0, [Ask(1, 1, cap, 2)], [], 0, [], [], 0)
+    view = st.snapshot().apps[app_id]
+    assert not view.yielding  # no ALTRUISTIC ask
+    assert view.fair_share is None  # no share computed yet
+    st.am_allocate(token, 1, [Ask(2, 1, cap, 1, ask_type="ALTRUISTIC")], [], 0, [], [], 0)
+    share = Resources.of(memory_mb=4096, vcores=4)
+    st.apply_plan(Plan(st.version, shares={app_id: share}), 0)
+    view = st.snapshot().apps[app_id]
+    assert view.yielding  # its DEFAULT asks past its share wait for the leftover order
+    assert view.fair_share == share
+    st.am_allocate(token, 2, [Ask(2, 1, cap, 0, ask_type="ALTRUISTIC")], [], 0, [], [], 0)
+    assert not st.snapshot().apps[app_id].yielding  # it asks nothing ALTRUISTIC any more

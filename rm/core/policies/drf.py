@@ -383,6 +383,11 @@ class _AppCursor:
     app: AppView
     asks: list[AskView]
     pos: int = 0
+    limit: float = math.inf  # the dominant share at which the stage stops serving the app
+
+    def full(self, ctx: CycleContext, capacity: Resources) -> bool:
+        return self.limit != math.inf and (
+            ctx.app_used(self.app.app_id).dominant_share(capacity) >= self.limit - _EPS)
 
     def current(self, ctx: CycleContext) -> AskView | None:
         while self.pos < len(self.asks) and ctx.remaining(self.asks[self.pos]) <= 0:
@@ -402,15 +407,22 @@ class _LeafQueue:
 
 
 class DrfStage:
-    """Assign containers queue by queue and app by app in DRF order, placing each with the scorer."""
+    """Assign containers queue by queue and app by app in DRF order, placing each with the scorer.
+
+    With ``within_share`` an app that is yielding (``AppView.yielding``: it asks ALTRUISTIC now) is served
+    only while its dominant share is below that of its fair share (``CycleContext.fair_share``; the container
+    that crosses it is the last); its other asks are left to the leftover stage after this one. Other apps,
+    and an app with no share computed yet, are served as without it: DRF, work-conserving."""
 
     name: ClassVar[str] = "drf"
 
     def __init__(
-        self, scorer: NodeScorer, ask_types: frozenset[str] = frozenset({"DEFAULT", "ALTRUISTIC"})
+        self, scorer: NodeScorer, ask_types: frozenset[str] = frozenset({"DEFAULT", "ALTRUISTIC"}),
+        *, within_share: bool = False,
     ) -> None:
         self.scorer = scorer
         self.ask_types = ask_types
+        self.within_share = within_share
         self.order = DrfOrder()
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
@@ -448,7 +460,11 @@ class _Run:
                 key=ask_importance,
             )
             if asks:
-                leaf.apps.append(_AppCursor(app, asks))
+                cursor = _AppCursor(app, asks)
+                fair = ctx.fair_share(app.app_id) if stage.within_share and app.yielding else None
+                if fair is not None:
+                    cursor.limit = fair.dominant_share(self.capacity)
+                leaf.apps.append(cursor)
                 heapq.heappush(leaf.heap, (stage.order.sort_key(app, ctx), app.app_id))
         self.cursors = {c.app.app_id: c for leaf in self.leaves.values() for c in leaf.apps}
         self.heap = [(self._queue_key(leaf), path) for path, leaf in self.leaves.items() if leaf.heap]
@@ -490,7 +506,7 @@ class _Run:
                     continue
             _, app_id = heappop(leaf.heap)
             cursor = self.cursors[app_id]
-            ask = cursor.current(ctx)
+            ask = None if cursor.full(ctx, self.capacity) else cursor.current(ctx)
             if ask is not None:
                 node = self._try(leaf, ask)
                 if node is None:

@@ -1,22 +1,29 @@
-"""Leftover scheduling (Carbyne): capacity that DEFAULT asks did not take goes to ALTRUISTIC asks.
+"""Leftover scheduling (Carbyne): capacity that DEFAULT asks within fair shares did not take.
 
-Runs after a DRF stage that served only DEFAULT asks. What is still free is the leftover: what jobs
-yielded by asking ALTRUISTIC for tasks that need not start now, plus what DRF could not use. Two orders:
+Runs after a DRF stage that served the DEFAULT asks of yielding jobs (``AppView.yielding``: they ask
+ALTRUISTIC now, so by their AM's plan they are on time) up to each one's fair share, and every other job's
+DEFAULT asks as DRF does, work conservation included (``DrfStage`` with ``within_share``). What is still
+free is the leftover: what jobs yielded by asking ALTRUISTIC for tasks that need not start now, plus what
+their shares could not use. It goes to the asks still waiting — ALTRUISTIC ones, and the DEFAULT asks of
+yielding jobs already at their share — job by job. A job that yields nothing (one behind its plan, a stock
+AM, or P(altruism) = 0) is thus scheduled as by DRF, and a cluster of them exactly as by DRF. Two orders:
 
 * ``srtf`` (default): jobs closest to completion first — ascending by the remaining work their AM
-  reported — each placing its ALTRUISTIC asks by the packer's score while they fit; then
+  reported, a job that reports none last — each placing its asks (by priority, DEFAULT first, larger
+  first) by the packer's score while they fit; then
 * ``pack``: the (ask, node) pairs that align best with the free resources, across all jobs.
 
 With a ``cap`` the srtf order is bounded: a job takes leftover only while its dominant share stays within
 ``cap`` times its fair one, so the leftover spreads over more of the jobs closest to completion; a second,
-uncapped pass in the same order then takes whatever still fits. Every placement made here is marked
-``from_leftover``. The stage is work-conserving: it stops only when
-no remaining ask fits any node (queue maximum capacities still apply). Shapes that stopped fitting are
+uncapped pass in the same order then takes whatever still fits (``cap`` = inf: no bound, Carbyne's plain
+SRTF). Every placement made here is marked ``from_leftover``. The stage is work-conserving: it stops only
+when no remaining ask fits any node (queue maximum capacities still apply). Shapes that stopped fitting are
 remembered for the rest of the cycle, since free capacity only shrinks within one.
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Literal
 
 from rm.core.cycle import CycleContext
@@ -33,7 +40,7 @@ _ZERO = Resources()
 
 
 def check_cap(cap: float | None) -> None:
-    """A leftover cap is a multiple of the fair share, at least 1 (None: no cap)."""
+    """A leftover cap is a multiple of the fair share, at least 1 (None or inf: no cap)."""
     if cap is not None and not cap >= 1.0:
         raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {cap!r}")
 
@@ -45,7 +52,7 @@ class LeftoverStage:
         self,
         scorer: NodeScorer,
         order: LeftoverOrder = "srtf",
-        ask_types: frozenset[str] = frozenset({"ALTRUISTIC"}),
+        ask_types: frozenset[str] = frozenset({"ALTRUISTIC", "DEFAULT"}),
         cap: float | None = None,
     ) -> None:
         if order not in ("srtf", "pack"):
@@ -54,7 +61,7 @@ class LeftoverStage:
         self.scorer = scorer
         self.order = order
         self.ask_types = ask_types
-        self.cap = cap
+        self.cap = None if cap == math.inf else cap
 
     def capped(self, cap: float) -> LeftoverStage:
         return LeftoverStage(self.scorer, self.order, self.ask_types, cap)
@@ -113,10 +120,14 @@ class _Leftover:
         return True
 
     def _candidates(self) -> list[tuple[AppView, AskView]]:
+        """Waiting asks of the stage's types; DEFAULT ones only from apps that are yielding."""
         out = []
+        types = self.stage.ask_types
         for app in self.snap.apps.values():
+            yielding = app.yielding
             for ask in app.asks:
-                if ask.ask_type in self.stage.ask_types and self.ctx.remaining(ask) > 0:
+                if ask.ask_type in types and self.ctx.remaining(ask) > 0 and (
+                        ask.ask_type != "DEFAULT" or (yielding and not ask.is_am)):
                     out.append((app, ask))
         return out
 
@@ -165,18 +176,19 @@ class _Leftover:
         for item in candidates:
             by_app.setdefault(item[0].app_id, []).append(item)
 
-        def job_key(items: list[tuple[AppView, AskView]]) -> tuple[float, float, str]:
+        def job_key(items: list[tuple[AppView, AskView]]) -> tuple[bool, float, float, str]:
             app = items[0][0]
-            return (min(a.remaining_work_s for _, a in items), *app_tiebreak(app))
+            work = min(a.remaining_work_s for _, a in items)
+            return (work <= 0, work, *app_tiebreak(app))  # a job that reports no remaining work goes last
 
         ordered = sorted(by_app.values(), key=job_key)
         for items in ordered:
-            items.sort(key=lambda it: (it[1].priority, -it[1].capability.dominant_share(self.capacity),
-                                       it[1].allocation_request_id))
+            items.sort(key=lambda it: (it[1].priority, it[1].ask_type != "DEFAULT",
+                                       -it[1].capability.dominant_share(self.capacity), it[1].allocation_request_id))
         cap = self.stage.cap
         if cap is not None:
             for items in ordered:
-                fair = self.ctx.plan.shares.get(items[0][0].app_id)
+                fair = self.ctx.fair_share(items[0][0].app_id)
                 if fair is not None:
                     limit = cap * fair.dominant_share(self.capacity)
                     for app, ask in items:

@@ -25,7 +25,7 @@ ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.
                                              SjfOrder.name: SjfOrder}
 STAGES: dict[str, Callable[[NodeScorer], Stage]] = {
     DrfStage.name: DrfStage,
-    "drf-default": lambda scorer: DrfStage(scorer, frozenset({"DEFAULT"})),
+    "drf-share": lambda scorer: DrfStage(scorer, frozenset({"DEFAULT"}), within_share=True),
     LeftoverStage.name: LeftoverStage,
     "leftover-pack": lambda scorer: LeftoverStage(scorer, "pack"),
     ReservationStage.name: ReservationStage,  # Morpheus: reservations first, what they leave is lent
@@ -93,14 +93,19 @@ def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
     return build_pipeline(PipelineArgs())
 
 
+LEFTOVER_CAP = 3.0
+"""What one job takes from the leftover before the next job closest to completion, × its fair share."""
+CARBYNE = ("drf-share", LeftoverStage.name)
+
 PIPELINES: dict[str, PipelineArgs] = {
     "drf": PipelineArgs(),
-    # Carbyne: DEFAULT asks by DRF, then the leftover to ALTRUISTIC asks, jobs closest to completion first
-    "carbyne": PipelineArgs(stages=("drf-default", LeftoverStage.name)),
+    # Carbyne: DEFAULT asks by DRF, yielding jobs' within their fair shares, then the leftover to the jobs
+    # closest to completion (up to LEFTOVER_CAP × their shares first)
+    "carbyne": PipelineArgs(stages=CARBYNE, leftover_cap=LEFTOVER_CAP),
     # the same with the leftover's two steps swapped: pack for efficiency first
-    "carbyne-pack": PipelineArgs(stages=("drf-default", "leftover-pack")),
+    "carbyne-pack": PipelineArgs(stages=("drf-share", "leftover-pack"), leftover_cap=LEFTOVER_CAP),
     # Morpheus: capacity the reservation plan promises now goes to reservation apps first, then Carbyne
-    "morpheus": PipelineArgs(stages=(ReservationStage.name, "drf-default", LeftoverStage.name)),
+    "morpheus": PipelineArgs(stages=(ReservationStage.name, *CARBYNE), leftover_cap=LEFTOVER_CAP),
     "fifo": PipelineArgs(stages=(FifoStage.name,)),
     "sjf": PipelineArgs(stages=(SjfStage.name,)),
     "tetris": PipelineArgs(stages=(PackingStage.name,)),  # fairness knob f = 0, as in Carbyne's baseline
