@@ -1,12 +1,13 @@
 """Scheduling-cycle time of the RM core with many pending asks over a large cluster.
 
 Builds a snapshot of N nodes and apps whose pending asks (half DEFAULT, half ALTRUISTIC: every app is
-yielding, so Carbyne holds its DEFAULT asks to its fair share) add up to the requested count, then times ``run_cycle`` with each pipeline asked for. Two cases per size: a nearly full
-cluster (the cycle mostly finds that nothing fits, which is the steady state of a busy cluster) and an
-empty one (the cycle places as much as fits: thousands of containers). Each case runs ``--repeat`` times;
-the table shows the median and 99th percentile of the wall-clock time, the median CPU time of the process
-(less sensitive to other load on the machine), how many containers the cycle placed and how many it places
-per second (placed / median wall-clock time).
+yielding, so Carbyne holds its DEFAULT asks to its fair share) add up to the requested count, then times
+``run_cycle`` with each pipeline asked for. Two cases per size: a nearly full cluster (the cycle mostly finds
+that nothing fits, which is the steady state of a busy cluster) and an empty one (the cycle places as much as
+fits: thousands of containers). Each case runs ``--repeat`` times; the table shows the median and 99th
+percentile of the wall-clock time, the median CPU time of the process (less sensitive to other load on the
+machine), how many containers the cycle placed and how many it places per second (placed / median wall-clock
+time).
 
     python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne drf morpheus]
                                 [--repeat 5] [--case full empty]

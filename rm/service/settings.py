@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from rm.core.policies.registry import LEFTOVER_CAP
 from rm.core.resources import Resources
 from rm.service.config import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT, RMConfig
 from rm.service.hadoop_conf import (
@@ -81,7 +82,7 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
             "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
             "(reservations first, then carbyne)"),
-    Setting("shepherd.resourcemanager.carbyne.leftover-cap", "3", "SHEPHERD_LEFTOVER_CAP",
+    Setting("shepherd.resourcemanager.carbyne.leftover-cap", f"{LEFTOVER_CAP:g}", "SHEPHERD_LEFTOVER_CAP",
             "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
             "before the next app closest to completion; what still fits after that is handed out uncapped "
             "('none': no bound, Carbyne's plain shortest-remaining-time-first)"),
