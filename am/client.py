@@ -32,9 +32,9 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from common import ids
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core import ids
 
 log = logging.getLogger("am.client")
 

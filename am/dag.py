@@ -29,9 +29,9 @@ from am.client import AMClientError, AMEnvironment, AMEnvironmentError, AMRMClie
 from am.dag_state import DagState
 from am.jobspec import Job, JobSpecError, Stage, parse_job
 from am.policies import AskDecision, AskPolicy, AskTable, make_ask_policy, stage_index_of
+from common.exits import EXIT_INVALID
+from common.resources import Resources
 from proto import shepherd_pb2 as pb
-from rm.core.entities import EXIT_INVALID
-from rm.core.resources import Resources
 
 DEFAULT_INTERVAL_S = 0.5
 PASS_THROUGH_ENV = ("SHEPHERD_PYTHON", "SHEPHERD_JOB_DIR")

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from am.jobspec import Job, Stage
-from rm.core.entities import EXIT_ABORTED, EXIT_PREEMPTED, EXIT_SUCCESS
-from rm.core.resources import Resources
+from common.exits import EXIT_ABORTED, EXIT_PREEMPTED, EXIT_SUCCESS
+from common.resources import Resources
 
 TaskStatus = Literal["WAITING", "RUNNABLE", "RUNNING", "SUCCEEDED", "FAILED"]
 Outcome = Literal["succeeded", "retry", "failed", "requeued", "unknown"]

@@ -16,7 +16,7 @@ from typing import Any, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rm.core.resources import MEMORY, VCORES, Resources
+from common.resources import MEMORY, VCORES, Resources
 
 DEFAULT_TASK_DURATION_S = 60.0
 """The per-task estimate used when a stage gives neither ``duration_s`` nor ``durations_s``."""

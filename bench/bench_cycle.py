@@ -23,12 +23,12 @@ import statistics
 import time
 from random import Random
 
+from common.ids import AppId, NodeId, QueuePath, app_id
+from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.ids import AppId, NodeId, QueuePath, app_id
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.policies.registry import PIPELINES, named_pipeline
 from rm.core.queues import build_queues
-from rm.core.resources import Resources
 
 SHAPES = [Resources.of(memory_mb=m, vcores=v) for m, v in ((1024, 1), (2048, 1), (4096, 2), (512, 1), (8192, 4))]
 

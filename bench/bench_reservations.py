@@ -17,10 +17,10 @@ import statistics
 import time
 from random import Random
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest, skyline_definition
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
-from rm.core.resources import Resources
 
 DAY_MS = 86_400_000
 MIN_MS = 60_000

@@ -48,12 +48,12 @@ from random import Random
 from typing import Any
 
 from am.jobspec import Job
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.dra import DraConfig
 from rm.core.reservation.inference import DatasetAccess, RunRecord
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest, reservation_id
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
-from rm.core.resources import Resources
 from sim.engine import CLUSTER_TS, Faults, SimConfig, Simulator, uniform_nodes
 from sim.metrics import RunResult
 from sim.policies import make_policy

@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 
-from rm.core.resources import MEMORY, VCORES
+from common.resources import MEMORY, VCORES
 
 MIN_DETECTED_MEMORY_MB = 512
 _MIB = 1024 * 1024
@@ -122,7 +122,7 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
 
 def nm_settings() -> tuple[Any, ...]:
     """The NodeManager's settings (defaults as the daemon's own; see docs/configuration.md)."""
-    from rm.service.settings import COMMON, Setting
+    from common.settings import COMMON, Setting
 
     return (
         *COMMON,
@@ -174,7 +174,7 @@ def load_nm_settings(
 ) -> NMSettings:
     """``base`` (built from the flags) with every field whose flag was not given taken from the layers:
     defaults < Hadoop site files < the YAML file < environment."""
-    from rm.service.settings import load_layers
+    from common.settings import load_layers
 
     layers = load_layers(nm_settings(), env=env, conf_dir=conf_dir, config_file=config_file)
     known = {f.name for f in fields(NodeManagerConfig)}

@@ -16,6 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from common.exits import (
+    EXIT_ABORTED,
+    EXIT_INVALID,
+    EXIT_KILLED_AFTER_APP_COMPLETION,
+    EXIT_KILLED_BY_APPMASTER,
+    EXIT_KILLED_BY_RESOURCEMANAGER,
+    EXIT_KILLED_EXCEEDED_PMEM,
+)
+from common.resources import MEMORY
+from common.tokens import ContainerTokenFields
 from nodemanager.config import NodeManagerConfig
 from nodemanager.launch import (
     ContainerDirs,
@@ -32,16 +42,6 @@ from nodemanager.launch import (
 )
 from nodemanager.limits import CgroupV2, MemorySample, pmem_diagnostic, watch_memory
 from proto import shepherd_pb2 as pb
-from rm.core.entities import (
-    EXIT_ABORTED,
-    EXIT_INVALID,
-    EXIT_KILLED_AFTER_APP_COMPLETION,
-    EXIT_KILLED_BY_APPMASTER,
-    EXIT_KILLED_BY_RESOURCEMANAGER,
-    EXIT_KILLED_EXCEEDED_PMEM,
-)
-from rm.core.resources import MEMORY
-from rm.core.tokens import ContainerTokenFields
 
 log = logging.getLogger(__name__)
 

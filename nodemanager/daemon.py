@@ -15,6 +15,8 @@ from typing import Any
 
 import grpc
 
+from common.hadoop.server import IpcServer
+from common.resources import MEMORY, VCORES
 from nodemanager.config import (
     NodeManagerConfig,
     default_work_dir,
@@ -30,8 +32,6 @@ from nodemanager.limits import CgroupV2
 from nodemanager.service import ContainerManagerService, TokenKeys
 from proto import shepherd_pb2 as pb
 from proto.serve import add_servicer
-from rm.core.resources import MEMORY, VCORES
-from rm.service.ipc.server import IpcServer
 
 log = logging.getLogger("nodemanager")
 

@@ -21,11 +21,11 @@ from urllib.parse import unquote, urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from common import ids
+from common.resources import MEMORY, VCORES
 from nodemanager.containers import Container, ContainerTable
 from nodemanager.launch import container_dirs
 from nodemanager.metrics import NodeMetrics
-from rm.core import ids
-from rm.core.resources import MEMORY, VCORES
 
 log = logging.getLogger(__name__)
 

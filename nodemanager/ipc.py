@@ -14,17 +14,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import ids
+from common.hadoop import records, tokens
+from common.hadoop.server import CallContext, IpcServer, Method, Protocol, RpcError, TokenAuth
+from common.resources import Resources
+from common.tokens import ContainerTokenFields
 from nodemanager.containers import KILLED_BY_APPMASTER, ContainerExists, ContainerTable
 from nodemanager.ipc_launch import launch_spec
 from nodemanager.launch import LaunchError
 from nodemanager.service import TokenKeys
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.core import ids
-from rm.core.resources import Resources
-from rm.core.tokens import ContainerTokenFields
-from rm.service.ipc import records, tokens
-from rm.service.ipc.server import CallContext, IpcServer, Method, Protocol, RpcError, TokenAuth
 
 log = logging.getLogger("nodemanager.ipc")
 

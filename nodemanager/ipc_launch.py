@@ -17,9 +17,9 @@ import re
 import shutil
 from pathlib import Path
 
+from common.hadoop import records
 from nodemanager.launch import LaunchError, LaunchSpec, LocalResource, container_dirs
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.service.ipc import records
 
 TOKENS_FILE = "container_tokens"
 _DOLLAR_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")

@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from common.resources import MEMORY, VCORES
 from nodemanager.containers import (
     ABORTED,
     KILLED_AFTER_APP_COMPLETION,
@@ -19,7 +20,6 @@ from nodemanager.containers import (
     KILLED_EXCEEDED_PMEM,
     ContainerTable,
 )
-from rm.core.resources import MEMORY, VCORES
 
 MIB = 1024 * 1024
 KILLED = frozenset({ABORTED, KILLED_BY_APPMASTER, KILLED_BY_RESOURCEMANAGER, KILLED_AFTER_APP_COMPLETION,

@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 import grpc
 
+from common import ids, tokens
 from nodemanager.containers import KILLED_BY_APPMASTER, ContainerExists, ContainerTable
 from nodemanager.launch import LaunchError, LaunchSpec, LocalResource
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core import ids, tokens
 
 log = logging.getLogger(__name__)
 

@@ -17,13 +17,13 @@ from google.protobuf.json_format import MessageToDict
 from rich.console import Console
 from rich.table import Column, Table
 
+from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
 from rm.commands.apps import app_group
 from rm.commands.cluster import node_group, queue_group
 from rm.commands.config import config_group
 from rm.commands.slo import slo_group
-from rm.core.resources import Resources
 from sim.cli import sim_app
 
 app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
@@ -94,8 +94,9 @@ def run_rm(
     (see `shepherd config show --sources`)."""
     import dataclasses
 
+    from common.settings import SettingsError
     from rm.service.server import ResourceManager
-    from rm.service.settings import RMFlags, SettingsError, load_rm_settings
+    from rm.service.settings import RMFlags, load_rm_settings
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     flags = RMFlags(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from am.dag_state import DagState
 from am.jobspec import Job
 from am.policies import AskDecision, AskPolicy, AskTable, stage_index_of
-from rm.core.resources import Resources
+from common.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

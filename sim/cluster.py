@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from am.policies import AskDecision
-from rm.core.ids import AppId, NodeId, QueuePath
+from common.ids import AppId, NodeId, QueuePath
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Place
 from rm.core.preemption import choose_victims
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
-from rm.core.resources import Resources
 
 AM_ASK_ID = -1  # the allocation request id of the AM container's ask, as in the RM
 

@@ -30,14 +30,14 @@ from random import Random
 
 from am.jobspec import Job
 from am.policies import make_ask_policy
+from common.exits import EXIT_PREEMPTED
+from common.ids import AppId, NodeId, QueuePath, app_id
+from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.entities import EXIT_PREEMPTED
-from rm.core.ids import AppId, NodeId, QueuePath, app_id
 from rm.core.plan import Preempt
 from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.reservation.view import EMPTY_VIEW
-from rm.core.resources import Resources
 from sim.am import Finished, RemainingPath, SimAM
 from sim.cluster import SimApp, SimCluster, SimContainer, SimNode
 from sim.events import (

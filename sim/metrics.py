@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rm.core.ids import AppId
+from common.ids import AppId
+from common.resources import Resources
 from rm.core.model import AppView, ClusterSnapshot
 from rm.core.policies.api import ShareCalculator
-from rm.core.resources import Resources
 from sim.cluster import SimCluster
 
 WINDOW_S = 60.0

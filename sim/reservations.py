@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from am.jobspec import Job
-from rm.core.errors import BadRequest
-from rm.core.ids import QueuePath
+from common.errors import BadRequest
+from common.ids import QueuePath
+from common.resources import Resources
 from rm.core.model import ClusterSnapshot, QueueView
 from rm.core.reservation import dra
 from rm.core.reservation.inference import (
@@ -50,7 +51,6 @@ from rm.core.reservation.inference import (
 from rm.core.reservation.requests import ReservationDefinition, ReservationId
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
-from rm.core.resources import Resources
 
 Usage = tuple[float, float, Resources]  # (allocated, released, resource) of one container
 

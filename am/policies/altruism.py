@@ -35,7 +35,7 @@ from am.dag_state import DagState
 from am.policies.api import AskDecision, AskPolicy, AskType, request_id
 from am.policies.greedy import GreedyAsks
 from am.policies.timepack import INFINITE, StagePlan, must_start_now, pack_forward, pack_reverse
-from rm.core.resources import Resources
+from common.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol
 
 from am.dag_state import DagState
-from rm.core.resources import Resources
+from common.resources import Resources
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
 ALTRUISTIC_BASE = 1_000_000

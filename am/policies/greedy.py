@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from am.dag_state import DagState
 from am.policies.api import AskDecision, AskPolicy, request_id
-from rm.core.resources import Resources
+from common.resources import Resources
 
 
 class GreedyAsks:

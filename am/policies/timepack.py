@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rm.core.resources import Resources
+from common.resources import Resources
 
 INFINITE = math.inf
 

@@ -27,7 +27,8 @@ def rest_base(explicit: str | None) -> str:
 
 
 def _from_hadoop_conf() -> str | None:
-    from rm.service.settings import SettingsError, load_rm_settings
+    from common.settings import SettingsError
+    from rm.service.settings import load_rm_settings
 
     try:
         s = load_rm_settings(env=dict(os.environ))

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rm.core import ids, run_history, tokens
-from rm.core.entities import EXIT_KILLED_BY_APPMASTER, App, Ask, Attempt
-from rm.core.errors import (
+from common import ids, tokens
+from common.errors import (
     ApplicationMasterNotRegistered,
     BadRequest,
     Conflict,
@@ -20,8 +19,11 @@ from rm.core.errors import (
     InvalidResourceRequest,
     InvalidToken,
 )
-from rm.core.ids import ContainerId, NodeId
-from rm.core.resources import MEMORY, VCORES, Resources
+from common.exits import EXIT_KILLED_BY_APPMASTER
+from common.ids import ContainerId, NodeId
+from common.resources import MEMORY, VCORES, Resources
+from rm.core import run_history
+from rm.core.entities import App, Ask, Attempt
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
 
 if TYPE_CHECKING:

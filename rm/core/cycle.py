@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import TYPE_CHECKING
 
-from rm.core.ids import AppId, NodeId, QueuePath
+from common.ids import AppId, NodeId, QueuePath
+from common.resources import Resources
 from rm.core.model import AskKey, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan, Rejection
 from rm.core.policies.api import Pipeline, ShareCalculator
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.policies.node_index import NodeIndex

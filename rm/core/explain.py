@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from common.ids import AppId, QueuePath
+from common.resources import Resources
 from rm.core.entities import App
-from rm.core.ids import AppId, QueuePath
 from rm.core.model import QueueView
 from rm.core.plan import (
     AM_LIMIT,
@@ -27,7 +28,6 @@ from rm.core.plan import (
     Rejection,
 )
 from rm.core.reservation.stage import RESERVATION_LENT, RESERVATION_USED_UP
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.state import ClusterState

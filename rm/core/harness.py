@@ -20,14 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from random import Random
 
+from common.ids import AppId, NodeId, QueuePath, app_id
+from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.ids import AppId, NodeId, QueuePath, app_id
 from rm.core.model import AppView, AskType, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Plan
 from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.policies.registry import default_pipeline
 from rm.core.policies.tetris import locality_allows
-from rm.core.resources import Resources
 
 ROOT = QueuePath("root")
 DEFAULT_QUEUE = QueuePath("root.default")

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rm.core.ids import AppId, NodeId, QueuePath
+from common.ids import AppId, NodeId, QueuePath
+from common.resources import Resources
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
-from rm.core.resources import Resources
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
 AskKey = tuple[AppId, int]  # (app, allocation_request_id)

@@ -6,9 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rm.core.ids import AppId, NodeId
+from common.ids import AppId, NodeId
+from common.resources import Resources
 from rm.core.model import AskType
-from rm.core.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from rm.core.resources import Resources
+from common.resources import Resources
 
 C = TypeVar("C")
 N = TypeVar("N", bound=Hashable)

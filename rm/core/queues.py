@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rm.core.ids import QueuePath
+from common.ids import QueuePath
 from rm.core.model import QueueView
 
 DEFAULT_QUEUES: dict[str, Any] = {"default": {"capacity": 100}}

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rm.core.entities import EXIT_PREEMPTED, Container
-from rm.core.ids import AppId, ContainerId, NodeId, QueuePath
+from common.exits import EXIT_PREEMPTED
+from common.ids import AppId, ContainerId, NodeId, QueuePath
+from common.resources import Resources
+from rm.core.entities import Container
 from rm.core.plan import Plan
 from rm.core.preemption import choose_victims
 from rm.core.queues import QueueConfigError, resolve_queue
@@ -20,7 +22,6 @@ from rm.core.records import MetaRecord, Record
 from rm.core.reservation import dra
 from rm.core.reservation.requests import ReservationId
 from rm.core.reservation.system import Reservation, ReservationSystem
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.state import ClusterState

@@ -22,10 +22,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.records import DatasetAccessRecord, JobRunRecord
 from rm.core.reservation.inference import DatasetAccess, RunRecord, skyline_from_containers
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.entities import App

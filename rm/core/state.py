@@ -12,31 +12,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from rm.core import am_protocol, ids, tokens
-from rm.core import reservations_glue as glue
-from rm.core import run_history as history
-from rm.core.entities import (
+from common import ids, tokens
+from common.errors import ApplicationNotFound, BadRequest, Conflict, InvalidResourceRequest, NotFound
+from common.exits import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
     EXIT_KILLED_BY_RESOURCEMANAGER,
     EXIT_PREEMPTED,
     NOT_COUNTED_EXITS,
-    App,
-    Ask,
-    Attempt,
-    CompletedStatus,
-    Container,
-    Node,
 )
-from rm.core.errors import (
-    ApplicationNotFound,
-    BadRequest,
-    Conflict,
-    InvalidResourceRequest,
-    NotFound,
-)
+from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
+from common.resources import MEMORY, VCORES, Resources, component_max
+from rm.core import am_protocol
+from rm.core import reservations_glue as glue
+from rm.core import run_history as history
+from rm.core.entities import App, Ask, Attempt, CompletedStatus, Container, Node
 from rm.core.explain import primary_reason, rejections_by_app, waiting_line
-from rm.core.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import Place, Plan
 from rm.core.queues import QueueConfigError, resolve_queue
@@ -55,7 +46,6 @@ from rm.core.records import (
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.system import ReservationSystem
 from rm.core.reservation.view import EMPTY_VIEW
-from rm.core.resources import MEMORY, VCORES, Resources, component_max
 from rm.core.state_types import (  # re-exported: callers import them from here
     AM_ASK_ID,
     AllocateResult,

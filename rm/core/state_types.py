@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.ids import AppId, AttemptId, ContainerId, NodeId
+from common.resources import Resources
 from rm.core.entities import CompletedStatus
-from rm.core.ids import AppId, AttemptId, ContainerId, NodeId
-from rm.core.resources import Resources
 
 AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
 MAX_ASK_CONTAINERS = 1_000_000

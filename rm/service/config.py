@@ -6,11 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rm.core.resources import Resources
+from common.resources import Resources
+from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
 from rm.core.state import CoreConfig
-
-DEFAULT_GRPC_PORT = 7030  # YARN's own RM ports (8030-8033, 8088, 8090) stay free for YARN protocols
-DEFAULT_REST_PORT = 8088
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.model import AskType
-from rm.core.resources import Resources
 from rm.core.state import ClusterState, NodeStatus
 from rm.core.state_types import AllocatedContainer
 

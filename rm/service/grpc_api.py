@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import grpc
 
+from common.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnError
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnError
 from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
 from rm.service import convert

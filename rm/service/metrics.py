@@ -12,11 +12,11 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from rm.core.ids import QueuePath
+from common.ids import QueuePath
+from common.resources import MEMORY, VCORES
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
 from rm.core.reservation.stage import RESERVATION_LENT
-from rm.core.resources import MEMORY, VCORES
 from rm.core.state import ClusterState
 from rm.service.views import QueueMetricsView, queue_metrics
 

@@ -18,8 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from common.errors import Conflict, NotFound
 from rm.core import run_history
-from rm.core.errors import Conflict, NotFound
 from rm.core.records import DatasetAccessRecord, JobRunRecord, SloDecisionRecord
 from rm.core.reservation import slo
 from rm.core.reservation.inference import InferenceConfig, SloProposal, infer_period, propose

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rm.core.ids import QueuePath
-from rm.core.resources import Resources
+from common.ids import QueuePath
+from common.resources import Resources
 from rm.core.state import ClusterState
 
 ROOT = QueuePath("root")

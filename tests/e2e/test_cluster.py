@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from common.resources import Resources
 from rm.client import RMClient
-from rm.core.resources import Resources
 from tests.e2e.conftest import (
     ROOT,
     am_process,

@@ -9,10 +9,10 @@ from pathlib import Path
 import grpc
 import pytest
 
+from common import tokens
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.client import ClientError, RMClient
-from rm.core import tokens
 from tests.e2e.conftest import am_process, sleep_job, submit_job, wait_until, write_job
 
 pytestmark = pytest.mark.slow

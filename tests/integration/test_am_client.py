@@ -26,9 +26,9 @@ import pytest
 from am.client import AMEnvironment, AMRMClient
 from am.dag import format_command, run_am
 from am.jobspec import Job, load_job, parse_job
+from common import ids
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core import ids
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

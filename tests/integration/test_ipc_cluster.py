@@ -15,14 +15,14 @@ from typing import Any, TypeVar
 import pytest
 from google.protobuf.message import Message
 
+from common.hadoop import credentials, records
+from common.hadoop.client import IpcClient, RemoteError
+from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.client import RMClient
-from rm.core.resources import Resources
 from rm.local import LocalCluster
-from rm.service.ipc import credentials, records
-from rm.service.ipc.client import IpcClient, RemoteError
 from tests.e2e.conftest import kill_strays, wait_until
 
 CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"

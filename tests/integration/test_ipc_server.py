@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+from common.hadoop import wire
+from common.hadoop.client import IpcClient, RemoteError
+from common.hadoop.server import CallContext, IpcServer, Method, Protocol, RpcError, TokenAuth
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
-from rm.service.ipc import wire
-from rm.service.ipc.client import IpcClient, RemoteError
-from rm.service.ipc.server import CallContext, IpcServer, Method, Protocol, RpcError, TokenAuth
 
 CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 MASTER = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"

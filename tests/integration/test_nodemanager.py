@@ -25,12 +25,12 @@ import grpc
 import psutil
 import pytest
 
+from common import ids, tokens
 from nodemanager.config import NodeManagerConfig
 from nodemanager.daemon import NodeManager, run_nodemanager
 from nodemanager.launch import container_dirs
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core import ids, tokens
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = b"k" * 32

@@ -11,11 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from common.resources import Resources
 from rm.core.cycle import run_cycle
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
 from rm.core.records import Record
-from rm.core.resources import Resources
 from rm.core.state import ClusterState, NodeStatus
 from rm.service.config import RMConfig
 from rm.service.metrics import RMMetrics

@@ -24,16 +24,16 @@ import httpx
 import pytest
 import yaml
 
+from common.hadoop import records as ipc_records
+from common.hadoop.client import IpcClient
+from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.client import RMClient
 from rm.core.records import DatasetAccessRecord, JobRunRecord, Record
 from rm.core.reservation.inference import percentile
 from rm.core.reservation.requests import parse_reservation_id
-from rm.core.resources import Resources
 from rm.local import LocalCluster
-from rm.service.ipc import records as ipc_records
-from rm.service.ipc.client import IpcClient
 from rm.service.store import Store, default_sqlite_url
 from tests.e2e.conftest import kill_strays, sleep_job, submit_job, wait_final, wait_until, write_job
 

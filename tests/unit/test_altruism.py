@@ -7,7 +7,7 @@ from am.jobspec import parse_job
 from am.policies.altruism import CarbyneAsks
 from am.policies.greedy import GreedyAsks
 from am.policies.timepack import INFINITE, StagePlan, pack_forward, pack_reverse
-from rm.core.resources import Resources
+from common.resources import Resources
 
 # Figure 2 of the Carbyne paper on one bottleneck resource, in hundredths (vcores here): J1 has a
 # barrier stage S2 after S0 (2 tasks of 0.04) and S1 (3 tasks of 0.21); J2 has 2 tasks of 0.29.

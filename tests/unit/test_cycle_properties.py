@@ -9,13 +9,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from common.ids import NodeId
+from common.resources import Resources
 from rm.core.harness import AskSpec, Harness, ask
-from rm.core.ids import NodeId
 from rm.core.model import AppView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, QUEUE_AT_MAX, Plan
 from rm.core.policies.drf import DrfShares
 from rm.core.policies.tetris import locality_allows
-from rm.core.resources import Resources
 
 GB = 1024
 RACKS = ("/r0", "/r1")

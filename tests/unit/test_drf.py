@@ -6,9 +6,10 @@ from random import Random
 
 import pytest
 
+from common.ids import AppId
+from common.resources import Resources
 from rm.core.cycle import CycleContext
 from rm.core.harness import Harness, ask
-from rm.core.ids import AppId
 from rm.core.plan import (
     AM_LIMIT,
     LOCALITY_WAIT,
@@ -30,7 +31,6 @@ from rm.core.policies.registry import (
     make_stage,
 )
 from rm.core.policies.tetris import TetrisPacker
-from rm.core.resources import Resources
 
 GB = 1024
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from random import Random
 from typing import Any
 
+from common.ids import AppId
+from common.resources import Resources
 from rm.core import explain as ex
 from rm.core.cycle import run_cycle
-from rm.core.ids import AppId
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
-from rm.core.resources import Resources
 from rm.core.state import ClusterState, CoreConfig, NodeStatus, SubmitSpec
 
 TS = 1_700_000_000_000

@@ -17,7 +17,7 @@ from am.policies import (
     request_id,
     stage_index_of,
 )
-from rm.core.resources import Resources
+from common.resources import Resources
 
 
 def dag_of(*stages: dict[str, Any]) -> DagState:

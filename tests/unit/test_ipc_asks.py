@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from common.errors import BadRequest
+from common.hadoop import records
+from common.resources import Resources
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.core.errors import BadRequest
-from rm.core.resources import Resources
-from rm.service.ipc import records
 from rm.service.ipc.am_protocol import AskTable
 
 CAP = records.resource_pb(Resources.of(memory_mb=896, vcores=1))

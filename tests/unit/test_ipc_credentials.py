@@ -6,8 +6,8 @@ import io
 
 import pytest
 
+from common.hadoop import credentials
 from proto.hadoop import ipc_pb2 as ipc
-from rm.service.ipc import credentials
 
 TOKEN = ipc.Token(identifier=b"\x0a\x02id", password=b"pw" * 10, kind="YARN_AM_RM_TOKEN", service="127.0.0.1:8030")
 

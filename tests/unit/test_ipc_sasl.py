@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from rm.service.ipc import sasl
+from common.hadoop import sasl
 
 IDENT = b"\x0a\x0c\x0a\x06\x08\x01\x10\xe8\x07\x10\x01\x10\x01"
 PASSWORD = b"sixteen byte pwd"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from common.hadoop import records, tokens
+from common.resources import Resources
 from proto.hadoop import yarn_records_pb2 as yr
 from proto.hadoop import yarn_tokens_pb2 as yt
-from rm.core.resources import Resources
-from rm.service.ipc import records, tokens
 
 KEY, OTHER = b"k" * 32, b"o" * 32
 ATTEMPT = "appattempt_1700000000000_0003_000002"

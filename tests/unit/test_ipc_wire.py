@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from common.hadoop import wire
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
-from rm.service.ipc import wire
 
 UUID = bytes(range(0x10, 0x20))
 CLIENT_PROTOCOL = b"org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"

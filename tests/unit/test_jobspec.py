@@ -19,7 +19,7 @@ from am.jobspec import (
     load_workload,
     parse_job,
 )
-from rm.core.resources import Resources
+from common.resources import Resources
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -7,12 +7,12 @@ from random import Random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.resources import Resources
 from rm.core.harness import Harness, ask
 from rm.core.plan import Place
 from rm.core.policies.drf import DrfShares, DrfStage
 from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.tetris import TetrisPacker
-from rm.core.resources import Resources
 
 
 def carbyne(order: str = "srtf", cap: float | None = None) -> list[object]:

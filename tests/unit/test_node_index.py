@@ -8,15 +8,15 @@ from random import Random
 import numpy as np
 import pytest
 
+from common.ids import AppId, NodeId, QueuePath, app_id
+from common.resources import Resources
 from rm.core.cycle import CycleContext
-from rm.core.ids import AppId, NodeId, QueuePath, app_id
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Plan
 from rm.core.policies.api import NodeScorer
 from rm.core.policies.node_index import DEFAULT_CANDIDATE_LIMIT, choose_node, node_index, round_like_python
 from rm.core.policies.tetris import OFF_SWITCH, TetrisPacker, best_node, locality_level
 from rm.core.queues import build_queues
-from rm.core.resources import Resources
 
 
 class _OtherScorer(TetrisPacker):

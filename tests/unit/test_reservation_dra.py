@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from common.resources import Resources
 from rm.core.harness import Harness, ask
 from rm.core.reservation.dra import (
     EXTENDED,
@@ -14,7 +15,6 @@ from rm.core.reservation.dra import (
 )
 from rm.core.reservation.requests import ReservationDefinition, ReservationId, ReservationRequest
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
-from rm.core.resources import Resources
 
 MIN = 60_000
 CORE = Resources.of(memory_mb=1024, vcores=1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from common.resources import Resources
 from rm.core.reservation.inference import (
     DatasetAccess,
     InferenceConfig,
@@ -16,7 +17,6 @@ from rm.core.reservation.inference import (
     skyline_from_containers,
 )
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
-from rm.core.resources import Resources
 
 DAY = 86_400
 HOUR = 3600

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.greedy import GreedyAgent
 from rm.core.reservation.lowcost import LowCostAgent
 from rm.core.reservation.placement import (
@@ -21,7 +22,6 @@ from rm.core.reservation.placement import (
 )
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest
 from rm.core.reservation.system import ReservationConfig, ReservationRejected, ReservationSystem
-from rm.core.resources import Resources
 
 MIN = 60_000
 CORE = Resources.of(memory_mb=1024, vcores=1)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.requests import (
     ReservationDefinition,
     ReservationRequest,
@@ -13,7 +14,6 @@ from rm.core.reservation.requests import (
     skyline_definition,
     validate_definition,
 )
-from rm.core.resources import Resources
 
 CORE = Resources.of(memory_mb=1024, vcores=1)
 CAP = Resources.of(memory_mb=4096, vcores=4)

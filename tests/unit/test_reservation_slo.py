@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.records import SloDecisionRecord
 from rm.core.reservation.inference import SloProposal
 from rm.core.reservation.slo import (
@@ -17,7 +18,6 @@ from rm.core.reservation.slo import (
     render,
     status_of,
 )
-from rm.core.resources import Resources
 
 DAY = 86_400
 HOUR = 3600

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from common.resources import Resources
 from rm.core.harness import Harness, ask
 from rm.core.model import ClusterSnapshot
 from rm.core.plan import Place
@@ -19,7 +20,6 @@ from rm.core.reservation.stage import (
     view_from_snapshot,
 )
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
-from rm.core.resources import Resources
 
 MIN = 60_000
 CORE = Resources.of(memory_mb=1024, vcores=1)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest
 from rm.core.reservation.system import ReservationConfig, ReservationRejected, ReservationSystem
-from rm.core.resources import Resources
 
 MIN = 60_000
 CORE = Resources.of(memory_mb=1024, vcores=1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from common.resources import Resources
 from rm.core.reservation.timeline import Timeline, step_cost
-from rm.core.resources import Resources
 
 CAP = Resources.of(memory_mb=10_240, vcores=10)
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.reservation.listing import AllocationSegment, ReservationInfo
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest
 from rm.core.reservation.system import ReservationConfig, ReservationSystem
@@ -22,7 +23,6 @@ from rm.core.reservation.yarn import (
     render_list,
     render_new_reservation,
 )
-from rm.core.resources import Resources
 
 # The documented submit example (ResourceManagerRest.md), with the comma its text leaves out.
 SUBMIT = json.loads("""{

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from common.errors import BadRequest
+from common.exits import EXIT_PREEMPTED
+from common.ids import AppId, NodeId
+from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.entities import EXIT_PREEMPTED, Ask
-from rm.core.errors import BadRequest
-from rm.core.ids import AppId, NodeId
+from rm.core.entities import Ask
 from rm.core.plan import Plan, Preempt
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
@@ -21,7 +23,6 @@ from rm.core.records import AppRecord, ContainerRecord, MetaRecord, SloDecisionR
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.yarn import definition_from_json
 from rm.core.reservations_glue import SEQ_KEY, reprovision
-from rm.core.resources import Resources
 from rm.core.state import AM_ASK_ID, ClusterState, SubmitSpec
 
 TS = 1_700_000_000_000

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, cast
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from common.resources import Resources
 from rm.core.entities import Ask
 from rm.core.reservations_glue import reprovision
-from rm.core.resources import Resources
 from rm.core.state import ClusterState
 from rm.service.metrics import RMMetrics
 from tests.unit.test_reservations_glue import NOW, cycle, make_state, reserve, start_am, submit

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from common.errors import BadRequest
+from common.ids import AppId, NodeId
+from common.resources import Resources
 from rm.core.entities import Ask
-from rm.core.errors import BadRequest
-from rm.core.ids import AppId, NodeId
 from rm.core.plan import Place, Plan
 from rm.core.records import DatasetAccessRecord, JobRunRecord, Record
-from rm.core.resources import Resources
 from rm.core.run_history import check_datasets, common_unit, datasets_from_tags, to_access, to_run
 from rm.core.state import ClusterState, NodeStatus
 from tests.unit.test_state import _fold, add_node, make_state, place_am, submit

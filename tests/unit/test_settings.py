@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from common.hadoop_conf import Configuration, HadoopConfError, capacity_scheduler_queues, read_xml
+from common.resources import Resources
+from common.settings import SettingsError
 from nodemanager.config import NodeManagerConfig, load_nm_settings
 from rm.core.queues import build_queues
-from rm.core.resources import Resources
-from rm.service.hadoop_conf import Configuration, HadoopConfError, capacity_scheduler_queues, read_xml
-from rm.service.settings import RMFlags, SettingsError, load_rm_settings
+from rm.service.settings import RMFlags, load_rm_settings
 
 
 def site(path: Path, props: dict[str, str], final: frozenset[str] = frozenset()) -> Path:

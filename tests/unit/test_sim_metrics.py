@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from rm.core.ids import NodeId, QueuePath, app_id
+from common.ids import NodeId, QueuePath, app_id
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.policies.drf import DrfShares
 from rm.core.queues import build_queues
-from rm.core.resources import Resources
 from sim.metrics import JobRecord, Recorder, RunResult, compare, declared_need, jain_index, percentile
 from sim.report import summarize
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from am.jobspec import Job, parse_job
+from common.resources import Resources
 from rm.core.reservation.dra import DraConfig
 from rm.core.reservation.inference import DatasetAccess, InferenceConfig
 from rm.core.reservation.requests import ReservationDefinition, ReservationRequest, reservation_id
-from rm.core.resources import Resources
 from sim.engine import CLUSTER_TS, SimConfig, Simulator, uniform_nodes
 from sim.metrics import RunResult
 from sim.policies import make_policy

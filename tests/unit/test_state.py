@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rm.core import tokens
-from rm.core.entities import Ask
-from rm.core.errors import (
+from common import tokens
+from common.errors import (
     ApplicationMasterNotRegistered,
     ApplicationNotFound,
     BadRequest,
@@ -15,11 +14,12 @@ from rm.core.errors import (
     InvalidResourceRequest,
     InvalidToken,
 )
-from rm.core.ids import AppId, NodeId
+from common.ids import AppId, NodeId
+from common.resources import Resources
+from rm.core.entities import Ask
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
 from rm.core.records import StoredState
-from rm.core.resources import Resources
 from rm.core.state import AM_ASK_ID, ClusterState, CoreConfig, NodeStatus, SubmitSpec
 
 TS = 1_700_000_000_000

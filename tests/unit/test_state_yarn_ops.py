@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rm.core.errors import BadRequest, Conflict
+from common.errors import BadRequest, Conflict
 from rm.core.queues import build_queues
 from rm.core.records import AppRecord
 from rm.core.state import ClusterState, CoreConfig, NodeStatus

@@ -6,9 +6,10 @@ from random import Random
 
 import pytest
 
+from common.ids import NodeId, app_id
+from common.resources import Resources
 from rm.core.cycle import CycleContext
 from rm.core.harness import Harness, NodeHandle, ask
-from rm.core.ids import NodeId, app_id
 from rm.core.model import AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan
 from rm.core.policies.tetris import (
@@ -20,7 +21,6 @@ from rm.core.policies.tetris import (
     feasible,
     locality_allows,
 )
-from rm.core.resources import Resources
 
 GB = 1024
 

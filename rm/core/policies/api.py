@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from rm.core.ids import AppId
+from common.ids import AppId
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

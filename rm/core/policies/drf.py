@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from rm.core.ids import AppId, QueuePath
+from common.ids import AppId, QueuePath
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage, app_tiebreak
 from rm.core.policies.node_index import node_index
 from rm.core.policies.tetris import CapacityMemo
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.ids import QueuePath
+from common.ids import QueuePath
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS
 from rm.core.policies.api import AppOrder, NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import SortKey, ask_importance
 from rm.core.policies.node_index import choose_node
 from rm.core.policies.tetris import FreeMemo, best_node
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

@@ -26,14 +26,14 @@ from __future__ import annotations
 import math
 from typing import ClassVar, Literal
 
+from common.ids import QueuePath
+from common.resources import Resources
 from rm.core.cycle import CycleContext
-from rm.core.ids import QueuePath
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
 from rm.core.policies.node_index import node_index
 from rm.core.policies.tetris import alignment, locality_allows
-from rm.core.resources import Resources
 
 LeftoverOrder = Literal["srtf", "pack"]
 _ZERO = Resources()

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from rm.core.ids import NodeId
+from common.ids import NodeId
+from common.resources import Resources
 from rm.core.model import AskView, NodeView
 from rm.core.policies.api import NodeScorer
 from rm.core.policies.tetris import (
@@ -43,7 +44,6 @@ from rm.core.policies.tetris import (
     locality_level,
     score_weights,
 )
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.ids import AppId
+from common.ids import AppId
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import DrfOrder, ask_importance

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.ids import NodeId
+from common.ids import NodeId
+from common.resources import Resources
 from rm.core.model import AskView, ClusterSnapshot, NodeView
 from rm.core.policies.api import NodeScorer
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

@@ -20,10 +20,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from common.resources import Resources
 from rm.core.model import ClusterSnapshot
 from rm.core.reservation.requests import ReservationId
 from rm.core.reservation.system import ReservationSystem
-from rm.core.resources import Resources
 
 EXTENDED = "EXTENDED"  # the full extra was granted
 PARTIAL = "EXTENDED_PARTIALLY"  # the plan had room for only part of it

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from common.resources import Resources
 from rm.core.reservation.requests import ReservationDefinition, skyline_definition
 from rm.core.reservation.skyline import DEFAULT_ALPHA, solve_skyline
-from rm.core.resources import Resources
 
 NATURAL_PERIODS_S = (300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 28800, 43200, 86400, 604800)
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rm.core.ids import QueuePath
+from common.ids import QueuePath
+from common.resources import Resources
 from rm.core.reservation.book import PlanBook
 from rm.core.reservation.requests import ReservationDefinition, ReservationId
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.reservation.system import Reservation

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, NewType
 
-from rm.core.errors import BadRequest
-from rm.core.resources import Resources
+from common.errors import BadRequest
+from common.resources import Resources
 
 ReservationId = NewType("ReservationId", str)
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
 from rm.core.records import SloDecisionRecord
 from rm.core.reservation.inference import SloProposal
 

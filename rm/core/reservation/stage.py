@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.ids import AppId
+from common.ids import AppId
+from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.plan import Preempt, WakeAt
 from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
@@ -35,7 +36,6 @@ from rm.core.reservation.view import (  # the view types are re-exported: caller
     ActiveReservation,
     ReservationView,
 )
-from rm.core.resources import Resources
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext

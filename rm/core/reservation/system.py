@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from rm.core.errors import BadRequest
-from rm.core.ids import AppId, QueuePath
+from common.errors import BadRequest
+from common.ids import AppId, QueuePath
+from common.resources import Resources
 from rm.core.reservation.book import Booking, PlanBook
 from rm.core.reservation.greedy import GreedyAgent
 from rm.core.reservation.listing import LONG_MAX, ReservationInfo, allocation_segments, extent
@@ -48,7 +49,6 @@ from rm.core.reservation.requests import (
 from rm.core.reservation.stage import ActiveReservation, ReservationView
 from rm.core.reservation.timeline import DEFAULT_STEP_S, DEFAULT_WINDOW_S, Timeline
 from rm.core.reservation.yarn import definition_from_json, definition_to_json
-from rm.core.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

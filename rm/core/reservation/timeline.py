@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from rm.core.resources import Resources
+from common.resources import Resources
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rm.core.ids import AppId, QueuePath
+from common.ids import AppId, QueuePath
+from common.resources import Resources
 from rm.core.reservation.requests import ReservationId
-from rm.core.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
+from common.resources import MEMORY, VCORES, Resources
 from rm.core.reservation.listing import LONG_MAX, AllocationSegment, ReservationInfo
 from rm.core.reservation.requests import (
     INTERPRETERS,
@@ -28,7 +29,6 @@ from rm.core.reservation.requests import (
     ReservationRequest,
     parse_reservation_id,
 )
-from rm.core.resources import MEMORY, VCORES, Resources
 
 ALIGNMENT_KEY = "shepherd-alignment-penalty"  # extension: LowCost's alignment penalty weight
 

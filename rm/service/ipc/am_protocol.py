@@ -15,17 +15,18 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from common import ids
+from common import tokens as core_tokens
+from common.errors import BadRequest
+from common.hadoop import records, tokens
+from common.hadoop.server import CallContext, Method, Protocol
+from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.core import ids
-from rm.core import tokens as core_tokens
 from rm.core.entities import Ask
-from rm.core.errors import BadRequest
-from rm.core.resources import Resources
 from rm.core.state import AllocateResult, ClusterState
-from rm.service.ipc import records, reports, tokens
+from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
-from rm.service.ipc.server import CallContext, Method, Protocol
 
 if TYPE_CHECKING:
     from rm.service.ipc.facade import IpcFacade

@@ -10,17 +10,18 @@ import base64
 import logging
 from typing import TYPE_CHECKING
 
+from common.errors import BadRequest, Forbidden
+from common.hadoop import records
+from common.hadoop.server import CallContext, Method, Protocol
+from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
-from rm.core.errors import BadRequest, Forbidden
 from rm.core.reservation.requests import reservation_id
-from rm.core.resources import Resources
 from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
-from rm.service.ipc import records, reports
+from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
-from rm.service.ipc.server import CallContext, Method, Protocol
 
 if TYPE_CHECKING:
     from rm.service.ipc.facade import IpcFacade

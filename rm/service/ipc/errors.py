@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rm.core.errors import YarnError
-from rm.service.ipc.records import RecordError
-from rm.service.ipc.server import RpcError
-from rm.service.ipc.tokens import TokenError
+from common.errors import YarnError
+from common.hadoop.records import RecordError
+from common.hadoop.server import RpcError
+from common.hadoop.tokens import TokenError
 
 YARN_EXCEPTION = "org.apache.hadoop.yarn.exceptions.YarnException"
 INVALID_TOKEN = "org.apache.hadoop.security.token.SecretManager$InvalidToken"

@@ -10,17 +10,18 @@ import logging
 import socket
 from typing import TYPE_CHECKING
 
+from common.hadoop import credentials, tokens
+from common.hadoop.client import IpcClient, RemoteError
+from common.hadoop.server import IpcServer, Protocol, TokenAuth
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import Container
 from rm.core.state import LaunchAM
-from rm.service.ipc import client_protocol, credentials, reports, tokens
+from rm.service.ipc import client_protocol, reports
 from rm.service.ipc.am_protocol import ApplicationMaster
-from rm.service.ipc.client import IpcClient, RemoteError
 from rm.service.ipc.client_protocol import ApplicationClient
 from rm.service.ipc.config import IpcSettings, settings
-from rm.service.ipc.server import IpcServer, Protocol, TokenAuth
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager

@@ -7,12 +7,12 @@ listener, since that is where an AM's NMClient connects. A node that registered 
 
 from __future__ import annotations
 
+from common.hadoop import records, tokens
+from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App, Node
-from rm.core.resources import Resources
 from rm.core.state import ClusterState
-from rm.service.ipc import records, tokens
 
 APP_STATES = {
     "NEW": yr.NEW, "NEW_SAVING": yr.NEW_SAVING, "SUBMITTED": yr.SUBMITTED, "ACCEPTED": yr.ACCEPTED,

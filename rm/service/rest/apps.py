@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from common.errors import ApplicationNotFound, BadRequest, Conflict, NotFound
+from common.ids import QueuePath
 from rm.core.entities import App
-from rm.core.errors import ApplicationNotFound, BadRequest, Conflict, NotFound
-from rm.core.ids import QueuePath
 from rm.core.records import APP_STATES, FINAL_STATUSES
 from rm.service.rest import render
 from rm.service.rest.cluster import BASE, parse_states

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
-from rm.core.errors import BadRequest, NotFound
+from common.errors import BadRequest, NotFound
 from rm.core.records import APP_STATES
 from rm.service.rest import render
 from rm.service.views import cluster_metrics, queue_metrics

@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from rm.core.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
+from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
 
 log = logging.getLogger("shepherd.rm.rest")
 

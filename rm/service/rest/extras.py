@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from rm.core.errors import ApplicationNotFound
+from common.errors import ApplicationNotFound
 from rm.core.explain import explain
 from rm.service.rest.errors import not_found_app
 

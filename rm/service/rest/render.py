@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from common.ids import QueuePath
+from common.resources import MEMORY, VCORES, Resources
 from rm.core.entities import App, Attempt, Node
-from rm.core.ids import QueuePath
-from rm.core.resources import MEMORY, VCORES, Resources
 from rm.service.views import ClusterMetricsView, QueueMetricsView
 
 if TYPE_CHECKING:

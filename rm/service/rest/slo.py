@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 
-from rm.core.errors import BadRequest
+from common.errors import BadRequest
 from rm.core.reservation import slo
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD

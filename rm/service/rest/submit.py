@@ -11,8 +11,8 @@ from urllib.parse import urlparse
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from rm.core.errors import BadRequest
-from rm.core.resources import Resources
+from common.errors import BadRequest
+from common.resources import Resources
 from rm.core.run_history import datasets_from_tags
 from rm.core.state import SubmitSpec
 from rm.service.rest import render

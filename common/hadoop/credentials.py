@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
 
+from common.hadoop.wire import WireError, decode_varint, encode_varint
 from proto.hadoop import ipc_pb2 as ipc
-from rm.service.ipc.wire import WireError, decode_varint, encode_varint
 
 MAGIC = b"HDTS"
 WRITABLE = 0

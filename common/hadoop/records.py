@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from common import ids
+from common.resources import MEMORY, VCORES, Resources
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.core import ids
-from rm.core.resources import MEMORY, VCORES, Resources
 
 EPOCH_SHIFT = 40
 SEQ_MASK = (1 << EPOCH_SHIFT) - 1

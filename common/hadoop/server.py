@@ -18,8 +18,8 @@ from typing import Any
 
 from google.protobuf.message import EncodeError, Message
 
+from common.hadoop import sasl, wire
 from proto.hadoop import ipc_pb2 as ipc
-from rm.service.ipc import sasl, wire
 
 log = logging.getLogger("shepherd.ipc")
 

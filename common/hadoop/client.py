@@ -10,8 +10,8 @@ from typing import Self, TypeVar
 
 from google.protobuf.message import Message
 
+from common.hadoop import sasl, wire
 from proto.hadoop import ipc_pb2 as ipc
-from rm.service.ipc import sasl, wire
 
 R = TypeVar("R", bound=Message)
 

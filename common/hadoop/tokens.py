@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from common.hadoop import records
+from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_records_pb2 as yr
 from proto.hadoop import yarn_tokens_pb2 as yt
-from rm.core.resources import Resources
-from rm.service.ipc import records
 
 KIND_AMRM = "YARN_AM_RM_TOKEN"
 KIND_NM = "NMToken"
