@@ -153,14 +153,12 @@ class NMSettings:
 
 def explicit_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> set[str]:
     """The destinations of the options given on the command line (not left at their defaults)."""
-    saved = [(a, a.default) for a in parser._actions]
-    for a, _ in saved:
-        a.default = argparse.SUPPRESS
+    defaults = vars(parser.parse_known_args([])[0])  # every option's destination, at its default
+    parser.set_defaults(**dict.fromkeys(defaults, argparse.SUPPRESS))
     try:
         ns, _ = parser.parse_known_args(argv)
     finally:
-        for a, default in saved:
-            a.default = default
+        parser.set_defaults(**defaults)
     return set(vars(ns))
 
 

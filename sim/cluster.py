@@ -1,6 +1,6 @@
 """The simulator's light cluster state: nodes, apps as the RM sees them, containers; snapshots for the core.
 
-It plays the part of ``rm.core.state.ClusterState`` for the simulator, with the same semantics where they
+It plays the part of ``rm.core.state.Ledger`` for the simulator, with the same semantics where they
 matter to scheduling: an app's first ask is its AM container; an AM's ask changes replace its entries,
 minus containers allocated but not yet delivered (``am_allocate``); a placement takes one container off its
 ask; a finished app frees everything it holds. Views are rebuilt only for the nodes and apps that changed

@@ -1,4 +1,4 @@
-"""The RM's mutable bookkeeping objects. Owned by ClusterState; policies never see these."""
+"""The RM's mutable bookkeeping objects. Owned by Ledger; policies never see these."""
 
 from __future__ import annotations
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.entities import App
+from rm.core.events import Event, Journal, LedgerView, PlanApplied
 from rm.core.model import QueueView
 from rm.core.plan import (
     AM_LIMIT,
@@ -28,9 +29,7 @@ from rm.core.plan import (
     Rejection,
 )
 from rm.core.reservation.stage import RESERVATION_LENT, RESERVATION_USED_UP
-
-if TYPE_CHECKING:
-    from rm.core.state import ClusterState
+from rm.core.state_types import AM_ASK_ID
 
 # Reason codes beyond the scheduler's own (rm.core.plan): stable, shown by REST, the CLI and diagnostics.
 APP_FINISHED = "APP_FINISHED"
@@ -40,7 +39,7 @@ NO_RUNNING_NODES = "NO_RUNNING_NODES"
 NOT_YET_SCHEDULED = "NOT_YET_SCHEDULED"
 USER_LIMIT = "USER_LIMIT"
 
-AM_ASK_ID = -1  # as rm.core.state.AM_ASK_ID (not imported: state imports this module)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +199,29 @@ def waiting_line(reason: Reason | None) -> str:
     return f"[{reason.code}] {reason.message}" if reason is not None else ""
 
 
+class WaitingNotes:
+    """Listens to the ledger: after every applied plan, each unfinished app's diagnostics say why its asks
+    still wait (``App.waiting``), and stop saying it once they no longer do."""
+
+    def __init__(self, apps: Mapping[AppId, App]) -> None:
+        self.apps = apps
+        self.waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
+
+    def on_event(self, event: Event, journal: Journal) -> None:
+        if not isinstance(event, PlanApplied):
+            return
+        refused = rejections_by_app(event.plan)
+        still: set[AppId] = set()
+        for app_id in self.waiting | refused.keys():
+            app = self.apps.get(app_id)
+            if app is None:
+                continue
+            app.waiting = "" if app.final else waiting_line(primary_reason(app, refused.get(app_id, ())))
+            if app.waiting:
+                still.add(app_id)
+        self.waiting = still
+
+
 # ------------------------------------------------------------------------------------------ explain
 
 
@@ -216,7 +238,7 @@ def _scaled(capacity: Resources, fraction: float) -> dict[str, int]:
     return {r: math.floor(v * fraction + 1e-6) for r, v in capacity.amounts.items()}
 
 
-def _limits(st: ClusterState, app: App, capacity: Resources) -> dict[str, Any]:
+def _limits(st: LedgerView, app: App, capacity: Resources) -> dict[str, Any]:
     q = st.queues.get(app.queue)
     if q is None:
         return {}
@@ -264,7 +286,7 @@ def _order_key(app: App, capacity: Resources) -> tuple[float, int, float, str]:
     return (app.used.dominant_share(capacity), -app.priority, app.submit_time, app.app_id)
 
 
-def explain(st: ClusterState, app_id: str) -> Explanation:
+def explain(st: LedgerView, app_id: str) -> Explanation:
     """Why ``app_id`` waits (or that it does not). Raises the state's errors for unknown ids."""
     app = st.get_app(app_id)
     capacity = st.cluster_capacity()
@@ -292,7 +314,7 @@ def explain(st: ClusterState, app_id: str) -> Explanation:
     )
 
 
-def _overall(st: ClusterState, app: App, asks: Mapping[int, Any], rejections: list[Rejection]) -> Reason:
+def _overall(st: LedgerView, app: App, asks: Mapping[int, Any], rejections: list[Rejection]) -> Reason:
     if app.final:
         return Reason(APP_FINISHED, f"the application is {app.state} ({app.final_status})",
                       {"finalStatus": app.final_status})

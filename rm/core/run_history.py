@@ -12,24 +12,21 @@
   largest multiple of the unit over the unit's resource types. When it succeeded it **writes** each
   declared output at its finish time.
 
-Pure like ``state.py``: ``now`` is an argument; the records are marked on the state and persisted with the
-change that caused them.
+Pure: ``RunHistory`` listens to the ledger's lifecycle events and marks its records in the ledger's journal,
+so they are persisted with the change that caused them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from common.errors import BadRequest
 from common.resources import Resources
+from rm.core.entities import App
+from rm.core.events import AppFinished, AppStarted, Event, Journal
 from rm.core.records import DatasetAccessRecord, JobRunRecord
 from rm.core.reservation.inference import DatasetAccess, RunRecord, skyline_from_containers
-
-if TYPE_CHECKING:
-    from rm.core.entities import App
-    from rm.core.state import ClusterState
 
 INPUTS_TAG = "shepherd.inputs"
 OUTPUTS_TAG = "shepherd.outputs"
@@ -110,23 +107,29 @@ def run_of(app: App, *, step_s: int) -> JobRunRecord:
     )
 
 
-def on_start(state: ClusterState, app: App, now: float) -> None:
-    """The application runs: it reads its declared inputs (recorded once per application)."""
-    if app.inputs_read:
-        return
-    app.inputs_read = True
-    for rec in accesses(app.app_id, app.inputs, "read", now):
-        state._mark(rec)
+class RunHistory:
+    """Listens to the ledger: an app that starts reads its declared inputs (recorded once per app); one
+    that ends is a run of its recurring job, and writes its declared outputs when it succeeded."""
 
+    def __init__(self, step_s: int) -> None:
+        self.step_s = step_s
 
-def on_finish(state: ClusterState, app: App, now: float) -> None:
-    """The application ended (its containers are released): its run, and its writes when it succeeded."""
-    run = run_of(app, step_s=state.reservations.config.step_s)
-    state._mark(run)
-    if run.succeeded:
-        for rec in accesses(app.app_id, app.outputs, "write", now):
-            state._mark(rec)
-    app.spans.clear()
+    def on_event(self, event: Event, journal: Journal) -> None:
+        if isinstance(event, AppStarted):
+            app = event.app
+            if app.inputs_read:
+                return
+            app.inputs_read = True
+            for rec in accesses(app.app_id, app.inputs, "read", event.now):
+                journal.mark(rec)
+        elif isinstance(event, AppFinished):
+            app = event.app
+            run = run_of(app, step_s=self.step_s)
+            journal.mark(run)
+            if run.succeeded:
+                for rec in accesses(app.app_id, app.outputs, "write", event.now):
+                    journal.mark(rec)
+            app.spans.clear()
 
 
 def to_run(rec: JobRunRecord) -> RunRecord:

@@ -8,7 +8,7 @@ from typing import Any
 
 from common.resources import Resources
 from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
-from rm.core.state import CoreConfig
+from rm.core.state_types import CoreConfig
 
 
 @dataclass(frozen=True, slots=True)

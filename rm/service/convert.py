@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
+from rm.core.ledger import Ledger
 from rm.core.model import AskType
-from rm.core.state import ClusterState, NodeStatus
-from rm.core.state_types import AllocatedContainer
+from rm.core.state_types import AllocatedContainer, NodeStatus
 
 FINAL_STATUS_NAMES = {
     pb.FINAL_STATUS_UNDEFINED: "UNDEFINED",
@@ -103,7 +103,7 @@ def node_report(n: Node) -> pb.NodeReport:
     )
 
 
-def app_report(st: ClusterState, app: App) -> pb.ApplicationReport:
+def app_report(st: Ledger, app: App) -> pb.ApplicationReport:
     att = app.current
     _, _, pend_default, pend_alt = st.pending_of(app)
     capacity = st.cluster_capacity()

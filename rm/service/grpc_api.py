@@ -1,4 +1,4 @@
-"""gRPC front door: thin adapters from protobuf calls onto ClusterState.
+"""gRPC front door: thin adapters from protobuf calls onto Ledger.
 
 Every handler validates and applies in the core, writes the changed records to the store, and
 only then answers. Refused requests abort with a gRPC status whose details start with YARN's
@@ -18,7 +18,7 @@ from common.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnErr
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.core.run_history import datasets_from_tags
-from rm.core.state import SubmitSpec
+from rm.core.state_types import SubmitSpec
 from rm.service import convert
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from prometheus_client.registry import Collector
 
 from common.ids import QueuePath
 from common.resources import MEMORY, VCORES
+from rm.core.ledger import Ledger
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
 from rm.core.reservation.stage import RESERVATION_LENT
-from rm.core.state import ClusterState
 from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:
     return c
 
 
-def _reservation_families(st: ClusterState, now: float) -> Iterator[Metric]:
+def _reservation_families(st: Ledger, now: float) -> Iterator[Metric]:
     """Preemption, the reservation stage, dynamic reprovisioning (counted since the RM started) and the
     reservations the plans hold."""
     preempted = CounterMetricFamily("shepherd_containers_preempted",

@@ -1,4 +1,4 @@
-"""The ResourceManager process: one asyncio loop owning the ClusterState, with the state store,
+"""The ResourceManager process: one asyncio loop owning the Ledger, with the state store,
 the scheduling loop, liveness checks, AM launching, and the gRPC and HTTP front doors."""
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_servicer
-from rm.core import reservations_glue as glue
 from rm.core.cycle import run_cycle
+from rm.core.ledger import Ledger
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
 from rm.core.reservation import dra
-from rm.core.state import ClusterState, LaunchAM
+from rm.core.state_types import LaunchAM
 from rm.service import convert
 from rm.service.config import RMConfig
 from rm.service.slo import SloService
@@ -50,8 +50,8 @@ class ResourceManager:
         self.queues = build_queues(cfg.queues)
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
         self.store = Store(self.store_url)
-        self._store_exec = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
-        self.state: ClusterState
+        self.store_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.state: Ledger
         self.pipeline, self.shares = named_pipeline(cfg.scheduler, cfg.leftover_cap)
         self._shares_at = -float("inf")
         self._dra_at = -float("inf")
@@ -80,7 +80,7 @@ class ResourceManager:
         records = self.state.drain_records()
         if records:
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self._store_exec, self.store.write, records)
+            await loop.run_in_executor(self.store_executor, self.store.write, records)
 
     def kick(self) -> None:
         """Ask for a scheduling cycle soon."""
@@ -110,17 +110,16 @@ class ResourceManager:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        await loop.run_in_executor(self._store_exec, self.store.migrate)
-        stored = await loop.run_in_executor(self._store_exec, self.store.load)
+        await loop.run_in_executor(self.store_executor, self.store.migrate)
+        stored = await loop.run_in_executor(self.store_executor, self.store.load)
         now = self.now()
         if stored.meta is None:
-            self.state = ClusterState(ClusterState.fresh_meta(int(now * 1000)), self.queues, self.cfg.core())
-            self.state._mark_meta()
+            self.state = Ledger.fresh(self.queues, self.cfg.core(), now=now)
         else:
-            self.state = ClusterState.recover(stored, self.queues, self.cfg.core(), now=now)
+            self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now)
         await self.persist()
         self.slo = SloService(self)
-        pruned = await loop.run_in_executor(self._store_exec, self.slo.prune)
+        pruned = await loop.run_in_executor(self.store_executor, self.slo.prune)
         if pruned:
             log.info("pruned %d old run(s) from the run history", pruned)
         from rm.service.metrics import RMMetrics
@@ -189,8 +188,8 @@ class ResourceManager:
             await self.persist()
         if hasattr(self, "slo"):
             self.slo.close()
-        self._store_exec.submit(self.store.close).result()
-        self._store_exec.shutdown(wait=True)
+        self.store_executor.submit(self.store.close).result()
+        self.store_executor.shutdown(wait=True)
         self.stopped.set()
 
     async def serve_forever(self, stop: asyncio.Event) -> None:
@@ -253,7 +252,7 @@ class ResourceManager:
                 log.warning("reservation %s: instance %d found no room in the plan", rid, k)
         if now - self._dra_at >= dra.DraConfig().period_s:
             self._dra_at = now
-            decisions = glue.reprovision(self.state, now)
+            decisions = self.state.reprovision(now)
             for d in decisions.decisions:
                 if d.granted:
                     log.info("reservation %s extended by %d container(s) until %.0f", d.reservation_id,

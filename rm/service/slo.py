@@ -3,7 +3,7 @@ sign-off that turns one into a periodic reservation.
 
 History is read from the store on the store's thread; the skyline LP (PuLP/CBC) runs in a separate process,
 so neither blocks the event loop. A job's proposal is cached until its runs or the accesses to its datasets
-change. Decisions (accepted / rejected) live in ``ClusterState.slo_decisions`` and the store.
+change. Decisions (accepted / rejected) live in ``Ledger.slo_decisions`` and the store.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class SloService:
 
     async def _in_store(self, fn: Any, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.rm._store_exec, fn, *args)
+        return await loop.run_in_executor(self.rm.store_executor, fn, *args)
 
     def _executor(self) -> Executor:
         if self._pool is None:  # spawn: forking a process that runs gRPC threads is not safe

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from common.ids import QueuePath
 from common.resources import Resources
-from rm.core.state import ClusterState
+from rm.core.ledger import Ledger
 
 ROOT = QueuePath("root")
 PENDING_STATES = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"})
@@ -53,7 +53,7 @@ class ClusterMetricsView:
     nodes: dict[str, int] = field(default_factory=dict)
 
 
-def _lineage(st: ClusterState, queue: QueuePath) -> list[QueuePath]:
+def _lineage(st: Ledger, queue: QueuePath) -> list[QueuePath]:
     if queue not in st.queues:
         return [ROOT]
     out: list[QueuePath] = []
@@ -64,7 +64,7 @@ def _lineage(st: ClusterState, queue: QueuePath) -> list[QueuePath]:
     return out
 
 
-def queue_metrics(st: ClusterState) -> dict[QueuePath, QueueMetricsView]:
+def queue_metrics(st: Ledger) -> dict[QueuePath, QueueMetricsView]:
     out = {p: QueueMetricsView() for p in st.queues}
     out.setdefault(ROOT, QueueMetricsView())
     for app in st.apps.values():
@@ -106,7 +106,7 @@ def queue_metrics(st: ClusterState) -> dict[QueuePath, QueueMetricsView]:
     return out
 
 
-def cluster_metrics(st: ClusterState) -> ClusterMetricsView:
+def cluster_metrics(st: Ledger) -> ClusterMetricsView:
     root = queue_metrics(st)[ROOT]
     return ClusterMetricsView(
         apps_submitted=root.apps_submitted,
@@ -125,7 +125,7 @@ def cluster_metrics(st: ClusterState) -> ClusterMetricsView:
     )
 
 
-def queue_usage(st: ClusterState) -> dict[str, tuple[Resources, int]]:
+def queue_usage(st: Ledger) -> dict[str, tuple[Resources, int]]:
     """(resources used, number of unfinished apps) per queue path, parents included."""
     out: dict[str, tuple[Resources, int]] = {p: (Resources(), 0) for p in st.queues}
     for app in st.apps.values():

@@ -1,5 +1,5 @@
 """The REST API in process: YARN's shapes, filters, status codes and RemoteException bodies, over a real
-ClusterState and scheduling cycle (no daemons)."""
+Ledger and scheduling cycle (no daemons)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from common.resources import Resources
 from rm.core.cycle import run_cycle
+from rm.core.ledger import Ledger
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
 from rm.core.records import Record
-from rm.core.state import ClusterState, NodeStatus
+from rm.core.state_types import NodeStatus
 from rm.service.config import RMConfig
 from rm.service.metrics import RMMetrics
 from rm.service.rest import build_app
@@ -30,7 +31,7 @@ class FakeRM:
 
     def __init__(self, **cfg: Any) -> None:
         self.cfg = RMConfig(queues=QUEUES, **cfg)
-        self.state = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES), self.cfg.core())
+        self.state = Ledger(Ledger.fresh_meta(TS), build_queues(QUEUES), self.cfg.core())
         self.clock = TS / 1000 + 10
         self.stored: list[Record] = []
         self.metrics = RMMetrics(self)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Why is it pending: reason codes and numbers from the real scheduling cycle over a ClusterState."""
+"""Why is it pending: reason codes and numbers from the real scheduling cycle over a Ledger."""
 
 from __future__ import annotations
 
@@ -9,31 +9,32 @@ from common.ids import AppId
 from common.resources import Resources
 from rm.core import explain as ex
 from rm.core.cycle import run_cycle
+from rm.core.ledger import Ledger
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
-from rm.core.state import ClusterState, CoreConfig, NodeStatus, SubmitSpec
+from rm.core.state_types import CoreConfig, NodeStatus, SubmitSpec
 
 TS = 1_700_000_000_000
 GB = 1024
 
 
-def make_state(queues: dict[str, Any] | None = None, **cfg: Any) -> ClusterState:
-    return ClusterState(ClusterState.fresh_meta(TS), build_queues(queues), CoreConfig(**cfg))
+def make_state(queues: dict[str, Any] | None = None, **cfg: Any) -> Ledger:
+    return Ledger(Ledger.fresh_meta(TS), build_queues(queues), CoreConfig(**cfg))
 
 
-def node(st: ClusterState, name: str, mem: int = 4 * GB, vc: int = 4) -> str:
+def node(st: Ledger, name: str, mem: int = 4 * GB, vc: int = 4) -> str:
     return st.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=mem, vcores=vc), [], 0.0).node_id
 
 
-def submit(st: ClusterState, mem: int, queue: str = "default", user: str = "alice", now: float = 0.0) -> AppId:
+def submit(st: Ledger, mem: int, queue: str = "default", user: str = "alice", now: float = 0.0) -> AppId:
     app_id = st.new_application(now)
     st.submit(SubmitSpec(app_id=app_id, queue=queue, user=user, am_launch={"commands": ["sleep 60"]},
                          am_resource=Resources.of(memory_mb=mem, vcores=1)), now)
     return app_id
 
 
-def cycle(st: ClusterState, now: float = 1.0) -> None:
+def cycle(st: Ledger, now: float = 1.0) -> None:
     stages, shares = default_pipeline()
     plan = run_cycle(st.snapshot(), stages, shares=shares, now=now, rng=Random(1))
     st.apply_plan(plan, now)

@@ -1,4 +1,4 @@
-"""The reservation system inside ClusterState: capacities from the cluster, apps attached on submit and
+"""The reservation system inside Ledger: capacities from the cluster, apps attached on submit and
 detached when they end (and an accepted recurring job's apps without asking), the view in the snapshot,
 preemption of lenders and what it took from each app, dynamic reprovisioning, counters, records and
 recovery."""
@@ -16,14 +16,15 @@ from common.ids import AppId, NodeId
 from common.resources import Resources
 from rm.core.cycle import run_cycle
 from rm.core.entities import Ask
+from rm.core.ledger import Ledger
 from rm.core.plan import Plan, Preempt
 from rm.core.policies.registry import named_pipeline
 from rm.core.queues import build_queues
 from rm.core.records import AppRecord, ContainerRecord, MetaRecord, SloDecisionRecord, StoredState
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.yarn import definition_from_json
-from rm.core.reservations_glue import SEQ_KEY, reprovision
-from rm.core.state import AM_ASK_ID, ClusterState, SubmitSpec
+from rm.core.reservations_glue import SEQ_KEY
+from rm.core.state_types import AM_ASK_ID, SubmitSpec
 
 TS = 1_700_000_000_000
 NOW = 1_700_000_040.0  # 40 s into a one-minute step
@@ -31,8 +32,8 @@ STEP_START_MS = int(NOW // 60) * 60_000
 QUEUES = {"default": {"capacity": 50}, "prod": {"capacity": 50}}
 
 
-def make_state() -> tuple[ClusterState, NodeId]:
-    st = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES))
+def make_state() -> tuple[Ledger, NodeId]:
+    st = Ledger(Ledger.fresh_meta(TS), build_queues(QUEUES))
     node = st.register_node("n1:7040", "n1:8042", "", Resources.of(memory_mb=8192, vcores=16), [], NOW)
     return st, node.node_id
 
@@ -46,35 +47,35 @@ def definition(mb: int = 2048, minutes: int = 10) -> Any:
     })
 
 
-def reserve(st: ClusterState, queue: str = "prod", mb: int = 2048) -> str:
+def reserve(st: Ledger, queue: str = "prod", mb: int = 2048) -> str:
     system = st.reservation_plan()
     rid = system.new_reservation_id()
     system.submit(rid, queue, definition(mb), user="alice", now=NOW)
     return rid
 
 
-def submit(st: ClusterState, queue: str, mb: int = 512, reservation_id: str = "", name: str = "") -> AppId:
+def submit(st: Ledger, queue: str, mb: int = 512, reservation_id: str = "", name: str = "") -> AppId:
     app_id = st.new_application(NOW)
     st.submit(SubmitSpec(app_id=app_id, name=name, queue=queue, am_launch={"commands": ["am"]},
                          am_resource=Resources.of(memory_mb=mb, vcores=1), reservation_id=reservation_id), NOW)
     return app_id
 
 
-def cycle(st: ClusterState, now: float = NOW) -> Plan:
+def cycle(st: Ledger, now: float = NOW) -> Plan:
     stages, shares = named_pipeline("morpheus")
     plan = run_cycle(st.snapshot(now), stages, shares=shares, now=now, rng=Random(1))
     st.apply_plan(plan, now)
     return plan
 
 
-def start_am(st: ClusterState, app_id: AppId) -> str:
+def start_am(st: Ledger, app_id: AppId) -> str:
     cycle(st)
     (launch,) = [x for x in st.drain_launches() if x.app_id == app_id]
     st.am_register(launch.amrm_token, "h", 1, "", NOW)
     return launch.amrm_token
 
 
-def fill_with_adhoc(st: ClusterState) -> tuple[AppId, str]:
+def fill_with_adhoc(st: Ledger) -> tuple[AppId, str]:
     """An app in ``default`` asking thirty 512 MB containers, after one cycle: (its id, its AMRM token)."""
     adhoc = submit(st, "default")
     token = start_am(st, adhoc)
@@ -162,7 +163,7 @@ def test_reserved_capacity_lent_to_an_adhoc_app_is_preempted_back() -> None:
         meta=st.meta, apps=tuple(r for r in records if isinstance(r, AppRecord)), attempts=(),
         containers=tuple(r for r in records if isinstance(r, ContainerRecord)), nodes=(),
         reservations=tuple(r for r in records if isinstance(r, ReservationRecord)))
-    again = ClusterState.recover(stored, build_queues(QUEUES), None, now=NOW + 1)
+    again = Ledger.recover(stored, build_queues(QUEUES), None, now=NOW + 1)
     assert again.apps[adhoc].preempted == Resources.of(memory_mb=2560, vcores=5)
     assert (again.apps[adhoc].preempted_containers, again.apps[adhoc].preempted_am_containers) == (5, 0)
     assert again.apps[app_id].preempted.is_zero()
@@ -197,7 +198,7 @@ def test_reservations_and_their_id_counter_are_records_and_survive_recovery() ->
     assert meta.extra[SEQ_KEY] == 2
     apps = tuple(r for r in records if type(r).__name__ == "AppRecord")
     stored = StoredState(meta=meta, apps=apps, attempts=(), containers=(), nodes=(), reservations=(rec,))  # type: ignore[arg-type]
-    again = ClusterState.recover(stored, build_queues(QUEUES), None, now=NOW)
+    again = Ledger.recover(stored, build_queues(QUEUES), None, now=NOW)
     system = again.reservation_plan()
     assert system.reservation_of(app_id) == rid
     assert system.new_reservation_id() != rid
@@ -209,7 +210,7 @@ def test_reservations_and_their_id_counter_are_records_and_survive_recovery() ->
 
 
 def test_preemption_frees_room_on_one_node_rather_than_scattered() -> None:
-    st = ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES))
+    st = Ledger(Ledger.fresh_meta(TS), build_queues(QUEUES))
     for name in ("n1", "n2"):
         st.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=4096, vcores=16), [], NOW)
     adhoc = submit(st, "default")
@@ -231,7 +232,7 @@ def test_preemption_frees_room_on_one_node_rather_than_scattered() -> None:
     assert sum(1 for c in st.containers.values() if c.exit_status == EXIT_PREEMPTED) == 4
 
 
-def accept(st: ClusterState, job: str, rid: str, status: str = "accepted") -> None:
+def accept(st: Ledger, job: str, rid: str, status: str = "accepted") -> None:
     st.decide_slo(SloDecisionRecord(job=job, status=status, reservation_id=rid if status == "accepted" else ""))
 
 
@@ -284,13 +285,13 @@ def test_dynamic_reprovisioning_is_counted() -> None:
     app_id = submit(st, "prod", mb=2048, reservation_id=rid)
     token = start_am(st, app_id)
     st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=2048, vcores=1), 3)], [], 0.1, [], [], NOW)
-    got = reprovision(st, NOW)
+    got = st.reprovision(NOW)
     (d,) = got.decisions
     assert (d.outcome, d.wanted, d.granted) == ("EXTENDED", 1, 1)  # capped at 2 × the skyline's 2 GB
     assert st.counters["reservation_extension_containers"] == 1
     assert st.dra_outcomes == {"EXTENDED": 1}
     # a minute on the cap counts the extension too (4 GB × 2), but the plan has room for one more only
-    (d,) = reprovision(st, NOW + 60).decisions
+    (d,) = st.reprovision(NOW + 60).decisions
     assert (d.outcome, d.wanted, d.granted) == ("EXTENDED_PARTIALLY", 3, 1)
     assert st.counters["reservation_extension_containers"] == 2
     assert st.dra_outcomes == {"EXTENDED": 1, "EXTENDED_PARTIALLY": 1}

@@ -1,4 +1,4 @@
-"""The RM's Prometheus families for preemption and reservations, read from a ClusterState at scrape time:
+"""The RM's Prometheus families for preemption and reservations, read from a Ledger at scrape time:
 a reservation takes its capacity back from an ad-hoc app, then dynamic reprovisioning stretches it."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from common.resources import Resources
 from rm.core.entities import Ask
-from rm.core.reservations_glue import reprovision
-from rm.core.state import ClusterState
+from rm.core.ledger import Ledger
 from rm.service.metrics import RMMetrics
 from tests.unit.test_reservations_glue import NOW, cycle, make_state, reserve, start_am, submit
 
@@ -22,14 +21,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class FakeRM:
-    state: ClusterState
+    state: Ledger
     t: float = NOW
 
     def now(self) -> float:
         return self.t
 
 
-def scrape(st: ClusterState, now: float = NOW) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(st: Ledger, now: float = NOW) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     text = generate_latest(RMMetrics(cast("ResourceManager", FakeRM(st, now))).registry).decode()
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
@@ -54,7 +53,7 @@ def test_reservation_and_preemption_families() -> None:
     token = st.drain_launches()[-1].amrm_token
     st.am_register(token, "h", 1, "", NOW)
     st.am_allocate(token, 0, [Ask(1, 1, Resources.of(memory_mb=2048, vcores=1), 2)], [], 0.1, [], [], NOW)
-    reprovision(st, NOW)
+    st.reprovision(NOW)
 
     m = scrape(st)
     assert m[("shepherd_containers_preempted_total", (("reason", "RESERVATION_CAPACITY_LENT"),))] == 4

@@ -9,10 +9,11 @@ from common.errors import BadRequest
 from common.ids import AppId, NodeId
 from common.resources import Resources
 from rm.core.entities import Ask
+from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.records import DatasetAccessRecord, JobRunRecord, Record
 from rm.core.run_history import check_datasets, common_unit, datasets_from_tags, to_access, to_run
-from rm.core.state import ClusterState, NodeStatus
+from rm.core.state_types import NodeStatus
 from tests.unit.test_state import _fold, add_node, make_state, place_am, submit
 
 TASK = Resources.of(memory_mb=1024, vcores=1)
@@ -26,7 +27,7 @@ def accesses(records: list[Record]) -> list[DatasetAccessRecord]:
     return [r for r in records if isinstance(r, DatasetAccessRecord)]
 
 
-def start_app(st: ClusterState, n: NodeId, **kw: object) -> tuple[AppId, str, str]:
+def start_app(st: Ledger, n: NodeId, **kw: object) -> tuple[AppId, str, str]:
     """An app whose AM container runs from t=10 (reported at t=11); returns (app, AM token, AM container)."""
     app_id = submit(st, 0.0, **kw)
     token = place_am(st, app_id, n, 5.0)
@@ -38,7 +39,7 @@ def start_app(st: ClusterState, n: NodeId, **kw: object) -> tuple[AppId, str, st
     return app_id, token, am.am_container_id
 
 
-def run_two_tasks(st: ClusterState, n: NodeId, app_id: AppId, token: str) -> None:
+def run_two_tasks(st: Ledger, n: NodeId, app_id: AppId, token: str) -> None:
     """Two 1024 MB tasks from t=20 to t=140."""
     st.am_allocate(token, 0, [Ask(allocation_request_id=1, priority=1, capability=TASK, num_containers=2)], [],
                    0.1, [], [], 15.0)
@@ -126,7 +127,7 @@ def test_a_restart_keeps_the_spans_of_running_apps_and_reads_only_once() -> None
     app_id, token, _ = start_app(st, n, name="etl", inputs=("/raw/a",), outputs=("/out/c",))
     run_two_tasks(st, n, app_id, token)
     stored = _fold(list(st.drain_records()))
-    again = ClusterState.recover(stored, st.queues, st.config, now=300.0)
+    again = Ledger.recover(stored, st.queues, st.config, now=300.0)
     app = again.apps[app_id]
     assert app.inputs == ("/raw/a",)
     assert app.outputs == ("/out/c",)

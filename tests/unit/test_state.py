@@ -17,25 +17,26 @@ from common.errors import (
 from common.ids import AppId, NodeId
 from common.resources import Resources
 from rm.core.entities import Ask
+from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
 from rm.core.records import StoredState
-from rm.core.state import AM_ASK_ID, ClusterState, CoreConfig, NodeStatus, SubmitSpec
+from rm.core.state_types import AM_ASK_ID, CoreConfig, NodeStatus, SubmitSpec
 
 TS = 1_700_000_000_000
 
 
-def make_state(**cfg: float) -> ClusterState:
-    meta = ClusterState.fresh_meta(TS)
-    return ClusterState(meta, build_queues(), CoreConfig(**cfg))  # type: ignore[arg-type]
+def make_state(**cfg: float) -> Ledger:
+    meta = Ledger.fresh_meta(TS)
+    return Ledger(meta, build_queues(), CoreConfig(**cfg))  # type: ignore[arg-type]
 
 
-def add_node(st: ClusterState, name: str = "n1", mem: int = 8192, vc: int = 8, now: float = 0.0) -> NodeId:
+def add_node(st: Ledger, name: str = "n1", mem: int = 8192, vc: int = 8, now: float = 0.0) -> NodeId:
     node = st.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=mem, vcores=vc), [], now)
     return node.node_id
 
 
-def submit(st: ClusterState, now: float = 0.0, **kw: object) -> AppId:
+def submit(st: Ledger, now: float = 0.0, **kw: object) -> AppId:
     app_id = st.new_application(now)
     spec = SubmitSpec(app_id=app_id, am_launch={"commands": ["run-am"]},
                       am_resource=Resources.of(memory_mb=512, vcores=1), **kw)  # type: ignore[arg-type]
@@ -43,7 +44,7 @@ def submit(st: ClusterState, now: float = 0.0, **kw: object) -> AppId:
     return app_id
 
 
-def place_am(st: ClusterState, app_id: AppId, node: NodeId, now: float = 0.0) -> str:
+def place_am(st: Ledger, app_id: AppId, node: NodeId, now: float = 0.0) -> str:
     plan = Plan(based_on=st.version, placements=[
         Place(app_id=app_id, allocation_request_id=AM_ASK_ID, node_id=node,
               resource=st.apps[app_id].am_resource, priority=-1, is_am=True)])
@@ -52,7 +53,7 @@ def place_am(st: ClusterState, app_id: AppId, node: NodeId, now: float = 0.0) ->
     return launch.amrm_token
 
 
-def running_app(st: ClusterState, node: NodeId, now: float = 0.0) -> tuple[AppId, str]:
+def running_app(st: Ledger, node: NodeId, now: float = 0.0) -> tuple[AppId, str]:
     app_id = submit(st, now)
     token = place_am(st, app_id, node, now)
     st.am_register(token, "h", 1, "", now)
@@ -260,7 +261,7 @@ def test_recovery_keeps_every_app_and_fails_over_unfinished_ones() -> None:
     running_id, _ = running_app(st, n)
     records = st.drain_records()
     stored = _fold(records)
-    st2 = ClusterState.recover(stored, build_queues(), CoreConfig(), now=10.0)
+    st2 = Ledger.recover(stored, build_queues(), CoreConfig(), now=10.0)
     assert st2.apps[done_id].state == "FINISHED"
     assert st2.apps[done_id].final_status == "SUCCEEDED"
     assert st2.apps[killed_id].state == "KILLED"

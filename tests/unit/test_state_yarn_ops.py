@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 
 from common.errors import BadRequest, Conflict
+from rm.core.ledger import Ledger
 from rm.core.queues import build_queues
 from rm.core.records import AppRecord
-from rm.core.state import ClusterState, CoreConfig, NodeStatus
+from rm.core.state_types import CoreConfig, NodeStatus
 from tests.unit.test_state import _fold, add_node, place_am, submit
 
 TS = 1_700_000_000_000
 QUEUES = {"a": {"capacity": 50}, "b": {"capacity": 30}, "stopped": {"capacity": 20, "state": "STOPPED"}}
 
 
-def make_state(**cfg: object) -> ClusterState:
-    return ClusterState(ClusterState.fresh_meta(TS), build_queues(QUEUES), CoreConfig(**cfg))  # type: ignore[arg-type]
+def make_state(**cfg: object) -> Ledger:
+    return Ledger(Ledger.fresh_meta(TS), build_queues(QUEUES), CoreConfig(**cfg))  # type: ignore[arg-type]
 
 
 def test_move_validates_first_and_is_durable() -> None:
@@ -112,7 +113,7 @@ def test_a_plain_command_am_that_fails_uses_its_attempts_and_can_be_killed() -> 
 def test_recovery_keeps_the_lifetime() -> None:
     st = make_state()
     app_id = submit(st, queue="a", lifetime_s=50.0)
-    st2 = ClusterState.recover(_fold(st.drain_records()), build_queues(QUEUES), CoreConfig(), now=10.0)
+    st2 = Ledger.recover(_fold(st.drain_records()), build_queues(QUEUES), CoreConfig(), now=10.0)
     assert st2.apps[app_id].lifetime_expiry == 50.0
     st2.check_liveness(60.0)
     assert st2.apps[app_id].state == "KILLED"

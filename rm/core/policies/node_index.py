@@ -19,7 +19,7 @@ those, as Nomad limits its ranking to a few feasible nodes.
   was last used, and picking the best candidate is a few vectorized operations over at most ``limit``
   nodes. Asks with locality preferences or a blacklist, and other scorers, take the general path.
 
-Amounts are taken to be non-negative, as ``ClusterState`` validates them; a placement with a negative amount
+Amounts are taken to be non-negative, as ``Ledger`` validates them; a placement with a negative amount
 only switches off the "fits nowhere for the rest of the cycle" shortcut.
 """
 

@@ -1,7 +1,7 @@
 """ApplicationMasterProtocol over Hadoop IPC (register, allocate, finish) for stock AMRMClients.
 
 The connection authenticated with an AMRMToken (DIGEST-MD5), so the caller's attempt is known;
-calls go to the same ClusterState methods the gRPC ApplicationMaster service uses.
+calls go to the same Ledger methods the gRPC ApplicationMaster service uses.
 
 YARN's allocate speaks in an *ask table*: entries keyed by (priority, capability, allocation
 request id) and location ("*", a rack or a host), each an absolute outstanding count that replaces
@@ -24,7 +24,8 @@ from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import Ask
-from rm.core.state import AllocateResult, ClusterState
+from rm.core.ledger import Ledger
+from rm.core.state_types import AllocateResult
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 
@@ -113,7 +114,7 @@ class ApplicationMaster:
         }, requires_token=True)
 
     @staticmethod
-    def passwords_for(st: ClusterState, identifier: bytes) -> list[bytes]:
+    def passwords_for(st: Ledger, identifier: bytes) -> list[bytes]:
         try:
             tokens.read_amrm(identifier)
         except tokens.TokenError:
@@ -164,7 +165,7 @@ class ApplicationMaster:
                 self.rm.kick()
             return self._response(st, attempt, table, res)
 
-    def _response(self, st: ClusterState, attempt: str, table: AskTable, res: AllocateResult
+    def _response(self, st: Ledger, attempt: str, table: AskTable, res: AllocateResult
                   ) -> yp.AllocateResponse:
         out = yp.AllocateResponse(response_id=res.response_id, limit=records.resource_pb(res.headroom),
                                   num_cluster_nodes=res.num_nodes)

@@ -1,5 +1,5 @@
 """ApplicationClientProtocol over Hadoop IPC: the calls stock YARN clients (YarnClient, the yarn CLI,
-spark-submit) make, mapped onto the same ClusterState the gRPC and REST front doors use.
+spark-submit) make, mapped onto the same Ledger the gRPC and REST front doors use.
 
 Every mutation is written to the store (``await rm.persist()``) before the answer goes out.
 """
@@ -19,7 +19,7 @@ from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.reservation.requests import reservation_id
 from rm.core.run_history import datasets_from_tags
-from rm.core.state import SubmitSpec
+from rm.core.state_types import SubmitSpec
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 

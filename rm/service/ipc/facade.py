@@ -1,5 +1,5 @@
 """The RM's Hadoop IPC facade: ApplicationClientProtocol and ApplicationMasterProtocol listeners
-over the RM's one ClusterState, and the launcher that starts Hadoop-submitted AM containers on
+over the RM's one Ledger, and the launcher that starts Hadoop-submitted AM containers on
 NodeManagers over ContainerManagementProtocol (as YARN's RM does)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import Container
-from rm.core.state import LaunchAM
+from rm.core.state_types import LaunchAM
 from rm.service.ipc import client_protocol, reports
 from rm.service.ipc.am_protocol import ApplicationMaster
 from rm.service.ipc.client_protocol import ApplicationClient

@@ -12,7 +12,7 @@ from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App, Node
-from rm.core.state import ClusterState
+from rm.core.ledger import Ledger
 
 APP_STATES = {
     "NEW": yr.NEW, "NEW_SAVING": yr.NEW_SAVING, "SUBMITTED": yr.SUBMITTED, "ACCEPTED": yr.ACCEPTED,
@@ -37,7 +37,7 @@ def hadoop_node_id(node: Node) -> str:
     return f"{node.host}:{port}" if port else node.node_id
 
 
-def node_by_hadoop_id(st: ClusterState, node_id: str) -> Node | None:
+def node_by_hadoop_id(st: Ledger, node_id: str) -> Node | None:
     for node in st.nodes.values():
         if hadoop_node_id(node) == node_id:
             return node
@@ -48,15 +48,15 @@ def queue_leaf(path: str) -> str:
     return path.rsplit(".", 1)[-1]
 
 
-def max_allocation(st: ClusterState) -> Resources:
+def max_allocation(st: Ledger) -> Resources:
     return st.max_allocation() or DEFAULT_MAX_ALLOCATION
 
 
-def amrm_token_for(st: ClusterState, attempt_id: str, service: str) -> ipc.Token:
+def amrm_token_for(st: Ledger, attempt_id: str, service: str) -> ipc.Token:
     return tokens.amrm_token(st.amrm_key, attempt_id, service)
 
 
-def app_report(st: ClusterState, app: App, *, scheduler_address: str, web_url: str, caller: str = ""
+def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, caller: str = ""
                ) -> yr.ApplicationReport:
     """``caller``: the remote user; the submitter of an unmanaged app gets its AMRMToken."""
     att = app.current
@@ -98,7 +98,7 @@ def node_report(node: Node) -> yr.NodeReport:
     )
 
 
-def cluster_metrics(st: ClusterState) -> yr.YarnClusterMetrics:
+def cluster_metrics(st: Ledger) -> yr.YarnClusterMetrics:
     count: dict[str, int] = {}
     for n in st.nodes.values():
         count[n.state] = count.get(n.state, 0) + 1
@@ -113,7 +113,7 @@ def cluster_metrics(st: ClusterState) -> yr.YarnClusterMetrics:
     return yr.YarnClusterMetrics(**{k: v for k, v in fields.items() if v})  # zeros are the defaults
 
 
-def queue_info(st: ClusterState, path: str, *, children: bool, recursive: bool, apps: bool,
+def queue_info(st: Ledger, path: str, *, children: bool, recursive: bool, apps: bool,
                scheduler_address: str, web_url: str) -> yr.QueueInfo:
     q = st.queues[path]  # type: ignore[index]
     used = Resources()

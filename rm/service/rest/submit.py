@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from common.errors import BadRequest
 from common.resources import Resources
 from rm.core.run_history import datasets_from_tags
-from rm.core.state import SubmitSpec
+from rm.core.state_types import SubmitSpec
 from rm.service.rest import render
 from rm.service.rest.apps import APPS
 from rm.service.rest.errors import check_writer, json_object

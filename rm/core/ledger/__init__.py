@@ -1,0 +1,23 @@
+"""The ledger: the one owner of nodes, apps, attempts, containers and asks.
+
+Commands come in (submit, kill, heartbeats, allocate calls, plans to apply), events go out to listeners (run
+history, reservations, waiting diagnostics), and changed durable records collect in its journal for the
+service to store. The live ResourceManager, the simulator and the test harness all drive this one class.
+Its parts, one module each: ``base`` (state and lifecycle primitives), ``apps``, ``nodes``, ``am`` (the
+ApplicationMaster protocol), ``plans`` (snapshot, plan application, preemption, DRA) and ``recovery``.
+"""
+
+from __future__ import annotations
+
+from rm.core.ledger.am import AmCommands
+from rm.core.ledger.apps import AppCommands
+from rm.core.ledger.nodes import NodeCommands
+from rm.core.ledger.plans import PlanCommands
+from rm.core.ledger.recovery import Recovery
+
+
+class Ledger(AppCommands, NodeCommands, AmCommands, PlanCommands, Recovery):
+    """See the module docstring; every method takes ``now`` and does no I/O."""
+
+
+__all__ = ["Ledger"]

@@ -1,0 +1,185 @@
+"""The ApplicationMaster protocol: register, allocate (ask-table updates, releases, delivery of new
+containers and completed statuses) and finish."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from common import ids, tokens
+from common.errors import (
+    ApplicationMasterNotRegistered,
+    BadRequest,
+    Conflict,
+    InvalidApplicationMasterRequest,
+    InvalidResourceRequest,
+    InvalidToken,
+)
+from common.exits import EXIT_KILLED_BY_APPMASTER
+from common.ids import ContainerId, NodeId
+from common.resources import MEMORY, VCORES, Resources
+from rm.core.entities import App, Ask, Attempt
+from rm.core.ledger.base import LedgerBase
+from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
+
+
+class AmCommands(LedgerBase):
+    def authenticate_am(self, token: str) -> tuple[App, Attempt]:
+        try:
+            attempt_id = tokens.read_amrm_token(self.amrm_key, token)
+            app_id = ids.app_of_attempt(attempt_id)
+        except (tokens.InvalidToken, ValueError) as exc:
+            raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
+        app = self.apps.get(app_id)
+        att = self._attempt(app, attempt_id) if app is not None else None
+        if app is None or att is None:
+            raise InvalidToken(f"Invalid AMRMToken: unknown attempt {attempt_id}")
+        return app, att
+
+    def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str, now: float) -> Attempt:
+        app, att = self.authenticate_am(token)
+        if att.final or app.final:
+            raise InvalidToken(f"attempt {att.attempt_id} is {att.state}; it may not register")
+        if att.registered:
+            raise Conflict(f"Application Master is already registered : {app.app_id}")
+        att.registered = True
+        att.state = "RUNNING"
+        att.host = host
+        att.rpc_port = rpc_port
+        att.tracking_url = tracking_url
+        att.last_contact = now
+        app.tracking_url = tracking_url
+        self._mark(att.record())
+        self._app_started(app, now)
+        return att
+
+    def validate_asks(self, asks: Iterable[Ask]) -> None:
+        for a in asks:
+            if a.num_containers < 0 or a.num_containers > MAX_ASK_CONTAINERS:
+                raise InvalidResourceRequest(f"ask {a.allocation_request_id}: num_containers out of range")
+            if a.allocation_request_id < 0:
+                raise InvalidResourceRequest("allocation_request_id must not be negative")
+            if a.num_containers:
+                self._check_resource(a.capability, f"ask {a.allocation_request_id}")
+                unknown = [t for t in a.capability.types() if t not in self._resource_types()]
+                if unknown:
+                    raise InvalidResourceRequest(f"unknown resource types {unknown}")
+
+    def _resource_types(self) -> set[str]:
+        out = {MEMORY, VCORES}
+        for n in self.nodes.values():
+            out.update(n.capability.types())
+        return out
+
+    def am_allocate(
+        self,
+        token: str,
+        response_id: int,
+        asks: list[Ask],
+        releases: Iterable[str],
+        progress: float,
+        blacklist_add: Iterable[str],
+        blacklist_remove: Iterable[str],
+        now: float,
+    ) -> AllocateResult:
+        app, att = self.authenticate_am(token)
+        if att.final or app.final or att is not app.current:
+            return AllocateResult(response_id=response_id, command="SHUTDOWN")
+        if not att.registered:
+            raise ApplicationMasterNotRegistered(
+                f"AM is not registered for known application attempt: {att.attempt_id} or RM had restarted "
+                "after AM registered. AM should re-register."
+            )
+        att.last_contact = now
+        if att.last_response is not None and response_id + 1 == att.response_id:
+            cached: AllocateResult = att.last_response
+            return cached  # a duplicate of the last request
+        if response_id != att.response_id:
+            raise InvalidApplicationMasterRequest(
+                f"Invalid responseId in AllocateRequest from application attempt: {att.attempt_id}, expect "
+                f"responseId to be {att.response_id}, but get {response_id}"
+            )
+        self.validate_asks(asks)
+        release_ids = list(releases)
+        for cid in release_ids:
+            c = self.containers.get(ContainerId(cid))
+            if c is None or c.attempt_id != att.attempt_id or c.is_am:
+                raise BadRequest(f"container {cid} does not belong to attempt {att.attempt_id}")
+        # --- validated: apply
+        changed = False
+        for a in asks:
+            undelivered = sum(1 for cid in att.undelivered
+                              if self.containers[cid].allocation_request_id == a.allocation_request_id)
+            a.num_containers = max(0, a.num_containers - undelivered)
+            if a.num_containers == 0:
+                changed |= att.asks.pop(a.allocation_request_id, None) is not None
+            else:
+                att.asks[a.allocation_request_id] = a
+                changed = True
+        for cid in release_ids:
+            c = self.containers[ContainerId(cid)]
+            if c.live:
+                self._complete_container(c, EXIT_KILLED_BY_APPMASTER, "Container released by application",
+                                         now, notify=True)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(c.container_id)
+        att.blacklist.update(NodeId(n) for n in blacklist_add)
+        att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
+        if 0.0 <= progress <= 1.0 and progress != app.progress:
+            app.progress = progress
+        if changed:
+            self.version += 1
+        allocated: list[AllocatedContainer] = []
+        nm_tokens: list[tuple[NodeId, str]] = []
+        for cid in att.undelivered:
+            c = self.containers[cid]
+            node = self.nodes[c.node_id]
+            c.state = "ACQUIRED" if c.state == "ALLOCATED" else c.state
+            allocated.append(AllocatedContainer(
+                container_id=cid, node_id=c.node_id, node_http_address=node.http_address, resource=c.resource,
+                priority=c.priority, allocation_request_id=c.allocation_request_id, token=c.token,
+                ask_type=c.ask_type, from_leftover=c.from_leftover,
+            ))
+            if c.node_id not in att.nm_token_nodes:
+                att.nm_token_nodes.add(c.node_id)
+                nm_tokens.append((c.node_id, tokens.nm_token(self.container_key, att.attempt_id, c.node_id)))
+        att.undelivered.clear()
+        completed = tuple(att.completed)
+        att.completed.clear()
+        att.response_id += 1
+        result = AllocateResult(
+            response_id=att.response_id, allocated=tuple(allocated), completed=completed,
+            fair_share=app.fair_share, headroom=self._headroom(app), nm_tokens=tuple(nm_tokens),
+            num_nodes=sum(1 for n in self.nodes.values() if n.schedulable),
+        )
+        att.last_response = result
+        return result
+
+    def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
+        return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)
+
+    def _headroom(self, app: App) -> Resources:
+        free = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                free = free + (n.capability - n.allocated).clamp_min_zero()
+        return free
+
+    def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
+                  now: float) -> bool:
+        app, att = self.authenticate_am(token)
+        if app.final or att.final:
+            return True
+        if not att.registered:
+            raise ApplicationMasterNotRegistered(f"attempt {att.attempt_id} is not registered")
+        if final_status not in ("SUCCEEDED", "FAILED", "KILLED"):
+            raise BadRequest(f"final status {final_status!r} is not one of SUCCEEDED, FAILED, KILLED")
+        att.state = "FINISHING"
+        att.diagnostics = diagnostics
+        att.tracking_url = tracking_url or att.tracking_url
+        self._mark(att.record())
+        if app.unmanaged:  # no AM container whose exit would end the attempt
+            self._end_attempt(app, att, "FINISHED", diagnostics, counts=False, now=now)
+        # the attempt ends when the AM container exits; the app is done now
+        self._finish_app(app, "FINISHED", final_status, diagnostics, now)
+        return True

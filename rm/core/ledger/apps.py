@@ -1,0 +1,151 @@
+"""Application commands: new ids, submit, kill, move, priority, lifetime; and pending-demand reports."""
+
+from __future__ import annotations
+
+from common import ids
+from common.errors import BadRequest, Conflict
+from common.ids import AppId
+from common.resources import Resources
+from rm.core import reservations_glue as glue
+from rm.core import run_history as history
+from rm.core.entities import App
+from rm.core.ledger.base import LedgerBase, replace_meta
+from rm.core.queues import QueueConfigError, resolve_queue
+from rm.core.state_types import SubmitSpec
+
+
+class AppCommands(LedgerBase):
+
+    def new_application(self, now: float) -> AppId:
+        seq = self.meta.next_app_seq
+        self.meta = replace_meta(self.meta, next_app_seq=seq + 1)
+        self.mark_meta()
+        return ids.app_id(self.meta.cluster_timestamp, seq)
+
+
+    def submit(self, spec: SubmitSpec, now: float) -> App:
+        try:
+            seq_ts = ids.parse_app_id(spec.app_id)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        if seq_ts[0] != self.meta.cluster_timestamp or seq_ts[1] >= self.meta.next_app_seq:
+            raise BadRequest(f"application id {spec.app_id} was not handed out by this ResourceManager")
+        if spec.app_id in self.apps:
+            raise Conflict(f"Application with id '{spec.app_id}' is already present! Cannot add a duplicate!")
+        name = spec.name or "N/A"
+        # naming no reservation, an accepted recurring job's app runs in the job's, in that reservation's queue
+        recurring = None if spec.reservation_id else glue.recurring_reservation(
+            self.slo_decisions, self.reservations, self.queues, name, spec.queue)
+        try:
+            queue = resolve_queue(self.queues, recurring.queue if recurring is not None else spec.queue)
+        except QueueConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        if not queue.running:
+            raise BadRequest(f"queue {queue.path} is STOPPED")
+        if not spec.unmanaged:  # an unmanaged AM runs outside the cluster: no AM container
+            self._check_resource(spec.am_resource, "the AM resource")
+            commands = list(spec.am_launch.get("commands") or [])
+            if not commands:
+                raise BadRequest("the AM container spec has no commands")
+        if spec.lifetime_s < 0 or spec.lifetime_s != spec.lifetime_s:
+            raise BadRequest(f"Invalid application timeout, value={spec.lifetime_s} for type=LIFETIME")
+        priority = self._check_priority(spec.priority)
+        inputs = history.check_datasets(spec.inputs, "inputs")
+        outputs = history.check_datasets(spec.outputs, "outputs")
+        reservation_id = spec.reservation_id
+        if reservation_id:  # YARN: an app submitted with a reservation id runs inside it
+            self.reservation_plan().attach(spec.app_id, reservation_id, queue.path)
+        elif recurring is not None:
+            reservation_id = recurring.reservation_id
+            self.reservation_plan().attach(spec.app_id, reservation_id)
+        cap = self.config.max_app_attempts
+        max_attempts = cap if spec.max_attempts <= 0 else min(spec.max_attempts, cap)
+        if spec.unmanaged:
+            max_attempts = 1  # its client launched it; nobody here can launch another
+        app = App(
+            app_id=AppId(spec.app_id), name=name, queue=queue.path, user=spec.user or "dr.who",
+            app_type=spec.app_type or "SHEPHERD", priority=priority, am_resource=spec.am_resource,
+            am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
+            unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
+            start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
+            reservation_id=reservation_id, inputs=inputs, outputs=outputs,
+        )
+        self.apps[app.app_id] = app
+        self._start_attempt(app, now)
+        return app
+
+
+    def kill(self, app_id: str, diagnostics: str, now: float) -> App:
+        app = self.get_app(app_id)
+        if app.final:
+            raise Conflict(f"application {app_id} is already {app.state}; it cannot be killed")
+        self._kill_app(app, diagnostics, now)
+        return app
+
+    def move(self, app_id: str, queue_name: str, now: float) -> App:
+        """Move an unfinished app to another leaf queue (a no-op when it is there already)."""
+        app = self.get_app(app_id)
+        if app.final:
+            raise BadRequest(f"App in {app.state} state cannot be moved.")
+        try:
+            q = resolve_queue(self.queues, queue_name)
+        except QueueConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        if q.path == app.queue:
+            return app
+        if not q.running:
+            raise BadRequest(f"queue {q.path} is STOPPED; it accepts no applications")
+        app.queue = q.path
+        self._touch_app(app)
+        return app
+
+    def _check_priority(self, priority: int) -> int:
+        """A valid priority, capped at the cluster maximum as YARN caps it."""
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise BadRequest(f"priority must be an integer, got {priority!r}")
+        if priority < 0:
+            raise BadRequest(f"priority must not be negative, got {priority}")
+        return min(priority, self.config.max_priority)
+
+    def set_priority(self, app_id: str, priority: int) -> App:
+        """Change an unfinished app's priority; returns the app with its effective (capped) priority."""
+        app = self.get_app(app_id)
+        if app.final:
+            raise BadRequest(f"Application in {app.state} state cannot update its priority.")
+        effective = self._check_priority(priority)
+        if effective != app.priority:
+            app.priority = effective
+            self._touch_app(app)
+        return app
+
+    def set_lifetime(self, app_id: str, expiry: float, now: float) -> App:
+        """Set the LIFETIME timeout: the RM kills the app at ``expiry`` (seconds since the epoch)."""
+        app = self.get_app(app_id)
+        if app.final:
+            raise BadRequest(f"Application in {app.state} state cannot update its timeout.")
+        if not expiry > now:
+            raise BadRequest("the expiry time of the LIFETIME timeout must be in the future")
+        app.lifetime_expiry = expiry
+        self._touch_app(app)
+        return app
+
+
+    def pending_of(self, app: App) -> tuple[Resources, int, int, int]:
+        """(pending resources, pending containers, DEFAULT asks pending, ALTRUISTIC asks pending)."""
+        att = app.current
+        if app.final or att is None or att.final:
+            return Resources(), 0, 0, 0
+        res = Resources()
+        n = d = alt = 0
+        if att.am_ask_pending:
+            res = res + app.am_resource
+            n += 1
+            d += 1
+        for a in att.asks.values():
+            res = res + a.capability * a.num_containers
+            n += a.num_containers
+            if a.ask_type == "ALTRUISTIC":
+                alt += a.num_containers
+            else:
+                d += a.num_containers
+        return res, n, d, alt

@@ -1,0 +1,352 @@
+"""The ledger's state and its lifecycle primitives: marking durable records, starting and ending attempts,
+completing containers, finishing apps, losing nodes. The command mixins beside this module (apps, nodes,
+the ApplicationMaster protocol, plans, recovery) validate requests and then call these; listeners hear of
+each completed transition as an event (``rm.core.events``).
+
+Pure: every method takes ``now``; none does I/O. Each mutation marks the durable records it changed in
+the journal; the service drains them (:meth:`LedgerBase.drain_records`) and writes them to the store before
+it answers the caller. Validation happens before any mutation, so a refused request changes nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from common import ids
+from common.errors import ApplicationNotFound, BadRequest, InvalidResourceRequest
+from common.exits import (
+    EXIT_ABORTED,
+    EXIT_KILLED_AFTER_APP_COMPLETION,
+    EXIT_KILLED_BY_RESOURCEMANAGER,
+    EXIT_PREEMPTED,
+    NOT_COUNTED_EXITS,
+)
+from common.ids import AppId, ContainerId, NodeId, QueuePath
+from common.resources import MEMORY, VCORES, Resources, component_max
+from rm.core import reservations_glue as glue
+from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
+from rm.core.events import (
+    AppFinished,
+    AppStarted,
+    AttemptEnded,
+    ContainerCompleted,
+    Event,
+    Journal,
+    Listener,
+)
+from rm.core.explain import WaitingNotes
+from rm.core.model import QueueView
+from rm.core.plan import Plan
+from rm.core.records import MetaRecord, Record, SloDecisionRecord
+from rm.core.reservation.system import ReservationSystem
+from rm.core.run_history import RunHistory
+from rm.core.state_types import CoreConfig, LaunchAM
+
+
+class LedgerBase:
+    """Nodes, apps, attempts, containers and asks, and the transitions between their states."""
+
+    def __init__(
+        self,
+        meta: MetaRecord,
+        queues: Mapping[QueuePath, QueueView],
+        config: CoreConfig | None = None,
+    ) -> None:
+        self.meta = meta
+        self.config = config or CoreConfig()
+        self.queues = dict(queues)
+        self.nodes: dict[NodeId, Node] = {}
+        self.apps: dict[AppId, App] = {}
+        self.containers: dict[ContainerId, Container] = {}
+        self.version = 0
+        self.journal = Journal()
+        self._launches: list[LaunchAM] = []
+        self.amrm_key = bytes.fromhex(meta.amrm_key_hex)
+        self.container_key = bytes.fromhex(meta.container_key_hex)
+        self.last_plan: Plan | None = None
+        # since this process started: containers_allocated, leftover_containers, containers_preempted,
+        # reservation_reclaims, placed_in_reservation, reservation_extension_containers (DRA)
+        self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
+        self.preempted_by_reason: dict[str, int] = {}  # containers preempted, by the plan's reason
+        self.dra_outcomes: dict[str, int] = {}  # dynamic reprovisioning decisions, by outcome
+        self.reservations = glue.new_system(meta)  # reservable queues' plans (Morpheus)
+        self._plan_capacity: Resources | None = None
+        self.slo_decisions: dict[str, SloDecisionRecord] = {}  # per recurring job: accepted or rejected
+        # lifecycle listeners, in the order they hear each event: reservations let go of a finished app
+        # before its run is recorded; waiting diagnostics follow every applied plan
+        self.listeners: list[Listener] = [
+            glue.ReservationRelease(self.reservations),
+            RunHistory(self.reservations.config.step_s),
+            WaitingNotes(self.apps),
+        ]
+
+
+    @staticmethod
+    def fresh_meta(cluster_timestamp: int) -> MetaRecord:
+        return MetaRecord(
+            cluster_timestamp=cluster_timestamp,
+            next_app_seq=1,
+            epoch=0,
+            amrm_key_hex=secrets.token_hex(32),
+            container_key_hex=secrets.token_hex(32),
+        )
+
+    def _mark(self, rec: Record) -> None:
+        self.journal.mark(rec)
+        self.version += 1
+
+    def mark_meta(self) -> None:
+        self._mark(self.meta)
+
+    def _touch_app(self, app: App) -> None:
+        self._mark(app.record())
+
+    def drain_records(self) -> list[Record]:
+        records, meta = glue.drain(self.reservations, self.meta)
+        if meta is not None:
+            self.meta = meta
+            self.mark_meta()
+        return self.journal.drain() + records
+
+    def decide_slo(self, decision: SloDecisionRecord) -> None:
+        """Record a user's decision on a recurring job's SLO proposal (persisted with the next drain)."""
+        self.slo_decisions[decision.job] = decision
+        self._mark(decision)
+
+    def drain_launches(self) -> list[LaunchAM]:
+        out, self._launches = self._launches, []
+        return out
+
+    def subscribe(self, listener: Listener) -> None:
+        """Hear every lifecycle event from now on, after the listeners already subscribed."""
+        self.listeners.append(listener)
+
+    def _emit(self, event: Event) -> None:
+        for listener in self.listeners:
+            listener.on_event(event, self.journal)
+
+    def max_allocation(self) -> Resources | None:
+        if self.config.maximum_allocation is not None:
+            return self.config.maximum_allocation
+        caps = [n.capability for n in self.nodes.values() if n.state in ("RUNNING", "NEW", "UNHEALTHY")]
+        if not caps:
+            return None
+        out = caps[0]
+        for c in caps[1:]:
+            out = component_max(out, c)
+        return out
+
+    def _check_resource(self, r: Resources, what: str) -> None:
+        if r.any_negative():
+            raise InvalidResourceRequest(f"{what} has a negative amount: {r}")
+        if r.get(MEMORY) <= 0 or r.get(VCORES) <= 0:
+            raise InvalidResourceRequest(f"{what} must ask for memory-mb and vcores above zero: {r}")
+        mx = self.max_allocation()
+        if mx is not None and not r.fits_in(mx):
+            raise InvalidResourceRequest(
+                f"{what} {r} exceeds the maximum allocation {mx} (no node is large enough)"
+            )
+
+
+    def _start_attempt(self, app: App, now: float) -> Attempt:
+        number = len(app.attempts) + 1
+        att = Attempt(
+            attempt_id=ids.attempt_id(app.app_id, number), app_id=app.app_id, number=number,
+            state="LAUNCHED" if app.unmanaged else "SCHEDULED", start_time=now, last_contact=now,
+            am_ask_pending=not app.unmanaged,
+        )
+        app.attempts.append(att)
+        app.progress = 0.0
+        self._mark(att.record())
+        self._touch_app(app)
+        return att
+
+    def get_app(self, app_id: str) -> App:
+        app = self.apps.get(AppId(app_id))
+        if app is None:
+            try:
+                ids.parse_app_id(app_id)
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from exc
+            raise ApplicationNotFound(f"application with id '{app_id}' doesn't exist in RM.")
+        return app
+
+
+    def _finish_app(self, app: App, state: str, final_status: str, diag: str, now: float) -> None:
+        app.state = state
+        app.final_status = final_status
+        app.diagnostics = diag
+        app.finish_time = now
+        if state == "FINISHED" and final_status == "SUCCEEDED":
+            app.progress = 1.0
+        self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
+                                     "Container killed by the ApplicationMaster's application ending.")
+        self._emit(AppFinished(app, now))
+        self._touch_app(app)
+
+    def _release_app_containers(self, app: App, now: float, exit_status: int, diag: str) -> None:
+        for cid in list(app.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live:
+                self._complete_container(c, exit_status, diag, now, notify=False)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(cid)
+        for node in self.nodes.values():
+            if node.schedulable:
+                node.apps_to_cleanup.add(app.app_id)
+
+    def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float) -> None:
+        att.state = state
+        att.diagnostics = diag
+        att.finish_time = now
+        att.counts_as_failure = counts and state == "FAILED"
+        att.asks.clear()
+        att.am_ask_pending = False
+        att.undelivered.clear()
+        if att.counts_as_failure:
+            app.failed_attempts += 1
+        # containers of an ended attempt do not outlive it
+        for cid in list(app.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live and c.attempt_id == att.attempt_id:
+                self._complete_container(c, EXIT_KILLED_BY_RESOURCEMANAGER,
+                                         f"Container of a completed attempt {att.attempt_id}", now, notify=False)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(cid)
+        self._mark(att.record())
+        self._touch_app(app)
+        self._emit(AttemptEnded(app, att, now))
+
+    def _attempt_failed(self, app: App, att: Attempt, diag: str, *, counts: bool, now: float) -> None:
+        """An attempt ended without unregistering: retry or fail the app."""
+        self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now)
+        if app.failed_attempts >= app.max_attempts:
+            self._finish_app(
+                app, "FAILED", "FAILED",
+                f"Application {app.app_id} failed {app.failed_attempts} times (global limit "
+                f"={self.config.max_app_attempts}; local limit is ={app.max_attempts}) due to: {diag}",
+                now,
+            )
+        else:
+            app.state = "ACCEPTED"
+            self._start_attempt(app, now)
+
+
+    def _kill_app(self, app: App, diagnostics: str, now: float) -> None:
+        diag = diagnostics or "Application killed by user."
+        cur = app.current
+        if cur is not None and not cur.final:
+            self._end_attempt(app, cur, "KILLED", diag, counts=False, now=now)
+        self._finish_app(app, "KILLED", "KILLED", diag, now)
+
+    def _app_started(self, app: App, now: float) -> None:
+        """The app's AM runs (its container started, or it registered): RUNNING."""
+        app.state = "RUNNING"
+        self._emit(AppStarted(app, now))
+        self._touch_app(app)
+
+    def _lose_node(self, node: Node, state: str, diag: str, now: float) -> None:
+        node.state = state
+        for cid in list(node.containers):
+            c = self.containers.get(cid)
+            if c is not None and c.live:
+                self._complete_container(c, EXIT_ABORTED, diag, now)
+        node.to_cleanup.clear()
+        node.apps_to_cleanup.clear()
+        self._mark(node.record())
+
+
+    def _attempt(self, app: App, attempt_id: str) -> Attempt | None:
+        for a in app.attempts:
+            if a.attempt_id == attempt_id:
+                return a
+        return None
+
+    def _complete_container(
+        self,
+        c: Container,
+        exit_status: int,
+        diag: str,
+        now: float,
+        *,
+        notify: bool = True,
+        start_time: float = 0.0,
+    ) -> None:
+        c.state = "COMPLETED"
+        c.exit_status = exit_status
+        c.diagnostics = diag
+        c.finish_time = now
+        if start_time and not c.start_time:
+            c.start_time = start_time
+        node = self.nodes.get(c.node_id)
+        if node is not None:
+            node.containers.discard(c.container_id)
+            node.allocated = node.allocated - c.resource
+        app = self.apps.get(c.app_id)
+        self._mark(c.record())
+        if app is None:
+            return
+        app.containers.discard(c.container_id)
+        app.used = app.used - c.resource
+        if c.is_am:
+            app.am_used = app.am_used - c.resource
+        if exit_status == EXIT_PREEMPTED:
+            app.note_preempted(c.resource, is_am=c.is_am)
+        if c.start_time:
+            secs = max(0.0, now - c.start_time)
+            app.memory_seconds += c.resource.memory_mb * secs
+            app.vcore_seconds += c.resource.vcores * secs
+            app.spans.append((c.start_time, now, c.resource))
+        att = self._attempt(app, c.attempt_id)
+        if att is None:
+            return
+        if c.container_id in att.undelivered:
+            att.undelivered.remove(c.container_id)
+            # never handed to its AM (preempted, its node lost): the AM still counts it as asked for, so the
+            # ask gets it back, as YARN reschedules a container killed before it was acquired
+            ask = att.asks.get(c.allocation_request_id)
+            if ask is not None and not c.is_am and not att.final:
+                ask.num_containers += 1
+        if c.is_am:
+            if not att.final and not app.final:
+                if att.state == "FINISHING":
+                    self._end_attempt(app, att, "FINISHED", att.diagnostics, counts=False, now=now)
+                elif not att.registered and exit_status == 0:
+                    # a plain command as the AM (it never registers): exit 0 is success
+                    self._end_attempt(app, att, "FINISHED", diag, counts=False, now=now)
+                    self._finish_app(app, "FINISHED", "SUCCEEDED", "", now)
+                else:
+                    counts = exit_status not in NOT_COUNTED_EXITS
+                    self._attempt_failed(
+                        app, att,
+                        f"AM Container for {att.attempt_id} exited with exitCode: {exit_status}. {diag}".strip(),
+                        counts=counts, now=now,
+                    )
+        elif notify and not att.final:
+            att.completed.append(CompletedStatus(c.container_id, exit_status, diag, c.start_time, now))
+        self._emit(ContainerCompleted(c, now))
+
+
+    def reservation_plan(self) -> ReservationSystem:
+        """The reservation system, with its queues' capacities brought up to date with the cluster."""
+        self._plan_capacity = glue.sync_capacities(self.nodes, self.queues, self.reservations,
+                                                   self._plan_capacity)
+        return self.reservations
+
+
+    def cluster_capacity(self) -> Resources:
+        out = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                out = out + n.capability
+        return out
+
+
+
+def replace_meta(meta: MetaRecord, **changes: Any) -> MetaRecord:
+    return replace(meta, **changes)

@@ -1,0 +1,190 @@
+"""Scheduling on the ledger: the snapshot a cycle reads, applying the plan it returns (placements become
+containers, preemptions end them), and the reservation plan's dynamic reprovisioning."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from common import ids, tokens
+from common.exits import EXIT_PREEMPTED
+from common.ids import AppId, ContainerId, NodeId
+from common.resources import Resources
+from rm.core.entities import Container
+from rm.core.events import PlanApplied
+from rm.core.ledger.base import LedgerBase
+from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
+from rm.core.plan import Place, Plan
+from rm.core.preemption import choose_victims
+from rm.core.reservation import dra
+from rm.core.reservation.view import EMPTY_VIEW
+from rm.core.state_types import AM_ASK_ID, LaunchAM
+
+PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
+PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation")  # summed from every applied plan
+
+
+class PlanCommands(LedgerBase):
+
+    def apply_plan(self, plan: Plan, now: float) -> list[Place]:
+        """Turn placements into containers; returns the placements that were applied."""
+        applied: list[Place] = []
+        for p in plan.placements:
+            app = self.apps.get(p.app_id)
+            node = self.nodes.get(p.node_id)
+            if app is None or app.final or node is None or not node.schedulable:
+                continue
+            att = app.current
+            if att is None or att.final:
+                continue
+            if not (node.allocated + p.resource).fits_in(node.capability):
+                continue
+            if p.is_am:
+                if not att.am_ask_pending:
+                    continue
+            else:
+                ask = att.asks.get(p.allocation_request_id)
+                if ask is None or ask.num_containers <= 0:
+                    continue
+            cid = ids.container_id(att.attempt_id, att.next_container_seq, self.meta.epoch)
+            att.next_container_seq += 1
+            c = Container(
+                container_id=cid, app_id=app.app_id, attempt_id=att.attempt_id, node_id=node.node_id,
+                resource=p.resource, priority=p.priority, allocation_request_id=p.allocation_request_id,
+                ask_type=p.ask_type, is_am=p.is_am, state="ALLOCATED", allocate_time=now,
+                from_leftover=p.from_leftover,
+            )
+            c.token = tokens.container_token(self.container_key, tokens.ContainerTokenFields(
+                container_id=cid, node_id=node.node_id, app_id=app.app_id, user=app.user,
+                resource=p.resource.to_dict(), expires=now + self.config.container_token_lifetime_s,
+            ))
+            self.containers[cid] = c
+            node.containers.add(cid)
+            node.allocated = node.allocated + p.resource
+            app.containers.add(cid)
+            app.used = app.used + p.resource
+            self.counters["containers_allocated"] += 1
+            if p.from_leftover:
+                app.leftover_containers += 1
+                self.counters["leftover_containers"] += 1
+            if p.is_am:
+                app.am_used = app.am_used + p.resource
+                att.am_ask_pending = False
+                att.am_container_id = cid
+                att.node_id = node.node_id
+                att.state = "ALLOCATED"
+                att.last_contact = now
+                app.launch_time = now
+                self._mark(att.record())
+                self._touch_app(app)
+                self._launches.append(LaunchAM(
+                    app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
+                    container_token=c.token, nm_token=tokens.nm_token(self.container_key, att.attempt_id,
+                                                                     node.node_id),
+                    amrm_token=tokens.amrm_token(self.amrm_key, att.attempt_id), launch=app.am_launch,
+                    job_spec_json=app.job_spec_json, user=app.user,
+                ))
+            else:
+                ask = att.asks[p.allocation_request_id]
+                ask.num_containers -= 1
+                att.undelivered.append(cid)
+            self._mark(c.record())
+            applied.append(p)
+        for app_id, share in plan.shares.items():
+            app = self.apps.get(app_id)
+            if app is not None:
+                app.fair_share = share
+        self._apply_preemptions(plan, now)
+        for key in PLAN_COUNTERS:
+            n = plan.counters.get(key, 0)
+            if n:
+                self.counters[key] = self.counters.get(key, 0) + n
+        self.last_plan = plan
+        self._emit(PlanApplied(plan, tuple(applied), now))
+        return applied
+
+
+    def _apply_preemptions(self, plan: Plan, now: float) -> int:
+        """Preempt each victim app's newest non-AM containers until the asked amount is covered (exit -102;
+        the NodeManager is told to clean them up, the AM gets them as completed). Returns how many.
+
+        Containers on one node are preferred when that node's free room plus them covers the amount, so the
+        blocked ask fits there next cycle instead of the reclaim repeating over freed but scattered room."""
+        count = 0
+        for p in plan.preemptions:
+            app = self.apps.get(AppId(p.app_id))
+            if app is None or app.final:
+                continue
+            for c in self._victims(app.containers, p.amount):
+                self._complete_container(c, EXIT_PREEMPTED, PREEMPTED_DIAG.format(reason=p.reason,
+                                                                                 rid=p.for_reservation), now)
+                node = self.nodes.get(c.node_id)
+                if node is not None:
+                    node.to_cleanup.add(c.container_id)
+                count += 1
+                self.preempted_by_reason[p.reason] = self.preempted_by_reason.get(p.reason, 0) + 1
+        self.counters["containers_preempted"] = self.counters.get("containers_preempted", 0) + count
+        return count
+
+    def _victims(self, owned: Iterable[ContainerId], amount: Resources) -> list[Container]:
+        live = [c for c in (self.containers.get(cid) for cid in owned) if c is not None and c.live and not c.is_am]
+        newest = sorted(live, key=lambda c: (c.allocate_time, c.container_id), reverse=True)
+
+        def free_room(node_id: NodeId) -> Resources | None:
+            node = self.nodes.get(node_id)
+            if node is None or not node.schedulable:
+                return None
+            return (node.capability - node.allocated).clamp_min_zero()
+
+        return choose_victims(newest, amount, node_of=lambda c: c.node_id, resource_of=lambda c: c.resource,
+                              free_room=free_room)
+
+    def reprovision(self, now: float) -> dra.DraRound:
+        """One round of dynamic reprovisioning (Morpheus §7) over the apps' used + pending demand; counts its
+        outcomes and the extra containers it booked."""
+        system = self.reservation_plan()
+        got = dra.evaluate(system, dra.demands_from_snapshot(self.snapshot(), system), now=now)
+        for d in got.decisions:
+            self.dra_outcomes[d.outcome] = self.dra_outcomes.get(d.outcome, 0) + 1
+            if d.granted:
+                self.counters["reservation_extension_containers"] = (
+                    self.counters.get("reservation_extension_containers", 0) + d.granted
+                )
+        return got
+
+    def snapshot(self, now: float | None = None) -> ClusterSnapshot:
+        """The cycle's read-only view; with ``now``, the reservations active at that time too."""
+        nodes = {
+            n.node_id: NodeView(node_id=n.node_id, host=n.host, rack=n.rack, capability=n.capability,
+                                allocated=n.allocated, schedulable=n.schedulable)
+            for n in self.nodes.values()
+        }
+        apps: dict[AppId, AppView] = {}
+        for app in self.apps.values():
+            att = app.current
+            if app.final or att is None or att.final:
+                continue
+            asks: list[AskView] = []
+            if att.am_ask_pending:
+                asks.append(AskView(app_id=app.app_id, allocation_request_id=AM_ASK_ID, priority=-1,
+                                    capability=app.am_resource, num_containers=1, is_am=True, stage="am"))
+            for a in att.asks.values():
+                if a.num_containers > 0:
+                    asks.append(AskView(
+                        app_id=app.app_id, allocation_request_id=a.allocation_request_id, priority=a.priority,
+                        capability=a.capability, num_containers=a.num_containers, nodes=a.nodes, racks=a.racks,
+                        relax_locality=a.relax_locality, ask_type=a.ask_type,
+                        remaining_work_s=a.remaining_work_s, stage=a.stage,
+                    ))
+            if not asks and app.used.is_zero():
+                continue
+            apps[app.app_id] = AppView(
+                app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
+                submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
+                blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
+                fair_share=None if app.fair_share.is_zero() else app.fair_share,
+            )
+        view = EMPTY_VIEW
+        if now is not None and self.reservations.reservations:
+            view = self.reservation_plan().view(now)
+        return ClusterSnapshot(version=self.version, nodes=nodes, apps=apps, queues=self.queues, reservations=view)
+
