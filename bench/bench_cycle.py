@@ -27,7 +27,7 @@ from common.ids import AppId, NodeId, QueuePath, app_id
 from common.resources import Resources
 from rm.core.cycle import run_cycle
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
-from rm.core.policies.registry import PIPELINES, named_pipeline
+from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
 
 SHAPES = [Resources.of(memory_mb=m, vcores=v) for m, v in ((1024, 1), (2048, 1), (4096, 2), (512, 1), (8192, 4))]
@@ -85,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--asks", type=int, nargs="+", default=[10_000, 50_000])
-    parser.add_argument("--pipeline", nargs="+", default=["carbyne", "drf", "morpheus"], choices=sorted(PIPELINES))
+    parser.add_argument("--pipeline", nargs="+", default=["carbyne", "drf", "morpheus"], choices=sorted(SCHEDULERS))
     parser.add_argument("--case", nargs="+", default=["full", "empty"], choices=["full", "empty"])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()

@@ -43,7 +43,9 @@ def simulate(
     noise: Annotated[float, typer.Option(help="log-normal sigma on task durations")] = 0.0,
     failure_rate: Annotated[float, typer.Option(help="probability a task attempt fails")] = 0.0,
     straggler_rate: Annotated[float, typer.Option(help="probability a task attempt straggles")] = 0.0,
-    ask_policy: Annotated[str, typer.Option(help="AM ask policy for jobs that name none")] = "greedy",
+    ask_policy: Annotated[str | None, typer.Option(
+        help="override: the AM ask policy (greedy, carbyne) of jobs that name none, under every policy; "
+             "default: each scheduler's own (carbyne for carbyne, carbyne-pack, morpheus; greedy otherwise)")] = None,
     infer_after: Annotated[int, typer.Option(help="morpheus: infer recurring jobs' SLOs after this many runs "
                                                   "and reserve for later runs (0: off)")] = 0,
     plots: Annotated[bool, typer.Option(help="write PNG plots")] = True,

@@ -87,7 +87,7 @@ class SimConfig:
     seed: int = 0
     timing: Timing = field(default_factory=Timing)
     faults: Faults = field(default_factory=Faults)
-    ask_policy: str = "greedy"
+    ask_policy: str | None = None  # AM ask policy of jobs that name none; None: the scheduler's (SimPolicy)
     fair_sample_s: float = 5.0  # how often fairness is sampled (Jain's index uses 60 s windows of these)
     record_decisions: bool = False  # keep every placement as (time, job, stage, node) in ``decisions``
     morpheus: MorpheusConfig | None = None  # reservations, DRA, inference (pipelines with a reservation stage)
@@ -220,7 +220,7 @@ class Simulator:
         self.planned[index] = planned
         self.paths[index] = RemainingPath(job, planned)
         app.size_hint_s = self.paths[index].remaining_s(self.now)
-        policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy
+        policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
         am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
                                                          floor=job.altruism_floor))

@@ -1,26 +1,23 @@
-"""Policies the simulator can run, by name: the RM pipelines of ``rm.core.policies.registry``.
+"""Policies the simulator can run, by name: the schedulers of ``rm.core.policies.registry``.
 
-``fifo``, ``drf`` (the default RM pipeline: DRF across jobs, breadth-first inside), ``tetris`` (cross-job
-packing; ``tetris:F`` sets its fairness knob F in [0, 1), default 0) and ``sjf`` (shortest remaining critical
-path first, with exact sizes) are the baselines; any other pipeline the registry names (e.g. ``carbyne``)
-runs too. Every run uses the registry's share calculator for fair-share feedback and fairness metrics.
+A scheduler name means what it means live: an RM pipeline and the AM ask policy its jobs use unless they
+name one. ``fifo``, ``drf`` (DRF across jobs, breadth-first inside), ``tetris`` (cross-job packing;
+``tetris:F`` sets its fairness knob F in [0, 1), default 0) and ``sjf`` (shortest remaining critical path
+first, with exact sizes) are the baselines, with greedy AMs; ``carbyne``, ``carbyne-pack`` and ``morpheus``
+run altruistic (``carbyne``) AMs, and ``carbyne:CAP`` sets the leftover cap. Every run uses the registry's
+share calculator for fair-share feedback and fairness metrics; what else a cycle needs (fresh shares, job
+sizes) comes from what the pipeline's stages declare they read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rm.core.policies.api import Pipeline, ShareCalculator
-from rm.core.policies.packing import PackingStage
-from rm.core.policies.registry import PIPELINES, build_pipeline, make_scorer, named_pipeline
+from am.policies import ASK_POLICIES
+from rm.core.policies.api import SHARES, SIZES, Pipeline, ShareCalculator, pipeline_reads
+from rm.core.policies.registry import SCHEDULERS, build_pipeline, scheduler
 
 BASELINES = ("fifo", "drf", "tetris", "sjf")
-SIZE_ORDERED = frozenset({"sjf"})
-"""Pipelines that read ``AppView.size_hint_s``: the simulator refreshes the sizes before their cycles."""
-SHARE_FREE = frozenset({"fifo", "drf", "tetris", "sjf"})
-LEFTOVER_CAPPED = frozenset({"carbyne", "carbyne-pack", "morpheus"})
-"""Pipelines with a leftover stage: ``carbyne:1.5`` bounds what one job takes from the leftover."""
-"""Pipelines whose stages do not read ``plan.shares``; for the others every cycle computes the shares."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,39 +25,28 @@ class SimPolicy:
     name: str
     pipeline: Pipeline
     shares: ShareCalculator
-    needs_sizes: bool = False
-    needs_shares: bool = True  # the pipeline's stages read the cycle's fair shares
+    needs_sizes: bool = False  # a stage reads ``AppView.size_hint_s``: sizes are refreshed before cycles
+    needs_shares: bool = True  # a stage reads the cycle's fair shares: every cycle computes them
+    ask_policy: str = "greedy"  # the AM ask policy of jobs that name none (the scheduler's)
 
 
 def known_policies() -> list[str]:
-    return sorted(PIPELINES)
+    return sorted(SCHEDULERS)
 
 
 def make_policy(spec: str) -> SimPolicy:
     """A policy by name; ``tetris:0.25`` gives the packing stage a fairness knob of 0.25, ``carbyne:1.5``
     caps each job's take of the leftover at 1.5 times its fair share."""
-    name, _, knob = spec.partition(":")
-    if name not in PIPELINES:
+    name = spec.partition(":")[0]
+    if name not in SCHEDULERS:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(known_policies())}")
-    if knob and name in LEFTOVER_CAPPED:
-        try:
-            cap = float(knob)
-        except ValueError:
-            raise ValueError(f"{name} leftover cap must be a number >= 1, got {knob!r}") from None
-        pipeline, shares = named_pipeline(name, leftover_cap=cap)
-        return SimPolicy(spec, pipeline, shares, needs_sizes=name in SIZE_ORDERED, needs_shares=True)
-    if knob:
-        if name != "tetris":
-            raise ValueError(f"policy {name!r} takes no parameter (got {spec!r})")
-        try:
-            fairness = float(knob)
-        except ValueError:
-            raise ValueError(f"tetris fairness knob must be a number in [0, 1), got {knob!r}") from None
-        args = PIPELINES[name]
-        _, shares = build_pipeline(args)
-        return SimPolicy(spec, [PackingStage(make_scorer(args.scorer), fairness)], shares, needs_shares=False)
-    pipeline, shares = build_pipeline(PIPELINES[name])
-    return SimPolicy(spec, pipeline, shares, needs_sizes=name in SIZE_ORDERED, needs_shares=name not in SHARE_FREE)
+    args = scheduler(spec)
+    if args.ask_policy not in ASK_POLICIES:
+        raise ValueError(f"scheduler {name!r} names an unknown AM ask policy {args.ask_policy!r}")
+    pipeline, shares = build_pipeline(args.pipeline)
+    reads = pipeline_reads(pipeline)
+    return SimPolicy(spec, pipeline, shares, needs_sizes=SIZES in reads, needs_shares=SHARES in reads,
+                     ask_policy=args.ask_policy)
 
 
 def parse_policies(text: str) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from common.resources import Resources
 from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
+from rm.core.policies.api import PolicyArgs
 from rm.core.state_types import CoreConfig
 
 
@@ -28,8 +29,8 @@ class RMConfig:
     maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
-    scheduler: str = "carbyne"  # a pipeline of rm.core.policies.registry.PIPELINES
-    leftover_cap: float | None = None  # carbyne: what one app takes from the leftover, × its fair share
+    scheduler: str = "carbyne"  # a scheduler of rm.core.policies.registry.SCHEDULERS
+    leftover_cap: float | None = None  # LeftoverArgs.cap: what one app takes from the leftover, × its fair share
     share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
     node_secret: str | None = None  # NodeManagers must present it (required off loopback)
     client_secret: str | None = None  # clients that submit or kill must present it (required off loopback)
@@ -67,12 +68,7 @@ class RMConfig:
                 f"listening on {where} (not loopback) needs both a node secret and a client secret "
                 "(--node-secret/--client-secret or SHEPHERD_NODE_SECRET/SHEPHERD_CLIENT_SECRET)"
             )
-        from rm.core.policies.leftover import check_cap
-        from rm.core.policies.registry import PIPELINES
-
-        if self.scheduler not in PIPELINES:
-            raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(PIPELINES))}")
-        check_cap(self.leftover_cap)
+        self.check_scheduler()
         if self.max_app_attempts < 1:
             raise ValueError("max-app-attempts must be at least 1")
         if self.max_priority < 0:
@@ -80,6 +76,28 @@ class RMConfig:
         for name, port in (("gRPC", self.grpc_port), ("REST", self.rest_port)):
             if not 0 <= port < 65536:
                 raise ValueError(f"the {name} port {port} is not between 0 and 65535")
+
+    def policy_settings(self) -> tuple[PolicyArgs, ...]:
+        """The typed settings of the scheduler's policies that the configuration sets."""
+        from rm.core.policies.leftover import LeftoverArgs
+
+        return () if self.leftover_cap is None else (LeftoverArgs(self.leftover_cap),)
+
+    def check_scheduler(self) -> None:
+        """A known scheduler whose settings are valid and whose pipeline reads nothing the live RM lacks."""
+        from rm.core.policies.api import SIZES
+        from rm.core.policies.registry import SCHEDULERS, reads
+
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(SCHEDULERS))}")
+        args = SCHEDULERS[self.scheduler].pipeline.with_settings(*self.policy_settings())
+        args.validate()
+        if SIZES in reads(args):
+            live = sorted(n for n, s in SCHEDULERS.items() if SIZES not in reads(s.pipeline))
+            raise ValueError(
+                f"scheduler {self.scheduler!r} orders jobs by their remaining size, and the live RM has no "
+                f"size signal yet (AMs do not report one), so it would silently run as FIFO; it runs in the "
+                f"simulator (shepherd sim), which knows every size. Live schedulers: {', '.join(live)}")
 
 
 def is_loopback(host: str) -> bool:

@@ -14,7 +14,7 @@ from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS, Place, Plan
 from rm.core.policies.api import Stage
 from rm.core.policies.fifo import FifoStage
 from rm.core.policies.packing import PackingStage
-from rm.core.policies.registry import PIPELINES, named_pipeline
+from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.policies.sjf import SjfStage
 from rm.core.policies.tetris import TetrisPacker
 
@@ -39,7 +39,7 @@ def with_sizes(snap: ClusterSnapshot, sizes: dict[str, float | None]) -> Cluster
 
 def test_baselines_are_registered_pipelines() -> None:
     for name in ("fifo", "drf", "tetris", "sjf"):
-        assert name in PIPELINES
+        assert name in SCHEDULERS
         stages, _ = named_pipeline(name)
         assert stages
 

@@ -43,7 +43,16 @@ from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
 from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
-from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage, app_tiebreak
+from rm.core.policies.api import (
+    NOTHING,
+    SHARES,
+    AppOrder,
+    Input,
+    NodeScorer,
+    ShareCalculator,
+    Stage,
+    app_tiebreak,
+)
 from rm.core.policies.node_index import node_index
 from rm.core.policies.tetris import CapacityMemo
 
@@ -360,6 +369,7 @@ class DrfOrder:
     """Smallest weighted dominant share first, then higher app priority, then (submit_time, app_id)."""
 
     name: ClassVar[str] = "drf"
+    reads: frozenset[Input] = NOTHING  # what the app holds, overlaid with this cycle's placements
 
     def __init__(self) -> None:
         self._capacity = CapacityMemo()
@@ -409,6 +419,11 @@ class _LeafQueue:
 class DrfStage:
     """Assign containers queue by queue and app by app in DRF order, placing each with the scorer.
 
+    Inside a leaf queue apps take turns by ``order`` (``DrfOrder`` by default: the lowest weighted dominant
+    share of what the app holds, this cycle's placements included, re-keyed after every placement); any
+    ``AppOrder`` plugs in there, e.g. an EDF or shortest-estimate order. Queues take turns by how far each is
+    below its guarantee.
+
     With ``within_share`` an app that is yielding (``AppView.yielding``: it asks ALTRUISTIC now) is served
     only while its dominant share is below that of its fair share (``CycleContext.fair_share``; the container
     that crosses it is the last); its other asks are left to the leftover stage after this one. Other apps,
@@ -418,12 +433,16 @@ class DrfStage:
 
     def __init__(
         self, scorer: NodeScorer, ask_types: frozenset[str] = frozenset({"DEFAULT", "ALTRUISTIC"}),
-        *, within_share: bool = False,
+        *, within_share: bool = False, order: AppOrder | None = None,
     ) -> None:
         self.scorer = scorer
         self.ask_types = ask_types
         self.within_share = within_share
-        self.order = DrfOrder()
+        self.order: AppOrder = DrfOrder() if order is None else order
+
+    @property
+    def reads(self) -> frozenset[Input]:
+        return self.order.reads | ({SHARES} if self.within_share else NOTHING)
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         _Run(self, snap, ctx).loop()

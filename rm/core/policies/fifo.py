@@ -21,7 +21,7 @@ from common.ids import QueuePath
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS
-from rm.core.policies.api import AppOrder, NodeScorer, Stage, app_tiebreak
+from rm.core.policies.api import NOTHING, AppOrder, Input, NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import SortKey, ask_importance
 from rm.core.policies.node_index import choose_node
 from rm.core.policies.tetris import FreeMemo, best_node
@@ -114,6 +114,10 @@ class OrderedStage:
         self.scorer = scorer
         self.order = order
 
+    @property
+    def reads(self) -> frozenset[Input]:
+        return self.order.reads
+
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         filler = GreedyFiller(snap, ctx, self.scorer)
         key: Callable[[AppView], SortKey] = lambda app: self.order.sort_key(app, ctx)
@@ -125,6 +129,7 @@ class FifoOrder:
     """Higher app priority first, then the oldest app."""
 
     name: ClassVar[str] = "fifo"
+    reads: frozenset[Input] = NOTHING
 
     def sort_key(self, app: AppView, ctx: CycleContext) -> SortKey:
         return (-app.priority, *app_tiebreak(app))
@@ -135,8 +140,8 @@ class FifoStage(OrderedStage):
 
     name: ClassVar[str] = "fifo"
 
-    def __init__(self, scorer: NodeScorer) -> None:
-        super().__init__(scorer, FifoOrder())
+    def __init__(self, scorer: NodeScorer, order: AppOrder | None = None) -> None:
+        super().__init__(scorer, FifoOrder() if order is None else order)
 
 
 _order: type[AppOrder] = FifoOrder

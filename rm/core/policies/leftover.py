@@ -8,15 +8,16 @@ their shares could not use. It goes to the asks still waiting — ALTRUISTIC one
 yielding jobs already at their share — job by job. A job that yields nothing (one behind its plan, a stock
 AM, or P(altruism) = 0) is thus scheduled as by DRF, and a cluster of them exactly as by DRF. Two orders:
 
-* ``srtf`` (default): jobs closest to completion first — ascending by the remaining work their AM
-  reported, a job that reports none last — each placing its asks (by priority, DEFAULT first, larger
-  first) by the packer's score while they fit; then
+* ``srtf`` (default): jobs in the stage's app order — ``RemainingWorkOrder`` unless another ``AppOrder``
+  is given: closest to completion first, ascending by the remaining work their AM reported, a job that
+  reports none last — each placing its asks (by priority, DEFAULT first, larger first) by the packer's
+  score while they fit; the order sees each job with only the asks this stage serves; then
 * ``pack``: the (ask, node) pairs that align best with the free resources, across all jobs.
 
 With a ``cap`` the srtf order is bounded: a job takes leftover only while its dominant share stays within
 ``cap`` times its fair one, so the leftover spreads over more of the jobs closest to completion; a second,
 uncapped pass in the same order then takes whatever still fits (``cap`` = inf: no bound, Carbyne's plain
-SRTF). Every placement made here is marked ``from_leftover``. The stage is work-conserving: it stops only
+SRTF). The cap is the stage's typed setting, ``LeftoverArgs``. Every placement made here is marked ``from_leftover``. The stage is work-conserving: it stops only
 when no remaining ask fits any node (queue maximum capacities still apply). Shapes that stopped fitting are
 remembered for the rest of the cycle, since free capacity only shrinks within one.
 """
@@ -24,6 +25,7 @@ remembered for the rest of the cycle, since free capacity only shrinks within on
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 from common.ids import QueuePath
@@ -31,7 +33,7 @@ from common.resources import Resources
 from rm.core.cycle import CycleContext
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
-from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
+from rm.core.policies.api import NOTHING, SHARES, AppOrder, Input, NodeScorer, PolicyArgs, Stage, app_tiebreak
 from rm.core.policies.node_index import node_index
 from rm.core.policies.tetris import alignment, locality_allows
 
@@ -45,26 +47,72 @@ def check_cap(cap: float | None) -> None:
         raise ValueError(f"leftover cap must be at least 1 (a multiple of the fair share), got {cap!r}")
 
 
+def parse_cap(text: str) -> float:
+    """A leftover cap from text: a number, or 'none' for no bound (inf)."""
+    if text.strip().lower() == "none":
+        return math.inf
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"leftover cap must be a number >= 1 or 'none', got {text!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class LeftoverArgs:
+    """The leftover stage's setting: ``cap`` × its fair share bounds what one job takes before the next job
+    in order gets a turn (None or inf: no bound). ``carbyne:1.5`` sets it in the simulator, the
+    ``shepherd.resourcemanager.carbyne.leftover-cap`` setting live."""
+
+    name: ClassVar[str] = "leftover"
+    knob: ClassVar[str] = "cap"
+    cap: float | None = None
+
+    def validate(self) -> None:
+        check_cap(self.cap)
+
+    def with_knob(self, text: str) -> LeftoverArgs:
+        return replace(self, cap=parse_cap(text))
+
+
+class RemainingWorkOrder:
+    """Closest to completion first: the least remaining work the app's asks report (what its AM estimates),
+    an app that reports none last, then (submit_time, app_id). The leftover stage's default order."""
+
+    name: ClassVar[str] = "remaining-work"
+    reads: frozenset[Input] = NOTHING  # the AM's own estimate travels on its asks
+
+    def sort_key(self, app: AppView, ctx: CycleContext) -> tuple[bool, float, float, str]:
+        work = min((a.remaining_work_s for a in app.asks), default=0.0)
+        return (work <= 0, work, *app_tiebreak(app))
+
+
 class LeftoverStage:
     name: ClassVar[str] = "leftover"
 
     def __init__(
         self,
         scorer: NodeScorer,
-        order: LeftoverOrder = "srtf",
+        mode: LeftoverOrder = "srtf",
         ask_types: frozenset[str] = frozenset({"ALTRUISTIC", "DEFAULT"}),
         cap: float | None = None,
+        *,
+        order: AppOrder | None = None,
     ) -> None:
-        if order not in ("srtf", "pack"):
-            raise ValueError(f"unknown leftover order {order!r}; known: srtf, pack")
+        if mode not in ("srtf", "pack"):
+            raise ValueError(f"unknown leftover order {mode!r}; known: srtf, pack")
         check_cap(cap)
         self.scorer = scorer
-        self.order = order
+        self.mode = mode
         self.ask_types = ask_types
         self.cap = None if cap == math.inf else cap
+        self.order: AppOrder = RemainingWorkOrder() if order is None else order
+
+    @property
+    def reads(self) -> frozenset[Input]:
+        return self.order.reads | (NOTHING if self.cap is None else {SHARES})
 
     def capped(self, cap: float) -> LeftoverStage:
-        return LeftoverStage(self.scorer, self.order, self.ask_types, cap)
+        return LeftoverStage(self.scorer, self.mode, self.ask_types, cap, order=self.order)
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         _Leftover(self, snap, ctx).run()
@@ -165,21 +213,20 @@ class _Leftover:
         candidates = self._candidates()
         if not candidates:
             return
-        if self.stage.order == "pack":
+        if self.stage.mode == "pack":
             self._pack(candidates)
         self._srtf(candidates)
 
     def _srtf(self, candidates: list[tuple[AppView, AskView]]) -> None:
-        """Jobs by remaining work, ascending; within a job, by priority, then the larger (better packing)
-        asks first."""
+        """Jobs in the stage's app order (by remaining work, ascending, by default), each seen with the asks
+        this stage serves; within a job, by priority, then the larger (better packing) asks first."""
         by_app: dict[str, list[tuple[AppView, AskView]]] = {}
         for item in candidates:
             by_app.setdefault(item[0].app_id, []).append(item)
+        sort_key, ctx = self.stage.order.sort_key, self.ctx
 
-        def job_key(items: list[tuple[AppView, AskView]]) -> tuple[bool, float, float, str]:
-            app = items[0][0]
-            work = min(a.remaining_work_s for _, a in items)
-            return (work <= 0, work, *app_tiebreak(app))  # a job that reports no remaining work goes last
+        def job_key(items: list[tuple[AppView, AskView]]) -> tuple[float | int | str, ...]:
+            return sort_key(replace(items[0][0], asks=tuple(a for _, a in items)), ctx)
 
         ordered = sorted(by_app.values(), key=job_key)
         for items in ordered:
@@ -218,3 +265,5 @@ class _Leftover:
 
 
 _: type[Stage] = LeftoverStage
+_order: type[AppOrder] = RemainingWorkOrder
+_args: type[PolicyArgs] = LeftoverArgs

@@ -11,13 +11,15 @@ those, as Nomad limits its ranking to a few feasible nodes.
 * Free capacity is a matrix (resource type × node) that ``CycleContext.place`` keeps up to date, so the
   nodes an ask fits on come from one vectorized comparison per type, not a loop over nodes, and a demand
   that fits nowhere is remembered for the rest of the cycle (free capacity only shrinks within one).
-* With the ``TetrisPacker``, each demand shape seen keeps, per node, whether it fits and its packing key —
-  the alignment score and the best-fit waste, each rounded to ``SCORE_DIGITS`` decimals. The floats are
-  computed with the same operations in the same order as ``TetrisPacker.score`` and ``best_node`` (numpy's
-  element-wise float64 arithmetic is IEEE's, like Python's), and rounded as ``round()`` rounds. A
-  placement changes one node, so a shape's keys are brought up to date for the nodes placed on since it
-  was last used, and picking the best candidate is a few vectorized operations over at most ``limit``
-  nodes. Asks with locality preferences or a blacklist, and other scorers, take the general path.
+* With a scorer that offers the vectorised form (``LinearScorer``, such as ``TetrisPacker``: a score linear
+  in the node's free amounts, plus a locality bonus), each demand shape seen keeps, per node, whether it
+  fits and its packing key — the score and the best-fit waste, each rounded to ``SCORE_DIGITS`` decimals.
+  The floats are computed with the same operations in the same order as the scorer's ``score`` (the
+  ``LinearScorer`` contract) and ``best_node`` (numpy's element-wise float64 arithmetic is IEEE's, like
+  Python's), and rounded as ``round()`` rounds. A placement changes one node, so a shape's keys are brought
+  up to date for the nodes placed on since it was last used, and picking the best candidate is a few
+  vectorized operations over at most ``limit`` nodes. Asks with locality preferences or a blacklist take a
+  vectorised general path; scorers without the linear form are called node by node on the candidates.
 
 Amounts are taken to be non-negative, as ``Ledger`` validates them; a placement with a negative amount
 only switches off the "fits nowhere for the rest of the cycle" shortcut.
@@ -33,17 +35,8 @@ import numpy.typing as npt
 from common.ids import NodeId
 from common.resources import Resources
 from rm.core.model import AskView, NodeView
-from rm.core.policies.api import NodeScorer
-from rm.core.policies.tetris import (
-    NODE_LOCAL,
-    RACK_LOCAL,
-    SCORE_DIGITS,
-    FreeMemo,
-    TetrisPacker,
-    best_node,
-    locality_level,
-    score_weights,
-)
+from rm.core.policies.api import LinearScorer, NodeScorer
+from rm.core.policies.tetris import OFF_SWITCH, SCORE_DIGITS, FreeMemo, best_node, locality_level
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext
@@ -77,14 +70,15 @@ class _ShapeInfo:
         "weights",
     )
 
-    def __init__(self, demand: Resources, index: NodeIndex) -> None:
+    def __init__(self, demand: Resources, index: NodeIndex, scorer: LinearScorer | None = None) -> None:
         col = index.col
         self.demand = demand
         self.need = [(col[r], d) for r, d in demand.amounts.items() if d > 0 and r in col]
         # a type no schedulable node has: fits nowhere (a node's free amount of it is zero)
         self.impossible = any(d > 0 and r not in col for r, d in demand.amounts.items())
-        # TetrisPacker.score's terms; a type no node has adds w × 0 = 0.0, which changes no sum
-        self.weights = [(col[r], w) for r, w in score_weights(demand, index.capacity) if r in col]
+        # the scorer's linear terms; a type no node has adds w × 0 = 0.0, which changes no sum
+        self.weights = [] if scorer is None else \
+            [(col[r], w) for r, w in scorer.weights(demand, index.capacity) if r in col]
         self.waste_need = [demand.amounts.get(r, 0) for r in col]
         self.waste_terms = [(k, self.waste_need[k], index.inverse[k]) for k in index.waste_order or ()]
         self.dead = False  # fits on no node any more (free capacity only shrinks during a cycle)
@@ -156,6 +150,9 @@ class NodeIndex:
         self.log: list[int] = []  # the node (position) of every placement, in order
         self.shrinking = True  # no placement has given capacity back (a negative amount)
         self._shapes: dict[Shape, _ShapeInfo] = {}
+        # per scorer seen (by identity): its linear form, or None, and its shapes with their keys
+        self._scorers: dict[int, tuple[NodeScorer, LinearScorer | None, dict[Shape, _ShapeInfo]]] = {}
+        self._last: tuple[NodeScorer, LinearScorer | None, dict[Shape, _ShapeInfo]] | None = None
 
     # ------------------------------------------------------------------------------------ upkeep
 
@@ -182,6 +179,17 @@ class NodeIndex:
         if info is None:
             info = self._shapes[key] = _ShapeInfo(demand, self)
         return info
+
+    def _scorer(self, scorer: NodeScorer) -> tuple[NodeScorer, LinearScorer | None, dict[Shape, _ShapeInfo]]:
+        last = self._last
+        if last is not None and last[0] is scorer:
+            return last
+        entry = self._scorers.get(id(scorer))
+        if entry is None or entry[0] is not scorer:
+            linear = scorer if isinstance(scorer, LinearScorer) else None
+            entry = self._scorers[id(scorer)] = (scorer, linear, {})
+        self._last = entry
+        return entry
 
     def _gone(self, info: _ShapeInfo) -> bool:
         """The shape fits no node now, nor will for the rest of the cycle."""
@@ -310,14 +318,20 @@ class NodeIndex:
 
     def choose(self, ask: AskView, scorer: NodeScorer) -> NodeView | None:
         """``best_node`` over ``candidates(ask)``: the best node for one container of ``ask``, or None."""
-        info = self.shape(ask.capability)
-        if self._gone(info):
-            return None
-        if type(scorer) is not TetrisPacker:
+        _, linear, shapes = self._scorer(scorer)
+        if linear is None:
+            if self._gone(self.shape(ask.capability)):
+                return None
             nodes = self.candidates(ask)
             return best_node(ask, nodes, self.ctx, scorer, capacity=self.capacity, free=self.free)
+        key = tuple(ask.capability.amounts.items())
+        info = shapes.get(key)
+        if info is None:
+            info = shapes[key] = _ShapeInfo(ask.capability, self, linear)
+        if self._gone(info):
+            return None
         if ask.nodes or ask.racks or self.waste_order is None or self._has_blacklist(ask):
-            return self._choose_general(ask, info, scorer)
+            return self._choose_general(ask, info, linear)
         self.keys(info)
         if not info.fit_pos.size:
             info.dead = True
@@ -329,7 +343,7 @@ class NodeIndex:
         app = self.ctx.snap.apps.get(ask.app_id)
         return app is not None and bool(app.blacklist)
 
-    def _choose_general(self, ask: AskView, info: _ShapeInfo, scorer: TetrisPacker) -> NodeView | None:
+    def _choose_general(self, ask: AskView, info: _ShapeInfo, scorer: LinearScorer) -> NodeView | None:
         pos = self._positions(ask)
         if pos.size <= 1:
             return self.nodes[int(pos[0])] if pos.size else None
@@ -339,10 +353,8 @@ class NodeIndex:
             bonus = np.zeros(pos.size)
             for j, i in enumerate(pos.tolist()):
                 level = locality_level(ask, self.nodes[i])
-                if level == NODE_LOCAL:
-                    bonus[j] = scorer.node_local_bonus
-                elif level == RACK_LOCAL:
-                    bonus[j] = scorer.rack_local_bonus
+                if level > OFF_SWITCH:
+                    bonus[j] = scorer.locality_bonus(level)
             score = score + bonus
         score_key = round_like_python(score)
         tied = (score_key == score_key.max()).nonzero()[0]
@@ -358,7 +370,7 @@ class NodeIndex:
     # ------------------------------------------------------------------------------------- keys
 
     def _score(self, info: _ShapeInfo, room: npt.NDArray[np.int64]) -> Floats:
-        """TetrisPacker.score without bonus: the sum of w × free, in the demand's type order."""
+        """The linear scorer's score without bonus: the sum of w × free, in its weights' order."""
         score: Floats | None = None
         for k, w in info.weights:
             term = room[k] * w

@@ -22,12 +22,12 @@ the changed node, so a cycle costs about O(placements × (apps + nodes)).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from common.ids import AppId
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
-from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
+from rm.core.policies.api import NOTHING, AppOrder, Input, NodeScorer, PolicyArgs, Stage, app_tiebreak
 from rm.core.policies.drf import DrfOrder, ask_importance
 from rm.core.policies.fifo import FitKey, GreedyFiller, fit_key
 from rm.core.policies.tetris import best_node
@@ -37,6 +37,29 @@ if TYPE_CHECKING:
 
 DEFAULT_FAIRNESS = 0.0
 _SCORE_DIGITS = 9
+
+
+def check_fairness(fairness: float) -> None:
+    if not 0.0 <= fairness < 1.0:
+        raise ValueError(f"the packing fairness knob must be in [0, 1), got {fairness}")
+
+
+@dataclass(frozen=True, slots=True)
+class PackingArgs:
+    """The packing stage's setting: the fairness knob ``fairness`` in [0, 1) (``tetris:0.25``)."""
+
+    name: ClassVar[str] = "packing"
+    knob: ClassVar[str] = "fairness"
+    fairness: float = DEFAULT_FAIRNESS
+
+    def validate(self) -> None:
+        check_fairness(self.fairness)
+
+    def with_knob(self, text: str) -> PackingArgs:
+        try:
+            return replace(self, fairness=float(text))
+        except ValueError:
+            raise ValueError(f"tetris fairness knob must be a number in [0, 1), got {text!r}") from None
 
 
 @dataclass(slots=True)
@@ -50,12 +73,16 @@ class PackingStage:
 
     name: ClassVar[str] = "packing"
 
-    def __init__(self, scorer: NodeScorer, fairness: float = DEFAULT_FAIRNESS) -> None:
-        if not 0.0 <= fairness < 1.0:
-            raise ValueError(f"the packing fairness knob must be in [0, 1), got {fairness}")
+    def __init__(self, scorer: NodeScorer, fairness: float = DEFAULT_FAIRNESS, *,
+                 order: AppOrder | None = None) -> None:
+        check_fairness(fairness)
         self.scorer = scorer
         self.fairness = fairness
-        self.order = DrfOrder()
+        self.order: AppOrder = DrfOrder() if order is None else order  # who may pick when fairness > 0
+
+    @property
+    def reads(self) -> frozenset[Input]:
+        return self.order.reads if self.fairness > 0 else NOTHING
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         filler = GreedyFiller(snap, ctx, self.scorer)
@@ -134,3 +161,4 @@ def _place_am(filler: GreedyFiller, ask: AskView) -> None:
 
 
 _stage: type[Stage] = PackingStage
+_args: type[PolicyArgs] = PackingArgs

@@ -1,38 +1,87 @@
 """Policies by short name, so configuration, the simulator and tests pick them the same way.
 
 Each table maps a policy's ``name`` to a factory. ``PipelineArgs`` names a whole pipeline (its stages, the
-node scorer they share, the share calculator) and is checked in full before anything is built, so a typo in a
-config file fails at startup with the list of known names rather than half-way through building.
+node scorer they share, the share calculator, and the typed settings of the policies that take any) and is
+checked in full before anything is built, so a typo in a config file fails at startup with the list of known
+names rather than half-way through building. ``SchedulerArgs`` is what a scheduler name
+(``shepherd.resourcemanager.scheduler``, ``shepherd sim --policies``) means: a pipeline *and* the AM ask
+policy its jobs use unless they name one, so a name means the same live and in the simulator.
+
+A policy with settings has a frozen args dataclass (``LeftoverArgs``, ``PackingArgs``) registered in
+``ARGS`` under the policy's name; a stage factory reads its own args from the pipeline's ``settings`` (the
+defaults when none are given). The short knob syntax ``NAME:VALUE`` (``carbyne:1.5``, ``tetris:0.25``) sets
+the ``knob`` field of the first of the pipeline's stages that has args.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from rm.core.policies.api import AppOrder, NodeScorer, ShareCalculator, Stage
+from rm.core.policies.api import (
+    AppOrder,
+    Input,
+    NodeScorer,
+    PolicyArgs,
+    ShareCalculator,
+    Stage,
+    pipeline_reads,
+)
 from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
 from rm.core.policies.fifo import FifoOrder, FifoStage
-from rm.core.policies.leftover import LeftoverStage, check_cap
-from rm.core.policies.packing import PackingStage
+from rm.core.policies.leftover import LeftoverArgs, LeftoverStage, RemainingWorkOrder
+from rm.core.policies.packing import PackingArgs, PackingStage
 from rm.core.policies.sjf import SjfOrder, SjfStage
 from rm.core.policies.tetris import TetrisPacker
 from rm.core.reservation.stage import ReservationStage
 
+A = TypeVar("A", bound=PolicyArgs)
+
+
+class Settings:
+    """The typed settings a pipeline was given, by args class; the defaults for the others."""
+
+    def __init__(self, given: Iterable[PolicyArgs] = ()) -> None:
+        self._given = {type(a): a for a in given}
+
+    def get(self, kind: type[A]) -> A:
+        found = self._given.get(kind)
+        return found if isinstance(found, kind) else kind()
+
+
+StageFactory = Callable[[NodeScorer, Settings], Stage]
+
+
+@dataclass(frozen=True, slots=True)
+class StageEntry:
+    build: StageFactory
+    args: type[PolicyArgs] | None = None  # the stage's typed settings, if it takes any
+
+
+def _leftover(mode: str) -> StageFactory:
+    def build(scorer: NodeScorer, settings: Settings) -> Stage:
+        return LeftoverStage(scorer, "pack" if mode == "pack" else "srtf", cap=settings.get(LeftoverArgs).cap)
+    return build
+
+
 SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
 ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.name: FifoOrder,
-                                             SjfOrder.name: SjfOrder}
-STAGES: dict[str, Callable[[NodeScorer], Stage]] = {
-    DrfStage.name: DrfStage,
-    "drf-share": lambda scorer: DrfStage(scorer, frozenset({"DEFAULT"}), within_share=True),
-    LeftoverStage.name: LeftoverStage,
-    "leftover-pack": lambda scorer: LeftoverStage(scorer, "pack"),
-    ReservationStage.name: ReservationStage,  # Morpheus: reservations first, what they leave is lent
+                                             SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder}
+ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs}
+STAGES: dict[str, StageEntry] = {
+    DrfStage.name: StageEntry(lambda scorer, _: DrfStage(scorer)),
+    "drf-share": StageEntry(lambda scorer, _: DrfStage(scorer, frozenset({"DEFAULT"}), within_share=True)),
+    LeftoverStage.name: StageEntry(_leftover("srtf"), LeftoverArgs),
+    "leftover-pack": StageEntry(_leftover("pack"), LeftoverArgs),
+    # Morpheus: reservations first, what they leave is lent
+    ReservationStage.name: StageEntry(lambda scorer, _: ReservationStage(scorer)),
     # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
-    FifoStage.name: FifoStage,
-    SjfStage.name: SjfStage,
-    PackingStage.name: PackingStage,
+    FifoStage.name: StageEntry(lambda scorer, _: FifoStage(scorer)),
+    SjfStage.name: StageEntry(lambda scorer, _: SjfStage(scorer)),
+    PackingStage.name: StageEntry(
+        lambda scorer, settings: PackingStage(scorer, settings.get(PackingArgs).fairness), PackingArgs),
 }
 
 
@@ -57,9 +106,9 @@ def make_order(name: str) -> AppOrder:
     return ORDERS[name]()
 
 
-def make_stage(name: str, scorer: NodeScorer) -> Stage:
+def make_stage(name: str, scorer: NodeScorer, settings: Settings | None = None) -> Stage:
     _check("stage", STAGES, name)
-    return STAGES[name](scorer)
+    return STAGES[name].build(scorer, settings or Settings())
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,25 +116,44 @@ class PipelineArgs:
     stages: tuple[str, ...] = (DrfStage.name,)
     scorer: str = TetrisPacker.name
     shares: str = DrfShares.name
-    leftover_cap: float | None = None  # bounds what one job takes from the leftover (``LeftoverStage``)
+    settings: tuple[PolicyArgs, ...] = ()  # typed settings of the stages that take any (``ARGS``)
 
     def validate(self) -> None:
         if not self.stages:
             raise ValueError("a pipeline needs at least one stage")
-        check_cap(self.leftover_cap)
         for s in self.stages:
             _check("stage", STAGES, s)
         _check("node scorer", SCORERS, self.scorer)
         _check("share calculator", SHARES, self.shares)
+        for a in self.settings:
+            a.validate()
+
+    def with_settings(self, *given: PolicyArgs) -> PipelineArgs:
+        """These settings in place of any of the same kind."""
+        kinds = {type(a) for a in given}
+        return replace(self, settings=(*(a for a in self.settings if type(a) not in kinds), *given))
+
+    def knob_args(self) -> type[PolicyArgs] | None:
+        """The args class the short ``NAME:VALUE`` syntax sets: the first stage's that has one."""
+        for s in self.stages:
+            entry = STAGES.get(s)
+            if entry is not None and entry.args is not None:
+                return entry.args
+        return None
+
+    def with_knob(self, text: str) -> PipelineArgs:
+        kind = self.knob_args()
+        if kind is None:
+            raise ValueError("takes no parameter")
+        current = Settings(self.settings).get(kind)
+        return self.with_settings(current.with_knob(text))
 
 
 def build_pipeline(args: PipelineArgs) -> tuple[list[Stage], ShareCalculator]:
     args.validate()
     scorer = make_scorer(args.scorer)
-    stages = [make_stage(s, scorer) for s in args.stages]
-    if args.leftover_cap is not None:
-        stages = [s.capped(args.leftover_cap) if isinstance(s, LeftoverStage) else s for s in stages]
-    return stages, make_shares(args.shares)
+    settings = Settings(args.settings)
+    return [make_stage(s, scorer, settings) for s in args.stages], make_shares(args.shares)
 
 
 def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
@@ -93,27 +161,69 @@ def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
     return build_pipeline(PipelineArgs())
 
 
+GREEDY = "greedy"  # am.policies.GreedyAsks: DEFAULT asks for every runnable task
+ALTRUISTIC = "carbyne"  # am.policies.CarbyneAsks: DEFAULT only for what must start now, ALTRUISTIC the rest
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerArgs:
+    """What a scheduler name means: the RM pipeline, and the AM ask policy (``am.policies.ASK_POLICIES``)
+    its jobs use unless a job names its own (``am_policy``)."""
+
+    pipeline: PipelineArgs
+    ask_policy: str = GREEDY
+
+    def validate(self) -> None:
+        self.pipeline.validate()
+        if not self.ask_policy:
+            raise ValueError("a scheduler needs an AM ask policy")
+
+
 LEFTOVER_CAP = 3.0
 """What one job takes from the leftover before the next job closest to completion, × its fair share."""
 CARBYNE = ("drf-share", LeftoverStage.name)
+_CAPPED = (LeftoverArgs(LEFTOVER_CAP),)
 
-PIPELINES: dict[str, PipelineArgs] = {
-    "drf": PipelineArgs(),
+SCHEDULERS: dict[str, SchedulerArgs] = {
+    "drf": SchedulerArgs(PipelineArgs()),
     # Carbyne: DEFAULT asks by DRF, yielding jobs' within their fair shares, then the leftover to the jobs
-    # closest to completion (up to LEFTOVER_CAP × their shares first)
-    "carbyne": PipelineArgs(stages=CARBYNE, leftover_cap=LEFTOVER_CAP),
+    # closest to completion (up to LEFTOVER_CAP × their shares first); its AMs yield what can wait
+    "carbyne": SchedulerArgs(PipelineArgs(stages=CARBYNE, settings=_CAPPED), ALTRUISTIC),
     # the same with the leftover's two steps swapped: pack for efficiency first
-    "carbyne-pack": PipelineArgs(stages=("drf-share", "leftover-pack"), leftover_cap=LEFTOVER_CAP),
+    "carbyne-pack": SchedulerArgs(PipelineArgs(stages=("drf-share", "leftover-pack"), settings=_CAPPED),
+                                  ALTRUISTIC),
     # Morpheus: capacity the reservation plan promises now goes to reservation apps first, then Carbyne
-    "morpheus": PipelineArgs(stages=(ReservationStage.name, *CARBYNE), leftover_cap=LEFTOVER_CAP),
-    "fifo": PipelineArgs(stages=(FifoStage.name,)),
-    "sjf": PipelineArgs(stages=(SjfStage.name,)),
-    "tetris": PipelineArgs(stages=(PackingStage.name,)),  # fairness knob f = 0, as in Carbyne's baseline
+    "morpheus": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, *CARBYNE), settings=_CAPPED),
+                              ALTRUISTIC),
+    "fifo": SchedulerArgs(PipelineArgs(stages=(FifoStage.name,))),
+    "sjf": SchedulerArgs(PipelineArgs(stages=(SjfStage.name,))),
+    "tetris": SchedulerArgs(PipelineArgs(stages=(PackingStage.name,))),  # fairness f = 0, Carbyne's baseline
 }
 
 
-def named_pipeline(name: str, leftover_cap: float | None = None) -> tuple[list[Stage], ShareCalculator]:
-    _check("pipeline", PIPELINES, name)
-    args = PIPELINES[name]
-    return build_pipeline(args if leftover_cap is None else replace(args, leftover_cap=leftover_cap))
+def scheduler(spec: str) -> SchedulerArgs:
+    """A scheduler by name, with an optional knob: ``carbyne``, ``carbyne:1.5``, ``tetris:0.25``."""
+    name, colon, knob = spec.partition(":")
+    _check("scheduler", SCHEDULERS, name)
+    args = SCHEDULERS[name]
+    if colon:
+        try:
+            args = replace(args, pipeline=args.pipeline.with_knob(knob))
+        except ValueError as exc:
+            raise ValueError(f"policy {name!r}: {exc} (got {spec!r})") from None
+    args.validate()
+    return args
 
+
+def named_pipeline(name: str, leftover_cap: float | None = None, *,
+                   settings: Iterable[PolicyArgs] = ()) -> tuple[list[Stage], ShareCalculator]:
+    """The pipeline of a scheduler name, with some of its policies' settings replaced (``leftover_cap``
+    is ``LeftoverArgs(cap=...)``)."""
+    given = [*settings, *(() if leftover_cap is None else (LeftoverArgs(leftover_cap),))]
+    return build_pipeline(scheduler(name).pipeline.with_settings(*given))
+
+
+def reads(args: PipelineArgs) -> frozenset[Input]:
+    """What the pipeline's stages read from the cycle (``api.Input``)."""
+    stages, _ = build_pipeline(args)
+    return pipeline_reads(stages)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, ClassVar
 from common.ids import NodeId
 from common.resources import Resources
 from rm.core.model import AskView, ClusterSnapshot, NodeView
-from rm.core.policies.api import NodeScorer
+from rm.core.policies.api import LinearScorer, NodeScorer
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext
@@ -111,7 +111,8 @@ def score_weights(demand: Resources, capacity: Resources) -> list[tuple[str, flo
 
 
 class TetrisPacker:
-    """Alignment of demand with free resources, plus a locality bonus."""
+    """Alignment of demand with free resources, plus a locality bonus. A ``LinearScorer``: the alignment is
+    the sum of ``score_weights`` × free amounts, which the node index evaluates over its matrices."""
 
     name: ClassVar[str] = "tetris"
 
@@ -127,6 +128,13 @@ class TetrisPacker:
         # demand/capacity² per type for the last demand scored (a scan scores one ask on every node)
         self._for: tuple[Resources, Resources] | None = None
         self._weights: list[tuple[str, float]] = []
+
+    def weights(self, demand: Resources, capacity: Resources) -> list[tuple[str, float]]:
+        return score_weights(demand, capacity)
+
+    def locality_bonus(self, level: int) -> float:
+        return self.node_local_bonus if level == NODE_LOCAL else self.rack_local_bonus if level == RACK_LOCAL \
+            else 0.0
 
     def score(self, ask: AskView, node: NodeView, ctx: CycleContext) -> float:
         capacity = self._capacity.get(ctx.snap)
@@ -199,3 +207,4 @@ def best_node(
 
 
 _: type[NodeScorer] = TetrisPacker
+_linear: type[LinearScorer] = TetrisPacker

@@ -27,7 +27,7 @@ from common.ids import AppId
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.plan import Preempt, WakeAt
-from rm.core.policies.api import NodeScorer, Stage, app_tiebreak
+from rm.core.policies.api import WAKES, Input, NodeScorer, Stage, app_tiebreak
 from rm.core.policies.drf import ask_importance
 from rm.core.policies.node_index import choose_node
 from rm.core.reservation.requests import ReservationId
@@ -66,6 +66,7 @@ def view_from_snapshot(snap: ClusterSnapshot, now: float) -> ReservationView:
 
 class ReservationStage:
     name: ClassVar[str] = "reservation"
+    reads: frozenset[Input] = frozenset({WAKES})  # a cycle at every step where a reservation's due changes
 
     def __init__(
         self,
