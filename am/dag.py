@@ -34,6 +34,7 @@ from common.resources import Resources
 from proto import shepherd_pb2 as pb
 
 DEFAULT_INTERVAL_S = 0.5
+DEFAULT_ASK_POLICY = "carbyne"  # when neither the job, the flag nor the RM names one
 PASS_THROUGH_ENV = ("SHEPHERD_PYTHON", "SHEPHERD_JOB_DIR")
 
 log = logging.getLogger("am.dag")
@@ -304,14 +305,25 @@ class DagAM:
 # ---------------------------------------------------------------------- entry points
 
 
+def ask_policy_name(job: Job, flag: str | None, environ: Mapping[str, str]) -> str:
+    """The job's own ask policy, else the ``--policy`` flag's, else the RM's (``SHEPHERD_AM_POLICY``: its
+    scheduler's), else ``DEFAULT_ASK_POLICY``."""
+    return job.am_policy or flag or environ.get("SHEPHERD_AM_POLICY") or DEFAULT_ASK_POLICY
+
+
 async def run_am(
     environ: Mapping[str, str],
     *,
     interval_s: float = DEFAULT_INTERVAL_S,
-    policy: str = "carbyne",
+    policy: str | None = None,
     retry_s: float = 60.0,
 ) -> int:
-    """Run one AM attempt with the given environment (``os.environ`` in a container)."""
+    """Run one AM attempt with the given environment (``os.environ`` in a container).
+
+    The ask policy is the job's own (``am_policy``), else ``policy`` (the ``--policy`` flag), else the one
+    the RM puts in ``SHEPHERD_AM_POLICY`` (its scheduler's: ``carbyne`` under carbyne, carbyne-pack and
+    morpheus, ``greedy`` under drf, fifo and tetris), else ``carbyne``.
+    """
     try:
         env = AMEnvironment.from_env(environ)
     except AMEnvironmentError as exc:
@@ -324,7 +336,7 @@ async def run_am(
         try:
             job = parse_job(_json_object(env.job_json), where="SHEPHERD_JOB_JSON")
             seed = zlib.crc32((environ.get("APPLICATION_ID") or job.id).encode())
-            ask_policy = make_ask_policy(job.am_policy or policy, p_altruism=job.altruism, seed=seed,
+            ask_policy = make_ask_policy(ask_policy_name(job, policy, environ), p_altruism=job.altruism, seed=seed,
                                          floor=job.altruism_floor)
         except ValueError as exc:  # JobSpecError, bad JSON, unknown policy
             return await _fail_at_start(amrm, host, f"invalid job: {exc}")
@@ -360,8 +372,9 @@ async def _fail_at_start(amrm: AMRMClient, host: str, diagnostics: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m am.dag", description="Run a DAG job as its AM.")
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S, help="seconds between heartbeats")
-    parser.add_argument("--policy", default="carbyne",
-                        help="ask policy when the job names none: carbyne (default) or greedy")
+    parser.add_argument("--policy", default=None,
+                        help="ask policy when the job names none: carbyne or greedy (default: the one the RM "
+                             "names in SHEPHERD_AM_POLICY, its scheduler's, else carbyne)")
     args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stdout, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -18,19 +18,21 @@ import grpc
 import uvicorn
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from common.errors import StoreUnavailable
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.ledger import Ledger
-from rm.core.policies.registry import named_pipeline
+from rm.core.policies.registry import named_pipeline, scheduler
 from rm.core.queues import build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
 from rm.service import convert
 from rm.service.config import RMConfig
+from rm.service.persistence import LeaseKeeper, StoreWriter, lease_owner, open_store
 from rm.service.slo import SloService
-from rm.service.store import Store, default_sqlite_url
+from rm.service.store import LeaseLost, Store, StoreError, default_sqlite_url
 
 log = logging.getLogger("shepherd.rm")
 
@@ -51,8 +53,12 @@ class ResourceManager:
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
         self.store = Store(self.store_url)
         self.store_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        self.writer = StoreWriter(self.store, self.store_executor, clock=self.now, on_fenced=self._lost_store)
+        self.lease_owner = lease_owner()  # host:pid:random, this RM's name in the store lease
+        self.halted = asyncio.Event()  # set when the RM stops itself: another RM took its state store over
         self.state: Ledger
         self.pipeline, self.shares = named_pipeline(cfg.scheduler, cfg.leftover_cap)
+        self.ask_policy = scheduler(cfg.scheduler).ask_policy  # DAG AMs' default: the scheduler's AM policy
         self._shares_at = -float("inf")
         self._dra_at = -float("inf")
         self._rolled_step = -1
@@ -76,11 +82,16 @@ class ResourceManager:
         return time.time()
 
     async def persist(self) -> None:
-        """Write every record changed since the last call, before anyone is told about it."""
-        records = self.state.drain_records()
-        if records:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self.store_executor, self.store.write, records)
+        """Return once every record changed so far is in the store, before anyone is told about it.
+
+        Raises StoreUnavailable (503, retriable) while the store cannot take them; they stay queued and are
+        retried (rm/service/persistence.py), and the in-memory state is not rolled back.
+        """
+        self.writer.add(self.state.drain_records())
+        await self.writer.flush()
+
+    def _lost_store(self, error: LeaseLost) -> None:
+        self.halted.set()
 
     def kick(self) -> None:
         """Ask for a scheduling cycle soon."""
@@ -109,8 +120,26 @@ class ResourceManager:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+
+        def in_store(fn: Any, *args: Any) -> Any:
+            return loop.run_in_executor(self.store_executor, fn, *args)
+
+        await open_store(self.store, in_store, owner=self.lease_owner, lease_s=self.cfg.store_lease_s,
+                         create=self.cfg.create_store, clock=self.now)
+        try:
+            await self._start_holding_the_lease(loop)
+        except BaseException:  # a start that fails lets a restarted RM take the store at once
+            for t in self._tasks:
+                t.cancel()
+            with contextlib.suppress(StoreError):
+                await in_store(self.store.release_lease)
+            raise
+
+    async def _start_holding_the_lease(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._tasks.append(asyncio.create_task(
+            LeaseKeeper(self.store, self.writer, self.store_executor, self.cfg.store_lease_s).run(),
+            name="store-lease"))
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
-        await loop.run_in_executor(self.store_executor, self.store.migrate)
         stored = await loop.run_in_executor(self.store_executor, self.store.load)
         now = self.now()
         if stored.meta is None:
@@ -184,18 +213,31 @@ class ResourceManager:
         if self.ipc is not None:
             await self.ipc.stop()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        with contextlib.suppress(Exception):
-            await self.persist()
+        if hasattr(self, "state"):
+            self.writer.add(self.state.drain_records())
+        await self.writer.close(timeout=5.0)
+        if self.writer.fenced is None:  # a clean shutdown releases the lease, so a restart need not wait
+            with contextlib.suppress(StoreError):
+                await asyncio.get_running_loop().run_in_executor(self.store_executor, self.store.release_lease)
         if hasattr(self, "slo"):
             self.slo.close()
         self.store_executor.submit(self.store.close).result()
         self.store_executor.shutdown(wait=True)
         self.stopped.set()
 
+    async def wait(self, stop: asyncio.Event) -> None:
+        """Until ``stop`` is set or the RM halts itself (another RM took its state store over)."""
+        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.halted.wait())]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waiters:
+                w.cancel()
+
     async def serve_forever(self, stop: asyncio.Event) -> None:
         await self.start()
         try:
-            await stop.wait()
+            await self.wait(stop)
         finally:
             await self.stop()
 
@@ -213,6 +255,8 @@ class ResourceManager:
             await asyncio.sleep(self.cfg.scheduling_interval_s)
 
     async def schedule_once(self) -> None:
+        if self.writer.outage:  # decide nothing new while the store cannot take it; the writer retries
+            return
         started = time.perf_counter()
         now = self.now()
         self._tend_reservations(now)
@@ -224,7 +268,10 @@ class ResourceManager:
             shares, self._shares_at = self.shares, now
         plan = run_cycle(snap, self.pipeline, shares=shares, now=now, rng=Random(self.cycles))
         applied = self.state.apply_plan(plan, now)
-        await self.persist()
+        try:
+            await self.persist()
+        except StoreUnavailable:  # queued and retried (the writer logs the outage once)
+            return  # AM containers are launched once their allocation is in the store
         if self.metrics is not None:
             self.metrics.observe_cycle(time.perf_counter() - started, plan)
             for p in applied:
@@ -270,6 +317,7 @@ class ResourceManager:
             "SHEPHERD_AMRM_TOKEN": launch.amrm_token,
             "APPLICATION_ID": launch.app_id,
             "SHEPHERD_APP_ATTEMPT_ID": launch.attempt_id,
+            "SHEPHERD_AM_POLICY": self.ask_policy,
         }
         if launch.job_spec_json:
             # base64: launch scripts expand "$" in environment values, as YARN's do
@@ -292,8 +340,9 @@ class ResourceManager:
         if error:
             log.warning("launching AM container %s failed: %s", launch.container_id, error)
             self.state.am_launch_failed(launch.container_id, error, self.now())
-            await self.persist()
             self.kick()
+            with contextlib.suppress(StoreUnavailable):  # queued and retried; the writer logs the outage
+                await self.persist()
         else:
             log.info("launched AM container %s for %s on %s", launch.container_id, launch.app_id, node.node_id)
 
@@ -305,8 +354,9 @@ class ResourceManager:
                 for e in events:
                     log.warning("%s", e)
                 if events:
-                    await self.persist()
                     self.kick()
+                    with contextlib.suppress(StoreUnavailable):  # queued and retried; the writer logs the outage
+                        await self.persist()
                 self.state.forget_completed_containers()
             except Exception:
                 log.exception("liveness check failed")

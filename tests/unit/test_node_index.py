@@ -13,14 +13,56 @@ from common.resources import Resources
 from rm.core.cycle import CycleContext
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Plan
-from rm.core.policies.api import NodeScorer
+from rm.core.policies.api import LinearScorer, NodeScorer
 from rm.core.policies.node_index import DEFAULT_CANDIDATE_LIMIT, choose_node, node_index, round_like_python
-from rm.core.policies.tetris import OFF_SWITCH, TetrisPacker, best_node, locality_level
+from rm.core.policies.tetris import (
+    NODE_LOCAL,
+    OFF_SWITCH,
+    RACK_LOCAL,
+    TetrisPacker,
+    best_node,
+    locality_level,
+    score_weights,
+)
 from rm.core.queues import build_queues
 
 
-class _OtherScorer(TetrisPacker):
-    """The same scores through the general path (the index special-cases the plain TetrisPacker only)."""
+class _OtherScorer:
+    """TetrisPacker's scores without its vectorised (``LinearScorer``) form: the index calls it node by node."""
+
+    name = "other"
+
+    def __init__(self) -> None:
+        self._inner = TetrisPacker()
+
+    def score(self, ask: AskView, node: NodeView, ctx: CycleContext) -> float:
+        return self._inner.score(ask, node, ctx)
+
+
+class _HalfTetris:
+    """Another linear scorer (half Tetris's weights, other locality bonuses): the index's fast path serves it."""
+
+    name = "half-tetris"
+
+    def weights(self, demand: Resources, capacity: Resources) -> list[tuple[str, float]]:
+        return [(r, w / 2) for r, w in score_weights(demand, capacity)]
+
+    def locality_bonus(self, level: int) -> float:
+        return 500.0 if level == NODE_LOCAL else 50.0 if level == RACK_LOCAL else 0.0
+
+    def score(self, ask: AskView, node: NodeView, ctx: CycleContext) -> float:
+        free = ctx.available(node).amounts
+        value = 0.0
+        for r, w in self.weights(ask.capability, ctx.snap.capacity):
+            value += w * free.get(r, 0)
+        level = locality_level(ask, node)
+        return value + self.locality_bonus(level) if level > OFF_SWITCH else value
+
+
+def test_the_fast_path_serves_any_linear_scorer_and_only_those() -> None:
+    assert isinstance(_HalfTetris(), LinearScorer)
+    assert isinstance(TetrisPacker(), LinearScorer)
+    assert not isinstance(_OtherScorer(), LinearScorer)
 
 
 def _resources(rng: Random, types: list[str], *, scale: int) -> Resources:
@@ -102,9 +144,10 @@ class _RingScan:
 
 
 @pytest.mark.parametrize("nodes", [5, 32, 33, 120])
-@pytest.mark.parametrize("scorer", [TetrisPacker(), _OtherScorer()], ids=["tetris", "other"])
+@pytest.mark.parametrize("scorer", [TetrisPacker(), _OtherScorer(), _HalfTetris()],
+                         ids=["tetris", "other", "half-tetris"])
 @pytest.mark.parametrize("seed", range(6))
-def test_choose_matches_a_ring_scan_and_best_node(nodes: int, scorer: TetrisPacker, seed: int) -> None:
+def test_choose_matches_a_ring_scan_and_best_node(nodes: int, scorer: NodeScorer, seed: int) -> None:
     snap = _cluster(seed, nodes)
     fast = CycleContext(snap=snap, now=0.0, rng=Random(seed), plan=Plan(based_on=1))
     slow = CycleContext(snap=snap, now=0.0, rng=Random(seed), plan=Plan(based_on=1))
