@@ -1,8 +1,7 @@
-"""gRPC front door: thin adapters from protobuf calls onto Ledger.
+"""gRPC front door: protobuf requests translated into the operations of ``rm.service.operations``
+(which validate, apply in the core, persist and wake the scheduler) and their answers into protobuf.
 
-Every handler validates and applies in the core, writes the changed records to the store, and
-only then answers. Refused requests abort with a gRPC status whose details start with YARN's
-Java exception class name.
+Refused requests abort with a gRPC status whose details start with YARN's Java exception class name.
 """
 
 from __future__ import annotations
@@ -14,12 +13,12 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import grpc
 
-from common.errors import BadRequest, Forbidden, InvalidToken, NotFound, YarnError
+from common.errors import BadRequest, Forbidden, InvalidToken, YarnError
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core.run_history import datasets_from_tags
 from rm.core.state_types import SubmitSpec
 from rm.service import convert
+from rm.service.operations import Operations
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -28,7 +27,8 @@ log = logging.getLogger("shepherd.rm.grpc")
 T = TypeVar("T")
 
 _STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 403: grpc.StatusCode.PERMISSION_DENIED,
-           404: grpc.StatusCode.NOT_FOUND, 409: grpc.StatusCode.FAILED_PRECONDITION}
+           404: grpc.StatusCode.NOT_FOUND, 409: grpc.StatusCode.FAILED_PRECONDITION,
+           503: grpc.StatusCode.UNAVAILABLE}
 _COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
 _NODE_ACTIONS = {"NORMAL": pb.NODE_ACTION_NORMAL, "RESYNC": pb.NODE_ACTION_RESYNC,
                  "SHUTDOWN": pb.NODE_ACTION_SHUTDOWN}
@@ -62,21 +62,18 @@ def _check_secret(expected: str | None, context: grpc.aio.ServicerContext, who: 
 class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
+        self.ops = Operations(rm)
 
     async def RegisterNodeManager(self, request: pb.RegisterNodeRequest,
                                   context: grpc.aio.ServicerContext) -> pb.RegisterNodeResponse:
         async def run() -> pb.RegisterNodeResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
             st = self.rm.state
-            node = st.register_node(
+            await self.ops.register_node(
                 convert.node_id_str(request.node_id), request.http_address, request.rack,
                 convert.resources_from_pb(request.capability),
-                [convert.node_status_from_pb(s) for s in request.container_statuses], self.rm.now(),
-                ipc_port=request.ipc_port,
+                [convert.node_status_from_pb(s) for s in request.container_statuses], ipc_port=request.ipc_port,
             )
-            await self.rm.persist()
-            self.rm.kick()
-            log.info("node %s registered with %s", node.node_id, node.capability)
             return pb.RegisterNodeResponse(
                 action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=1,
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
@@ -89,14 +86,11 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
         async def run() -> pb.NodeHeartbeatResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
             started = self.rm.now()
-            res = self.rm.state.node_heartbeat(
+            res = await self.ops.node_heartbeat(
                 convert.node_id_str(request.node_id), request.response_id,
                 [convert.node_status_from_pb(s) for s in request.container_statuses],
-                request.health.healthy if request.HasField("health") else True,
-                request.health.health_report, started,
+                request.health.healthy if request.HasField("health") else True, request.health.health_report,
             )
-            await self.rm.persist()
-            self.rm.kick()
             if self.rm.metrics is not None:
                 self.rm.metrics.observe_heartbeat(self.rm.now() - started)
             return pb.NodeHeartbeatResponse(
@@ -112,9 +106,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                                     context: grpc.aio.ServicerContext) -> pb.UnregisterNodeResponse:
         async def run() -> pb.UnregisterNodeResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
-            self.rm.state.unregister_node(convert.node_id_str(request.node_id), self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
+            await self.ops.unregister_node(convert.node_id_str(request.node_id))
             return pb.UnregisterNodeResponse()
         return await guarded(context, run)
 
@@ -122,35 +114,28 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
 class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
+        self.ops = Operations(rm)
 
     async def RegisterApplicationMaster(self, request: pb.RegisterApplicationMasterRequest,
                                         context: grpc.aio.ServicerContext
                                         ) -> pb.RegisterApplicationMasterResponse:
         async def run() -> pb.RegisterApplicationMasterResponse:
-            st = self.rm.state
-            att = st.am_register(bearer(context), request.host, request.rpc_port, request.tracking_url,
-                                 self.rm.now())
-            await self.rm.persist()
-            app = st.apps[att.app_id]
-            mx = st.max_allocation()
+            reg = await self.ops.am_register(bearer(context), request.host, request.rpc_port,
+                                             request.tracking_url)
+            mx = reg.max_allocation
             return pb.RegisterApplicationMasterResponse(
-                maximum_capability=convert.resources_to_pb(mx) if mx else None, queue=app.queue,
-                application_id=app.app_id, attempt_id=att.attempt_id,
+                maximum_capability=convert.resources_to_pb(mx) if mx else None, queue=reg.app.queue,
+                application_id=reg.app.app_id, attempt_id=reg.attempt.attempt_id,
             )
         return await guarded(context, run)
 
     async def Allocate(self, request: pb.AllocateRequest,
                        context: grpc.aio.ServicerContext) -> pb.AllocateResponse:
         async def run() -> pb.AllocateResponse:
-            st = self.rm.state
-            res = st.am_allocate(
+            res = await self.ops.am_allocate(
                 bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
                 request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
-                self.rm.now(),
             )
-            await self.rm.persist()
-            if request.asks or request.releases:
-                self.rm.kick()
             return pb.AllocateResponse(
                 response_id=res.response_id, am_command=_COMMANDS[res.command],
                 allocated_containers=[convert.container_to_pb(c) for c in res.allocated],
@@ -165,12 +150,10 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
     async def FinishApplicationMaster(self, request: pb.FinishApplicationMasterRequest,
                                       context: grpc.aio.ServicerContext) -> pb.FinishApplicationMasterResponse:
         async def run() -> pb.FinishApplicationMasterResponse:
-            done = self.rm.state.am_finish(
+            done = await self.ops.am_finish(
                 bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
-                request.diagnostics, request.tracking_url, self.rm.now(),
+                request.diagnostics, request.tracking_url,
             )
-            await self.rm.persist()
-            self.rm.kick()
             return pb.FinishApplicationMasterResponse(is_unregistered=done)
         return await guarded(context, run)
 
@@ -178,6 +161,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
 class ApplicationClientServicer(pbg.ApplicationClientServicer):
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
+        self.ops = Operations(rm)
 
     def _auth(self, context: grpc.aio.ServicerContext) -> None:
         _check_secret(self.rm.cfg.client_secret, context, "client")
@@ -186,11 +170,10 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                                 context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
         async def run() -> pb.GetNewApplicationResponse:
             self._auth(context)
-            app_id = self.rm.state.new_application(self.rm.now())
-            await self.rm.persist()
-            mx = self.rm.state.max_allocation()
+            new = await self.ops.new_application()
+            mx = new.max_allocation
             return pb.GetNewApplicationResponse(
-                application_id=app_id, maximum_capability=convert.resources_to_pb(mx) if mx else None)
+                application_id=new.app_id, maximum_capability=convert.resources_to_pb(mx) if mx else None)
         return await guarded(context, run)
 
     async def SubmitApplication(self, request: pb.SubmitApplicationRequest,
@@ -205,27 +188,22 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 "local_resources": {k: {"url": v.url, "type": v.type or "FILE"}
                                     for k, v in spec.local_resources.items()},
             }
-            am_res = convert.resources_from_pb(c.am_resource) if c.HasField("am_resource") else None
-            kwargs = {"am_resource": am_res} if am_res is not None and not am_res.is_zero() else {}
-            tag_inputs, tag_outputs = datasets_from_tags(c.tags)  # shepherd.inputs=... tags, as over REST
+            kwargs = {"am_resource": convert.resources_from_pb(c.am_resource)} if c.HasField("am_resource") else {}
             sub = SubmitSpec(
-                app_id=c.application_id, name=c.name, queue=c.queue or "default", user=c.user or "dr.who",
-                app_type=c.application_type or "SHEPHERD", priority=c.priority, am_launch=am_launch,
+                app_id=c.application_id, name=c.name, queue=c.queue, user=c.user or "dr.who",
+                app_type=c.application_type, priority=c.priority, am_launch=am_launch,
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
-                inputs=(*c.inputs, *tag_inputs), outputs=(*c.outputs, *tag_outputs), **kwargs,  # type: ignore[arg-type]
+                inputs=tuple(c.inputs), outputs=tuple(c.outputs), **kwargs,  # type: ignore[arg-type]
             )
-            app = self.rm.state.submit(sub, self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
-            log.info("accepted %s (%s) into %s", app.app_id, app.name, app.queue)
+            await self.ops.submit(sub)  # a known id is answered as accepted, as by every door
             return pb.SubmitApplicationResponse()
         return await guarded(context, run)
 
     async def GetApplicationReport(self, request: pb.GetApplicationReportRequest,
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
         async def run() -> pb.GetApplicationReportResponse:
-            app = self.rm.state.get_app(request.application_id)
+            app = self.ops.app(request.application_id)
             return pb.GetApplicationReportResponse(report=convert.app_report(self.rm.state, app))
         return await guarded(context, run)
 
@@ -252,7 +230,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                                      context: grpc.aio.ServicerContext) -> pb.GetApplicationAttemptsResponse:
         async def run() -> pb.GetApplicationAttemptsResponse:
             st = self.rm.state
-            app = st.get_app(request.application_id)
+            app = self.ops.app(request.application_id)
             return pb.GetApplicationAttemptsResponse(attempts=[
                 pb.ApplicationAttemptReport(
                     attempt_id=a.attempt_id, state=a.state, am_container_id=a.am_container_id or "",
@@ -268,11 +246,8 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                             context: grpc.aio.ServicerContext) -> pb.GetContainersResponse:
         async def run() -> pb.GetContainersResponse:
             st = self.rm.state
-            app = st.get_app(request.application_id)
             out = []
-            for c in st.containers.values():
-                if c.app_id != app.app_id:
-                    continue
+            for c in self.ops.containers(request.application_id):
                 node = st.nodes.get(c.node_id)
                 http = node.http_address if node else ""
                 out.append(pb.ContainerReport(
@@ -282,7 +257,6 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     finish_time_ms=int(c.finish_time * 1000),
                     log_url=f"http://{http}/ws/v1/node/containers/{c.container_id}/logs" if http else "",
                 ))
-            out.sort(key=lambda r: r.container_id)
             return pb.GetContainersResponse(containers=out)
         return await guarded(context, run)
 
@@ -290,9 +264,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                               context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
         async def run() -> pb.KillApplicationResponse:
             self._auth(context)
-            self.rm.state.kill(request.application_id, request.diagnostics, self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
+            await self.ops.kill(request.application_id, request.diagnostics)  # an ended app: done already
             return pb.KillApplicationResponse(is_kill_completed=True)
         return await guarded(context, run)
 
@@ -325,10 +297,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
 
             st = self.rm.state
             usage = queue_usage(st)
-            name = request.queue or "root"
-            path = name if name.startswith("root") else f"root.{name}"
-            if path not in st.queues:
-                raise NotFound(f"unknown queue: {name}")
+            path = self.ops.queue_path(request.queue)
 
             def build(p: str) -> pb.QueueInfo:
                 q = st.queues[p]  # type: ignore[index]

@@ -189,7 +189,8 @@ class SloService:
                            f"{d.decision.reservation_id}; delete that reservation to decide again")
 
     async def accept(self, job: str, body: Mapping[str, Any], user: str) -> tuple[str, Decided]:
-        """Sign off (with overrides): the periodic reservation is placed and persisted with the decision."""
+        """Sign off (with overrides): the periodic reservation is placed and the decision recorded in the
+        state; the caller (``Operations.accept_slo``) persists both before it answers."""
         overrides = slo.parse_overrides(body, step_s=self.config.step_s)
         d = await self.proposal(job)
         self._check_open(d)
@@ -207,19 +208,15 @@ class SloService:
             job=job, status="accepted", reservation_id=rid, based_on=d.basis, runs=d.proposal.runs,
             decided_at=now, user=user, overrides=overrides.to_json(),
         ))
-        await self.rm.persist()
-        self.rm.kick()
-        log.info("SLO of job %s accepted as periodic reservation %s", job, rid)
         return rid, self.decided(d.proposal, d.basis)
 
     async def reject(self, job: str, user: str) -> Decided:
-        """Record a rejection: the job is not proposed again until a new successful run ends."""
+        """Record a rejection (the caller persists it): the job is not proposed again until a new successful
+        run ends."""
         d = await self.proposal(job)
         self._check_open(d)
         now = self.rm.now()
         self.rm.state.decide_slo(SloDecisionRecord(
             job=job, status="rejected", based_on=d.basis, runs=d.proposal.runs, decided_at=now, user=user,
         ))
-        await self.rm.persist()
-        log.info("SLO of job %s rejected", job)
         return self.decided(d.proposal, d.basis)

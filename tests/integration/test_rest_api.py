@@ -213,7 +213,7 @@ def test_kill_move_priority_and_lifetime(rm: FakeRM, client: TestClient) -> None
     assert "resourceRequests" not in client.get(f"{url[:-len(app_id) - 1]}?deSelects=resourceRequests"
                                                 ).json()["apps"]["app"][0]
     remote(client.put(f"{url}/queue", json={"queue": "default"}), 400)
-    # a finished app cannot be killed
+    # killing an app that has ended is answered with its state and changes nothing, as YARN does
     done = submit(client)
     rm.cycle()
     st = rm.state
@@ -222,8 +222,12 @@ def test_kill_move_priority_and_lifetime(rm: FakeRM, client: TestClient) -> None
     node = att.node_id or ""
     st.node_heartbeat(node, 5, [NodeStatus(att.am_container_id or "", "COMPLETE", 0)], True, "", rm.clock)
     assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "FINISHED"}
-    assert "cannot be killed" in remote(client.put(f"/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"}),
-                                         409, "ConflictException")
+    rm.stored += rm.state.drain_records()  # the heartbeat's changes, as the RM would have stored them
+    stored = len(rm.stored)
+    resp = client.put(f"/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"})
+    assert (resp.status_code, resp.json()) == (200, {"state": "FINISHED"})
+    assert client.get(f"/ws/v1/cluster/apps/{done}").json()["app"]["finalStatus"] == "SUCCEEDED"
+    assert len(rm.stored) == stored
 
 
 def test_app_filters(rm: FakeRM, client: TestClient) -> None:

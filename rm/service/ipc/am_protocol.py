@@ -1,7 +1,7 @@
 """ApplicationMasterProtocol over Hadoop IPC (register, allocate, finish) for stock AMRMClients.
 
 The connection authenticated with an AMRMToken (DIGEST-MD5), so the caller's attempt is known;
-calls go to the same Ledger methods the gRPC ApplicationMaster service uses.
+calls go to the same operations (``rm.service.operations``) the gRPC ApplicationMaster service uses.
 
 YARN's allocate speaks in an *ask table*: entries keyed by (priority, capability, allocation
 request id) and location ("*", a rack or a host), each an absolute outstanding count that replaces
@@ -104,6 +104,7 @@ class ApplicationMaster:
     def __init__(self, facade: IpcFacade) -> None:
         self.facade = facade
         self.rm = facade.rm
+        self.ops = facade.ops
         self.tables: dict[str, AskTable] = {}
 
     def protocol(self) -> Protocol:
@@ -132,14 +133,11 @@ class ApplicationMaster:
                        ) -> yp.RegisterApplicationMasterResponse:
         with as_rpc_errors():
             attempt, token = self._core_token(ctx)
-            st = self.rm.state
-            att = st.am_register(token, req.host, req.rpc_port, req.tracking_url, self.rm.now())
-            await self.rm.persist()
-            app = st.apps[att.app_id]
+            reg = await self.ops.am_register(token, req.host, req.rpc_port, req.tracking_url)
             log.info("AM of %s registered over Hadoop IPC from %s", attempt, ctx.peer)
             return yp.RegisterApplicationMasterResponse(
-                maximum_capability=records.resource_pb(reports.max_allocation(st)),
-                queue=reports.queue_leaf(app.queue), scheduler_resource_types=[yp.MEMORY, yp.CPU],
+                maximum_capability=records.resource_pb(reports.max_allocation(self.rm.state)),
+                queue=reports.queue_leaf(reg.app.queue), scheduler_resource_types=[yp.MEMORY, yp.CPU],
             )
 
     async def allocate(self, ctx: CallContext, req: yp.AllocateRequest) -> yp.AllocateResponse:
@@ -155,14 +153,11 @@ class ApplicationMaster:
             for n in st.nodes.values():
                 hosts[n.host].append(n.node_id)
             bl = req.blacklist_request
-            res = st.am_allocate(
+            res = await self.ops.am_allocate(
                 token, req.response_id, asks, [records.container_id_str(c) for c in req.release],
                 req.progress, [nid for h in bl.blacklist_additions for nid in hosts.get(h, [h])],
-                [nid for h in bl.blacklist_removals for nid in hosts.get(h, [h])], self.rm.now(),
+                [nid for h in bl.blacklist_removals for nid in hosts.get(h, [h])],
             )
-            await self.rm.persist()
-            if asks or req.release:
-                self.rm.kick()
             return self._response(st, attempt, table, res)
 
     def _response(self, st: Ledger, attempt: str, table: AskTable, res: AllocateResult
@@ -212,7 +207,5 @@ class ApplicationMaster:
         with as_rpc_errors():
             _, token = self._core_token(ctx)
             status = reports.FINAL_STATUS_NAMES.get(req.final_application_status, "UNDEFINED")
-            done = self.rm.state.am_finish(token, status, req.diagnostics, req.tracking_url, self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
+            done = await self.ops.am_finish(token, status, req.diagnostics, req.tracking_url)
             return yp.FinishApplicationMasterResponse(is_unregistered=done)

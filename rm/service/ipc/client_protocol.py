@@ -1,7 +1,8 @@
 """ApplicationClientProtocol over Hadoop IPC: the calls stock YARN clients (YarnClient, the yarn CLI,
 spark-submit) make, mapped onto the same Ledger the gRPC and REST front doors use.
 
-Every mutation is written to the store (``await rm.persist()``) before the answer goes out.
+Each call is translated into an operation of ``rm.service.operations`` (shared with gRPC and REST, which
+persists before it returns) and its answer into Hadoop's records.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.reservation.requests import reservation_id
-from rm.core.run_history import datasets_from_tags
 from rm.core.state_types import SubmitSpec
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
@@ -59,6 +59,7 @@ class ApplicationClient:
     def __init__(self, facade: IpcFacade) -> None:
         self.facade = facade
         self.rm = facade.rm
+        self.ops = facade.ops
 
     def protocol(self) -> Protocol:
         return Protocol(NAME, {
@@ -91,9 +92,8 @@ class ApplicationClient:
                                   ) -> yp.GetNewApplicationResponse:
         with as_rpc_errors():
             self._may_mutate(ctx)
-            app_id = self.rm.state.new_application(self.rm.now())
-            await self.rm.persist()
-            return yp.GetNewApplicationResponse(application_id=records.app_id_pb(app_id),
+            new = await self.ops.new_application()
+            return yp.GetNewApplicationResponse(application_id=records.app_id_pb(new.app_id),
                                                 maximum_capability=records.resource_pb(
                                                     reports.max_allocation(self.rm.state)))
 
@@ -106,29 +106,24 @@ class ApplicationClient:
                 raise BadRequest("the submission context has no application id")
             app_id = records.app_id_str(sub.application_id)
             res = am_resource(sub)
-            extra = {"am_resource": res} if res is not None and not res.is_zero() else {}
+            extra = {"am_resource": res} if res is not None else {}
             rid = ""
             if sub.HasField("reservation_id"):
                 rid = reservation_id(sub.reservation_id.cluster_timestamp, sub.reservation_id.id)
-            inputs, outputs = datasets_from_tags(sub.application_tags)  # shepherd.inputs=... tags
             spec = SubmitSpec(
-                app_id=app_id, name=sub.application_name, queue=sub.queue or "default", user=ctx.user,
-                app_type=sub.application_type or "YARN", priority=sub.priority.priority,
+                app_id=app_id, name=sub.application_name, queue=sub.queue, user=ctx.user,
+                app_type=sub.application_type, priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
-                reservation_id=rid, inputs=inputs, outputs=outputs, **extra,  # type: ignore[arg-type]
+                reservation_id=rid, **extra,  # type: ignore[arg-type]
             )
-            app = self.rm.state.submit(spec, self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
-            log.info("accepted %s (%s, %s) from %s over Hadoop IPC", app.app_id, app.name, app.app_type,
-                     ctx.user)
+            await self.ops.submit(spec)  # a known id is answered as accepted, as by every door
             return yp.SubmitApplicationResponse()
 
     async def get_application_report(self, ctx: CallContext, req: yp.GetApplicationReportRequest
                                      ) -> yp.GetApplicationReportResponse:
         with as_rpc_errors():
-            app = self.rm.state.get_app(records.app_id_str(req.application_id))
+            app = self.ops.app(records.app_id_str(req.application_id))
             return yp.GetApplicationReportResponse(application_report=self._report(app, ctx.user))
 
     async def get_applications(self, ctx: CallContext, req: yp.GetApplicationsRequest
@@ -162,13 +157,7 @@ class ApplicationClient:
                                      ) -> yp.KillApplicationResponse:
         with as_rpc_errors():
             self._may_mutate(ctx)
-            app = self.rm.state.get_app(records.app_id_str(req.application_id))
-            if not app.final:
-                diag = req.diagnostics or f"Application {app.app_id} was killed by user {ctx.user}"
-                self.rm.state.kill(app.app_id, diag, self.rm.now())
-                await self.rm.persist()
-                self.rm.kick()
-                log.info("killed %s for %s over Hadoop IPC", app.app_id, ctx.user)
+            await self.ops.kill(records.app_id_str(req.application_id), req.diagnostics, ctx.user)
             return yp.KillApplicationResponse(is_kill_completed=True)
 
     async def get_cluster_metrics(self, ctx: CallContext, req: yp.GetClusterMetricsRequest
@@ -185,13 +174,7 @@ class ApplicationClient:
     async def get_queue_info(self, ctx: CallContext, req: yp.GetQueueInfoRequest) -> yp.GetQueueInfoResponse:
         with as_rpc_errors():
             st = self.rm.state
-            name = req.queue_name or "root"
-            path = name if name.startswith("root") else f"root.{name}"
-            if path not in st.queues:
-                leaves = [p for p in st.queues if reports.queue_leaf(p) == name]
-                if len(leaves) != 1:
-                    raise BadRequest(f"Unknown queue: {name}")
-                path = leaves[0]
+            path = self.ops.queue_path(req.queue_name)
             return yp.GetQueueInfoResponse(queue_info=reports.queue_info(
                 st, path, children=req.include_child_queues, recursive=req.recursive,
                 apps=req.include_applications, scheduler_address=self.facade.scheduler_address,

@@ -22,6 +22,7 @@ from rm.service.ipc import client_protocol, reports
 from rm.service.ipc.am_protocol import ApplicationMaster
 from rm.service.ipc.client_protocol import ApplicationClient
 from rm.service.ipc.config import IpcSettings, settings
+from rm.service.operations import Operations
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -35,6 +36,7 @@ LAUNCH_TIMEOUT_S = 30.0
 class IpcFacade:
     def __init__(self, rm: ResourceManager, cfg: IpcSettings) -> None:
         self.rm = rm
+        self.ops = Operations(rm)
         self.settings = cfg
         self.client = ApplicationClient(self)
         self.master = ApplicationMaster(self)
@@ -120,11 +122,8 @@ class IpcFacade:
         try:
             await self._start_am(launch)
         except (RemoteError, OSError, TimeoutError, ValueError, credentials.CredentialsError) as exc:
-            st = self.rm.state
             log.warning("launching AM container %s failed: %s", launch.container_id, exc)
-            st.am_launch_failed(launch.container_id, str(exc), self.rm.now())
-            await self.rm.persist()
-            self.rm.kick()
+            await self.ops.am_launch_failed(launch.container_id, str(exc))
         else:
             log.info("launched AM container %s for %s on %s over Hadoop IPC", launch.container_id,
                      launch.app_id, launch.node_id)

@@ -2,7 +2,8 @@
 (``/ws/v1/shepherd``), Prometheus ``/metrics`` and the OpenAPI docs (``/docs``).
 
 Paths, JSON shapes, field names, status codes and error bodies follow Hadoop YARN so existing clients
-(yarn-api-client, scripts, UIs) work unchanged; docs/rest.md lists what is implemented.
+(yarn-api-client, scripts, UIs) work unchanged; docs/rest.md lists what is implemented. The handlers only
+translate: every change is an operation of ``rm.service.operations``, shared with gRPC and Hadoop IPC.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
+from rm.service.operations import Operations
 from rm.service.rest.apps import add_app_routes
 from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.errors import install_handlers, remote_exception
@@ -32,10 +34,11 @@ def build_app(rm: ResourceManager) -> FastAPI:
                     "(/ws/v1/shepherd). Errors are YARN RemoteException bodies.",
     )
     install_handlers(api)
+    ops = Operations(rm)
     add_cluster_routes(api, rm)
-    add_submit_routes(api, rm)  # before the app routes: /apps/new-application is not an app id
-    add_app_routes(api, rm)
-    add_reservation_routes(api, rm)
-    add_slo_routes(api, rm)
+    add_submit_routes(api, rm, ops)  # before the app routes: /apps/new-application is not an app id
+    add_app_routes(api, rm, ops)
+    add_reservation_routes(api, rm, ops)
+    add_slo_routes(api, rm, ops)
     add_extra_routes(api, rm)
     return api

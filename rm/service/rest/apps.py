@@ -1,5 +1,6 @@
 """Application endpoints: list with YARN's filters, one app, attempts, and the state (kill), queue (move),
-priority and timeout (lifetime) resources. Every write validates in the core, persists, then answers."""
+priority and timeout (lifetime) resources. Every write is one call of ``rm.service.operations``, which
+validates, applies, persists and wakes the scheduler; these handlers parse and render."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from common.errors import ApplicationNotFound, BadRequest, Conflict, NotFound
+from common.errors import ApplicationNotFound, BadRequest, NotFound
 from common.ids import QueuePath
 from rm.core.entities import App
 from rm.core.records import APP_STATES, FINAL_STATUSES
@@ -18,6 +19,7 @@ from rm.service.rest.cluster import BASE, parse_states
 from rm.service.rest.errors import check_writer, json_object, not_found_app
 
 if TYPE_CHECKING:
+    from rm.service.operations import Operations
     from rm.service.server import ResourceManager
 
 APPS = f"{BASE}/apps"
@@ -52,19 +54,13 @@ def _range(prefix: str, begin: str | None, end: str | None) -> tuple[int, int]:
     return lo, hi
 
 
-def _queue_filter(rm: ResourceManager, name: str) -> set[QueuePath]:
+def _queue_filter(rm: ResourceManager, ops: Operations, name: str) -> set[QueuePath]:
     """The queue named by full path or leaf name, with its descendants."""
-    st = rm.state
-    path = next((p for p in st.queues if p == name or p == f"root.{name}"), None)
-    if path is None:
-        matches = [p for p in st.queues if p.rsplit(".", 1)[-1] == name]
-        path = matches[0] if len(matches) == 1 else None
-    if path is None:
-        raise BadRequest(f"queue {name} does not exist")
-    return {p for p in st.queues if p == path or p.startswith(f"{path}.")}
+    path = ops.queue_path(name)
+    return {p for p in rm.state.queues if p == path or p.startswith(f"{path}.")}
 
 
-def list_apps(rm: ResourceManager, params: dict[str, str]) -> list[dict[str, Any]]:
+def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str]) -> list[dict[str, Any]]:
     states = parse_states(params.get("states"), APP_STATES, "application-state") | \
         parse_states(params.get("state"), APP_STATES, "application-state")
     finals = parse_states(params.get("finalStatus"), FINAL_STATUSES, "final status")
@@ -80,7 +76,7 @@ def list_apps(rm: ResourceManager, params: dict[str, str]) -> list[dict[str, Any
     started = _range("startedTime", params.get("startedTimeBegin"), params.get("startedTimeEnd"))
     finished = _range("finishedTime", params.get("finishedTimeBegin"), params.get("finishedTimeEnd"))
     finished_given = "finishedTimeBegin" in params or "finishedTimeEnd" in params
-    queues = _queue_filter(rm, params["queue"]) if params.get("queue") else None
+    queues = _queue_filter(rm, ops, params["queue"]) if params.get("queue") else None
     types = {t.strip().lower() for t in params.get("applicationTypes", "").split(",") if t.strip()}
     tags = {t.strip().lower() for t in params.get("applicationTags", "").split(",") if t.strip()}
     deselect = {d.strip() for d in params.get("deSelects", "").split(",") if d.strip()}
@@ -125,12 +121,12 @@ def parse_expiry(text: Any) -> float:
     return when.timestamp()
 
 
-def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
+def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
 
     @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters")
     async def apps(request: Request) -> dict[str, Any]:
-        return {"apps": {"app": list_apps(rm, dict(request.query_params))}}
+        return {"apps": {"app": list_apps(rm, ops, dict(request.query_params))}}
 
     @api.get(f"{APPS}/{{app_id}}", tags=["apps"], summary="One application")
     async def app(app_id: str) -> dict[str, Any]:
@@ -166,14 +162,12 @@ def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
             return JSONResponse({"state": a.state})
         if target.upper() != "KILLED":
             raise BadRequest("Only 'KILLED' is allowed as a target state.")
-        if a.final:
-            raise Conflict(f"application {app_id} is already {a.state}; it cannot be killed")
         user = request.query_params.get("user.name", "")
-        rm.state.kill(app_id, f"Application killed by user{' ' + user if user else ''} via the REST API.",
-                      rm.now())
-        await rm.persist()
-        rm.kick()
-        return JSONResponse({"state": a.state})
+        try:  # an app that has ended is answered with its state, as YARN does
+            killed = await ops.kill(app_id, user=user)
+        except ApplicationNotFound:
+            raise not_found_app(app_id) from None
+        return JSONResponse({"state": killed.app.state})
 
     @api.get(f"{APPS}/{{app_id}}/queue", tags=["apps"], summary="Application queue")
     async def app_queue(app_id: str) -> dict[str, Any]:
@@ -187,10 +181,7 @@ def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
         if not isinstance(queue, str) or not queue.strip():
             raise BadRequest("the body must name the target queue: {\"queue\": \"name\"}")
         get_app(rm, app_id)
-        a = rm.state.move(app_id, queue.strip(), rm.now())
-        await rm.persist()
-        rm.kick()
-        return {"queue": a.queue}
+        return {"queue": (await ops.move(app_id, queue)).queue}
 
     @api.get(f"{APPS}/{{app_id}}/priority", tags=["apps"], summary="Application priority")
     async def app_priority(app_id: str) -> dict[str, Any]:
@@ -206,10 +197,7 @@ def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
             raise BadRequest("the body must give an integer priority: {\"priority\": n}")
         get_app(rm, app_id)
-        a = rm.state.set_priority(app_id, value)
-        await rm.persist()
-        rm.kick()
-        return {"priority": a.priority}
+        return {"priority": (await ops.set_priority(app_id, value)).priority}
 
     @api.get(f"{APPS}/{{app_id}}/timeouts", tags=["apps"], summary="Application timeouts")
     async def timeouts(app_id: str) -> dict[str, Any]:
@@ -235,6 +223,5 @@ def add_app_routes(api: FastAPI, rm: ResourceManager) -> None:
             raise BadRequest(f"Invalid timeout type {kind!r}; the only type is LIFETIME")
         expiry = parse_expiry(spec.get("expiryTime"))
         get_app(rm, app_id)
-        a = rm.state.set_lifetime(app_id, expiry, rm.now())
-        await rm.persist()
+        a = await ops.set_lifetime(app_id, expiry)
         return {"timeout": render.timeout_json(a, rm.now())}

@@ -1,5 +1,6 @@
-"""YARN's reservation REST API (``/ws/v1/cluster/reservation/...``): thin over ``rm.core.reservation.yarn``
-(the JSON shapes) and the state's reservation system. Every change is in the store before the answer."""
+"""YARN's reservation REST API (``/ws/v1/cluster/reservation/...``): ``rm.core.reservation.yarn`` parses and
+renders the JSON shapes, the reservation operations of ``rm.service.operations`` do the rest (every change
+is in the store before the answer)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_writer, json_object
 
 if TYPE_CHECKING:
+    from rm.service.operations import Operations
     from rm.service.server import ResourceManager
 
 RESERVATION = f"{BASE}/reservation"
@@ -33,7 +35,7 @@ SUBMIT_EXAMPLE = {
 }
 
 
-def add_reservation_routes(api: FastAPI, rm: ResourceManager) -> None:
+def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
     body_doc = {"requestBody": {"required": True, "content": {"application/json": {
         "schema": {"type": "object"}, "example": SUBMIT_EXAMPLE}}}}
@@ -41,9 +43,7 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager) -> None:
     @api.post(f"{RESERVATION}/new-reservation", tags=["reservations"], summary="A new reservation id (no body)")
     async def new_reservation(request: Request) -> dict[str, str]:
         check_writer(request, secret)
-        rid = rm.state.reservation_plan().new_reservation_id()
-        await rm.persist()
-        return yarn.render_new_reservation(rid)
+        return yarn.render_new_reservation(await ops.new_reservation())
 
     @api.post(f"{RESERVATION}/submit", tags=["reservations"], openapi_extra=body_doc,
               summary="Submit a reservation (200, empty body; 400 when the plan has no room)")
@@ -51,10 +51,7 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager) -> None:
         check_writer(request, secret)
         body = yarn.parse_submit(await json_object(request))
         user = request.query_params.get("user.name") or "dr.who"
-        rm.state.reservation_plan().submit(body.reservation_id, body.queue, body.definition, user=user,
-                                           now=rm.now())
-        await rm.persist()
-        rm.kick()
+        await ops.submit_reservation(body.reservation_id, body.queue, body.definition, user)
         return Response(status_code=200)
 
     @api.post(f"{RESERVATION}/update", tags=["reservations"],
@@ -62,24 +59,19 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager) -> None:
     async def update(request: Request) -> Response:
         check_writer(request, secret)
         rid, definition = yarn.parse_update(await json_object(request))
-        rm.state.reservation_plan().update(rid, definition, now=rm.now())
-        await rm.persist()
-        rm.kick()
+        await ops.update_reservation(rid, definition)
         return Response(status_code=200)
 
     @api.post(f"{RESERVATION}/delete", tags=["reservations"], summary="Delete a reservation")
     async def delete(request: Request) -> Response:
         check_writer(request, secret)
         rid = yarn.parse_delete(await json_object(request))
-        rm.state.reservation_plan().delete(rid)
-        await rm.persist()
-        rm.kick()
+        await ops.delete_reservation(rid)
         return Response(status_code=200)
 
     @api.get(f"{RESERVATION}/list", tags=["reservations"],
              summary="A queue's reservations (one object for one match, an array for several)")
     async def list_reservations(request: Request) -> dict[str, Any]:
         q = yarn.parse_list_query(request.query_params)
-        infos = rm.state.reservation_plan().list_reservations(q.queue, q.reservation_id, q.start_ms, q.end_ms,
-                                                              q.include_allocations)
+        infos = ops.list_reservations(q.queue, q.reservation_id, q.start_ms, q.end_ms, q.include_allocations)
         return yarn.render_list(infos)

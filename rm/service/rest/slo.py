@@ -1,6 +1,7 @@
 """SLO proposals (Morpheus §4–5) under ``/ws/v1/shepherd/slo-proposals``: what inference proposes for each
 recurring job, and the sign-off (accept, optionally with overrides) or rejection of a proposal. Thin over
-``rm.service.slo``; an accepted proposal is a periodic reservation in the store before the answer."""
+``rm.service.slo`` (inference) and the SLO operations of ``rm.service.operations``; an accepted proposal is
+a periodic reservation in the store before the answer."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
 
 if TYPE_CHECKING:
+    from rm.service.operations import Operations
     from rm.service.server import ResourceManager
 
 SLO = f"{SHEPHERD}/slo-proposals"
@@ -21,7 +23,7 @@ SLO = f"{SHEPHERD}/slo-proposals"
 ACCEPT_EXAMPLE = {"deadline": 25_200, "earliestStart": 3_600}
 
 
-def add_slo_routes(api: FastAPI, rm: ResourceManager) -> None:
+def add_slo_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
 
     @api.get(SLO, tags=["shepherd"], summary="SLO proposals of every recurring job with enough runs "
@@ -46,7 +48,7 @@ def add_slo_routes(api: FastAPI, rm: ResourceManager) -> None:
         check_writer(request, secret)
         body = await json_object(request, required=False)
         user = request.query_params.get("user.name") or ""
-        rid, d = await rm.slo.accept(job, body, user)
+        rid, d = await ops.accept_slo(job, body, user)
         return {"reservation-id": rid, "sloProposal": rm.slo.render(d)}
 
     @api.post(f"{SLO}/{{job}}/reject", tags=["shepherd"],
@@ -57,4 +59,4 @@ def add_slo_routes(api: FastAPI, rm: ResourceManager) -> None:
         if body:
             raise BadRequest(f"a reject request takes no fields, got {', '.join(sorted(body))}")
         user = request.query_params.get("user.name") or ""
-        return {"sloProposal": rm.slo.render(await rm.slo.reject(job, user))}
+        return {"sloProposal": rm.slo.render(await ops.reject_slo(job, user))}

@@ -13,13 +13,13 @@ from fastapi.responses import Response
 
 from common.errors import BadRequest
 from common.resources import Resources
-from rm.core.run_history import datasets_from_tags
 from rm.core.state_types import SubmitSpec
 from rm.service.rest import render
 from rm.service.rest.apps import APPS
 from rm.service.rest.errors import check_writer, json_object
 
 if TYPE_CHECKING:
+    from rm.service.operations import Operations
     from rm.service.server import ResourceManager
 
 YARN_MAX_ALLOCATION = Resources.of(memory_mb=8192, vcores=4)  # YARN's defaults, before any node registers
@@ -142,11 +142,6 @@ def _raw_tags(body: dict[str, Any]) -> list[str]:
     return raw
 
 
-def _tags(raw: list[str]) -> tuple[str, ...]:
-    """YARN's tags: case-insensitive, so kept in lower case (dataset paths are read before that)."""
-    return tuple(dict.fromkeys(t.strip().lower() for t in raw if t.strip()))
-
-
 def _resource(body: dict[str, Any]) -> Resources | None:
     raw = body.get("resource")
     if raw is None:
@@ -159,7 +154,8 @@ def _resource(body: dict[str, Any]) -> Resources | None:
 
 
 def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
-    """A submission context as the core's SubmitSpec (every field checked; nothing is applied here)."""
+    """A submission context as the core's SubmitSpec, as sent (every field's type checked; nothing is
+    applied here; YARN's defaults and normalization are the submit operation's)."""
     app_id = body.get("application-id")
     if not isinstance(app_id, str) or not app_id:
         raise BadRequest("application-id is required (POST /ws/v1/cluster/apps/new-application gives one)")
@@ -181,27 +177,23 @@ def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
             if isinstance(t, dict) and str(t.get("type", "")).upper() == "LIFETIME":
                 lifetime = float(_int(t, "value", 0))
     kwargs: dict[str, Any] = {"am_resource": resource} if resource is not None else {}
-    raw_tags = _raw_tags(body)
-    inputs, outputs = datasets_from_tags(raw_tags)  # shepherd.inputs=a,b / shepherd.outputs=c
     return SubmitSpec(
         app_id=app_id, name=_str(body, "application-name", "N/A") or "N/A", queue=_str(body, "queue", "default"),
-        user=user, app_type=(_str(body, "application-type", "YARN") or "YARN")[:20],
-        priority=_int(body, "priority", 0), am_launch=launch, max_attempts=_int(body, "max-app-attempts", 0),
-        tags=_tags(raw_tags), unmanaged=unmanaged, lifetime_s=lifetime,
-        reservation_id=_str(body, "reservation-id").strip(), inputs=inputs, outputs=outputs, **kwargs,
+        user=user, app_type=_str(body, "application-type"), priority=_int(body, "priority", 0),
+        am_launch=launch, max_attempts=_int(body, "max-app-attempts", 0), tags=tuple(_raw_tags(body)),
+        unmanaged=unmanaged, lifetime_s=lifetime, reservation_id=_str(body, "reservation-id").strip(), **kwargs,
     )
 
 
-def add_submit_routes(api: FastAPI, rm: ResourceManager) -> None:
+def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
 
     @api.post(f"{APPS}/new-application", tags=["apps"], summary="A new application id (no body)")
     async def new_application(request: Request) -> dict[str, Any]:
         check_writer(request, secret)
-        app_id = rm.state.new_application(rm.now())
-        await rm.persist()
-        mx = rm.state.max_allocation() or YARN_MAX_ALLOCATION
-        return {"application-id": app_id, "maximum-resource-capability": render.yarn_resource(mx)}
+        new = await ops.new_application()
+        mx = new.max_allocation or YARN_MAX_ALLOCATION
+        return {"application-id": new.app_id, "maximum-resource-capability": render.yarn_resource(mx)}
 
     @api.post(APPS, status_code=202, tags=["apps"], summary="Submit an application (202, Location)",
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
@@ -211,9 +203,6 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager) -> None:
         body = await json_object(request)
         user = request.query_params.get("user.name") or "dr.who"
         spec = submit_spec(body, user)
-        if spec.app_id not in rm.state.apps:  # YARN answers a resubmission of a known id with success
-            rm.state.submit(spec, rm.now())
-            await rm.persist()
-            rm.kick()
+        await ops.submit(spec)  # a known id is answered as accepted, as by every door
         location = f"{str(request.base_url).rstrip('/')}{APPS}/{spec.app_id}"
         return Response(status_code=202, headers={"Location": location})

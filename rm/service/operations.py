@@ -1,0 +1,283 @@
+"""The ResourceManager's operations: one async method per request a client, an ApplicationMaster or a
+NodeManager can make, whichever door (gRPC, REST, Hadoop IPC) it came through.
+
+Each operation validates, applies in the core, writes what changed to the store (``await rm.persist()``)
+before it returns, and wakes the scheduler (``rm.kick()``) when the change can place or free a container.
+Its inputs and outputs are domain types (``SubmitSpec``, ``App``, ``AllocateResult``, ...); the doors parse
+their wire format into those, call the operation and render the answer, so one request gets one answer
+through every door. A refusal is a ``YarnError``, raised before anything changed; each door spells it
+its own way (REST status and RemoteException, gRPC status, Hadoop RPC exception class).
+
+The rules decided here once, following YARN's ClientRMService:
+
+* an application's type defaults to ``YARN`` and is cut to 20 characters; its tags are trimmed, lower-cased
+  and deduplicated (``shepherd.inputs=``/``shepherd.outputs=`` tags declare datasets, read before that);
+* a zero memory or vcores in the AM resource means the default (1024 MB, 1 vcore); a negative one, or more
+  than any node has, is an ``InvalidResourceRequest``;
+* submitting an application id the RM already has is answered as accepted and changes nothing (a client
+  retrying after a lost answer), once the store has the app;
+* killing an application that already ended is answered as done and changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from common.errors import BadRequest
+from common.ids import AppId, QueuePath
+from common.resources import MEMORY, VCORES, Resources
+from rm.core.entities import App, Ask, Attempt, Container, Node
+from rm.core.ledger import Ledger
+from rm.core.reservation.listing import ReservationInfo
+from rm.core.reservation.requests import ReservationDefinition
+from rm.core.run_history import datasets_from_tags
+from rm.core.state_types import AllocateResult, HeartbeatResult, NodeStatus, SubmitSpec
+
+if TYPE_CHECKING:
+    from rm.service.slo import Decided, SloService
+
+log = logging.getLogger("shepherd.rm.ops")
+
+DEFAULT_APP_TYPE = "YARN"  # YARN's ApplicationSubmissionContext default, for every door
+APP_TYPE_LENGTH = 20  # YARN cuts longer application types to this
+DEFAULT_AM_RESOURCE = SubmitSpec(app_id="").am_resource
+
+
+class RMHandle(Protocol):
+    """What the operations need of the ResourceManager (tests hand in a fake with a manual clock)."""
+
+    @property
+    def state(self) -> Ledger: ...
+
+    def now(self) -> float: ...
+
+    async def persist(self) -> None: ...
+
+    def kick(self) -> None: ...
+
+    @property
+    def slo(self) -> SloService: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewApplication:
+    app_id: AppId
+    max_allocation: Resources | None  # None: no node has registered yet
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    app: App
+    created: bool  # False: the id was known; the submission was answered as accepted and changed nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Killed:
+    app: App
+    changed: bool  # False: the app had ended already
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    app: App
+    attempt: Attempt
+    max_allocation: Resources | None
+
+
+def normalized(spec: SubmitSpec) -> SubmitSpec:
+    """A submission as the RM keeps it, whichever door it came through (YARN's defaults and limits)."""
+    tag_inputs, tag_outputs = datasets_from_tags(spec.tags)
+    tags = tuple(dict.fromkeys(t.strip().lower() for t in spec.tags if t.strip()))
+    app_type = (spec.app_type.strip() or DEFAULT_APP_TYPE)[:APP_TYPE_LENGTH]
+    res = spec.am_resource
+    amounts = res.to_dict()
+    for name in (MEMORY, VCORES):
+        if amounts.get(name, 0) == 0:
+            amounts[name] = DEFAULT_AM_RESOURCE.get(name)
+    return dataclasses.replace(
+        spec, app_type=app_type, tags=tags, queue=spec.queue.strip() or "default",
+        am_resource=Resources(amounts) if amounts != res.to_dict() else res,
+        inputs=(*spec.inputs, *tag_inputs), outputs=(*spec.outputs, *tag_outputs),
+    )
+
+
+class Operations:
+    """The operations over one ResourceManager. Holds nothing of its own: every door may build one."""
+
+    def __init__(self, rm: RMHandle) -> None:
+        self.rm = rm
+
+    @property
+    def state(self) -> Ledger:
+        return self.rm.state
+
+    async def _commit(self, *, wake: bool) -> None:
+        await self.rm.persist()
+        if wake:
+            self.rm.kick()
+
+    # ------------------------------------------------------------------ applications (clients)
+
+    async def new_application(self) -> NewApplication:
+        app_id = self.state.new_application(self.rm.now())
+        await self._commit(wake=False)
+        return NewApplication(app_id, self.state.max_allocation())
+
+    async def submit(self, spec: SubmitSpec) -> Submitted:
+        known = self.state.apps.get(AppId(spec.app_id))
+        if known is not None:  # a retry after a lost answer: accepted again once the store has it
+            await self._commit(wake=False)
+            log.info("%s was submitted before; answered as accepted", known.app_id)
+            return Submitted(known, created=False)
+        app = self.state.submit(normalized(spec), self.rm.now())
+        await self._commit(wake=True)
+        log.info("accepted %s (%s, %s) into %s for %s", app.app_id, app.name, app.app_type, app.queue, app.user)
+        return Submitted(app, created=True)
+
+    def app(self, app_id: str) -> App:
+        """One application (``BadRequest`` for a malformed id, ``ApplicationNotFound`` for an unknown one)."""
+        return self.state.get_app(app_id)
+
+    def containers(self, app_id: str) -> list[Container]:
+        """The containers of an application the RM still holds, by id."""
+        app = self.app(app_id)
+        return sorted((c for c in self.state.containers.values() if c.app_id == app.app_id),
+                      key=lambda c: c.container_id)
+
+    async def kill(self, app_id: str, diagnostics: str = "", user: str = "") -> Killed:
+        app = self.app(app_id)
+        if app.final:  # YARN: an app that has ended is answered as killed, once the store has its end
+            await self._commit(wake=False)
+            return Killed(app, changed=False)
+        diag = diagnostics or (f"Application killed by user {user}." if user else "Application killed by user.")
+        self.state.kill(app.app_id, diag, self.rm.now())
+        await self._commit(wake=True)
+        log.info("killed %s%s", app.app_id, f" for {user}" if user else "")
+        return Killed(app, changed=True)
+
+    async def move(self, app_id: str, queue: str) -> App:
+        if not queue.strip():
+            raise BadRequest("the target queue is empty")
+        self.app(app_id)
+        app = self.state.move(app_id, queue.strip(), self.rm.now())
+        await self._commit(wake=True)
+        return app
+
+    async def set_priority(self, app_id: str, priority: int) -> App:
+        self.app(app_id)
+        app = self.state.set_priority(app_id, priority)
+        await self._commit(wake=True)
+        return app
+
+    async def set_lifetime(self, app_id: str, expiry: float) -> App:
+        """Set the LIFETIME timeout to ``expiry`` (seconds since the epoch); the liveness loop enforces it."""
+        self.app(app_id)
+        app = self.state.set_lifetime(app_id, expiry, self.rm.now())
+        await self._commit(wake=False)
+        return app
+
+    def queue_path(self, name: str) -> QueuePath:
+        """A queue (leaf or parent) by full path, by path below root, or by its leaf name when that is unique."""
+        queues = self.state.queues
+        name = name.strip() or "root"
+        for path in (name, f"root.{name}"):
+            if QueuePath(path) in queues:
+                return QueuePath(path)
+        matches = [p for p in queues if p.rsplit(".", 1)[-1] == name]
+        if len(matches) == 1:
+            return matches[0]
+        raise BadRequest(f"Unknown queue: {name}")
+
+    # ------------------------------------------------------------------ ApplicationMasters
+
+    async def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str) -> Registered:
+        attempt = self.state.am_register(token, host, rpc_port, tracking_url, self.rm.now())
+        await self._commit(wake=False)
+        return Registered(self.state.apps[attempt.app_id], attempt, self.state.max_allocation())
+
+    async def am_allocate(self, token: str, response_id: int, asks: list[Ask], releases: Iterable[str],
+                          progress: float, blacklist_add: Iterable[str] = (),
+                          blacklist_remove: Iterable[str] = ()) -> AllocateResult:
+        releases = list(releases)
+        result = self.state.am_allocate(token, response_id, asks, releases, progress, blacklist_add,
+                                        blacklist_remove, self.rm.now())
+        await self._commit(wake=bool(asks or releases))
+        return result
+
+    async def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str) -> bool:
+        done = self.state.am_finish(token, final_status, diagnostics, tracking_url, self.rm.now())
+        await self._commit(wake=True)
+        return done
+
+    async def am_launch_failed(self, container_id: str, error: str) -> None:
+        """The RM could not start an AM container: its attempt fails and the app may get another."""
+        self.state.am_launch_failed(container_id, error, self.rm.now())
+        await self._commit(wake=True)
+
+    # ------------------------------------------------------------------ NodeManagers
+
+    async def register_node(self, node_id: str, http_address: str, rack: str, capability: Resources,
+                            statuses: Iterable[NodeStatus], *, ipc_port: int = 0) -> Node:
+        node = self.state.register_node(node_id, http_address, rack, capability, statuses, self.rm.now(),
+                                        ipc_port=ipc_port)
+        await self._commit(wake=True)
+        log.info("node %s registered with %s", node.node_id, node.capability)
+        return node
+
+    async def node_heartbeat(self, node_id: str, response_id: int, statuses: Iterable[NodeStatus],
+                             healthy: bool = True, health_report: str = "") -> HeartbeatResult:
+        result = self.state.node_heartbeat(node_id, response_id, statuses, healthy, health_report, self.rm.now())
+        await self._commit(wake=True)
+        return result
+
+    async def unregister_node(self, node_id: str) -> None:
+        self.state.unregister_node(node_id, self.rm.now())
+        await self._commit(wake=True)
+        log.info("node %s unregistered", node_id)
+
+    # ------------------------------------------------------------------ reservations (YARN's reservation API)
+
+    async def new_reservation(self) -> str:
+        rid = self.state.reservation_plan().new_reservation_id()
+        await self._commit(wake=False)
+        return rid
+
+    async def submit_reservation(self, rid: str, queue: str, definition: ReservationDefinition, user: str) -> None:
+        self.state.reservation_plan().submit(rid, queue, definition, user=user or "dr.who", now=self.rm.now())
+        await self._commit(wake=True)
+
+    async def update_reservation(self, rid: str, definition: ReservationDefinition) -> None:
+        self.state.reservation_plan().update(rid, definition, now=self.rm.now())
+        await self._commit(wake=True)
+
+    async def delete_reservation(self, rid: str) -> None:
+        self.state.reservation_plan().delete(rid)
+        await self._commit(wake=True)
+
+    def list_reservations(self, queue: str, rid: str | None, start_ms: int, end_ms: int,
+                          include_allocations: bool) -> list[ReservationInfo]:
+        return self.state.reservation_plan().list_reservations(queue, rid, start_ms, end_ms, include_allocations)
+
+    # ------------------------------------------------------------------ SLO proposals (Morpheus)
+
+    async def accept_slo(self, job: str, overrides: Mapping[str, Any], user: str) -> tuple[str, Decided]:
+        """Sign off a job's SLO proposal (with overrides): it becomes a periodic reservation."""
+        rid, decided = await self.rm.slo.accept(job, overrides, user)
+        await self._commit(wake=True)
+        log.info("SLO of job %s accepted as periodic reservation %s", job, rid)
+        return rid, decided
+
+    async def reject_slo(self, job: str, user: str) -> Decided:
+        """Reject a job's SLO proposal: not proposed again until a new run of the job ends."""
+        decided = await self.rm.slo.reject(job, user)
+        await self._commit(wake=False)
+        log.info("SLO of job %s rejected", job)
+        return decided
+
+
+__all__ = ["Killed", "NewApplication", "Operations", "RMHandle", "Registered",
+           "Submitted", "normalized"]
