@@ -1,0 +1,346 @@
+"""One request, one answer, through every door: the same submissions and bad requests sent over REST, gRPC and
+Hadoop IPC to one in-process ResourceManager. For each row the same app appears (name, queue, type, user, AM
+resource), or the same error class comes back (as each door spells it), and a known id is answered as
+accepted without changing anything.
+
+The cluster's only NodeManager registers over gRPC and then reports itself unhealthy, so nothing is ever
+placed and every app stays as its submission left it."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import grpc
+import httpx
+import pytest
+import pytest_asyncio
+
+from common.hadoop import records
+from common.hadoop.client import IpcClient, RemoteError
+from common.ids import app_id as make_app_id
+from common.resources import Resources
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
+from rm.service.config import RMConfig
+from rm.service.server import ResourceManager
+
+pytestmark = pytest.mark.asyncio
+
+QUEUES = {"default": {"capacity": 50}, "batch": {"capacity": 30}, "closed": {"capacity": 20, "state": "STOPPED"}}
+NODE = Resources.of(memory_mb=4096, vcores=4)
+USER = "alice"
+IPC_CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
+
+Canonical = Literal["BadRequest", "InvalidResourceRequest", "ApplicationNotFound"]
+# how each door spells each error class: REST (status, RemoteException.exception), gRPC (status, the Java class
+# its details start with), Hadoop IPC (the Java class clients re-throw; YARN's webapp.* classes are REST-only)
+SPELLING: dict[Canonical, dict[str, object]] = {
+    "BadRequest": {"rest": (400, "BadRequestException"),
+                   "grpc": ("INVALID_ARGUMENT", "org.apache.hadoop.yarn.webapp.BadRequestException"),
+                   "ipc": "org.apache.hadoop.yarn.exceptions.YarnException"},
+    "InvalidResourceRequest": {
+        "rest": (400, "InvalidResourceRequestException"),
+        "grpc": ("INVALID_ARGUMENT", "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"),
+        "ipc": "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"},
+    "ApplicationNotFound": {
+        "rest": (404, "NotFoundException"),
+        "grpc": ("NOT_FOUND", "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"),
+        "ipc": "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"},
+}
+
+
+@dataclass(frozen=True)
+class Refused:
+    spelling: object  # as the door spells the error class
+
+
+@dataclass(frozen=True)
+class Seen:
+    """An app as a door's report shows it (queue by leaf name: Hadoop reports name the leaf)."""
+
+    name: str
+    queue: str
+    app_type: str
+    user: str
+    state: str
+
+
+Answer = Refused | None
+
+
+@dataclass(frozen=True)
+class Submission:
+    name: str = "etl"
+    queue: str = "batch"
+    app_type: str = "SPARK"
+    memory: int = 512
+    vcores: int = 1
+    command: str = "sleep 60"  # "" = the AM container spec holds no command
+
+
+class Door(Protocol):
+    name: str
+
+    async def new_id(self) -> str: ...
+
+    async def submit(self, app_id: str, s: Submission) -> Answer: ...
+
+    async def report(self, app_id: str) -> Seen | Refused: ...
+
+    async def kill(self, app_id: str) -> Answer: ...
+
+
+def leaf(queue: str) -> str:
+    return queue.rsplit(".", 1)[-1]
+
+
+class Rest:
+    name = "rest"
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+
+    @staticmethod
+    def _refused(resp: httpx.Response) -> Refused:
+        return Refused((resp.status_code, resp.json()["RemoteException"]["exception"]))
+
+    async def new_id(self) -> str:
+        resp = await self.http.post("/ws/v1/cluster/apps/new-application")
+        assert resp.status_code == 200, resp.text
+        return str(resp.json()["application-id"])
+
+    async def submit(self, app_id: str, s: Submission) -> Answer:
+        body = {"application-id": app_id, "application-name": s.name, "queue": s.queue,
+                "application-type": s.app_type, "resource": {"memory": s.memory, "vCores": s.vcores},
+                "am-container-spec": {"commands": {"command": s.command}}}
+        resp = await self.http.post("/ws/v1/cluster/apps", params={"user.name": USER}, json=body)
+        return None if resp.status_code == 202 else self._refused(resp)
+
+    async def report(self, app_id: str) -> Seen | Refused:
+        resp = await self.http.get(f"/ws/v1/cluster/apps/{app_id}")
+        if resp.status_code != 200:
+            return self._refused(resp)
+        a = resp.json()["app"]
+        return Seen(a["name"], leaf(a["queue"]), a["applicationType"], a["user"], a["state"])
+
+    async def kill(self, app_id: str) -> Answer:
+        resp = await self.http.put(f"/ws/v1/cluster/apps/{app_id}/state", params={"user.name": USER},
+                                   json={"state": "KILLED"})
+        return None if resp.status_code in (200, 202) else self._refused(resp)
+
+
+class Grpc:
+    name = "grpc"
+
+    def __init__(self, stub: pbg.ApplicationClientStub) -> None:
+        self.stub = stub
+
+    async def _call(self, method: str, request: Any) -> Any:
+        try:
+            return await getattr(self.stub, method)(request, timeout=10)
+        except grpc.aio.AioRpcError as exc:
+            return Refused((exc.code().name, (exc.details() or "").split(":", 1)[0]))
+
+    async def new_id(self) -> str:
+        resp = await self._call("GetNewApplication", pb.GetNewApplicationRequest())
+        assert not isinstance(resp, Refused), resp
+        return str(resp.application_id)
+
+    async def submit(self, app_id: str, s: Submission) -> Answer:
+        ctx = pb.ApplicationSubmissionContext(
+            application_id=app_id, name=s.name, queue=s.queue, user=USER, application_type=s.app_type,
+            am_resource=pb.Resource(values=Resources.of(memory_mb=s.memory, vcores=s.vcores).to_dict()),
+            am_container_spec=pb.ContainerLaunchContext(commands=[s.command] if s.command else []))
+        resp = await self._call("SubmitApplication", pb.SubmitApplicationRequest(context=ctx))
+        return resp if isinstance(resp, Refused) else None
+
+    async def report(self, app_id: str) -> Seen | Refused:
+        resp = await self._call("GetApplicationReport", pb.GetApplicationReportRequest(application_id=app_id))
+        if isinstance(resp, Refused):
+            return resp
+        r = resp.report
+        return Seen(r.name, leaf(r.queue), r.application_type, r.user, r.state)
+
+    async def kill(self, app_id: str) -> Answer:
+        resp = await self._call("KillApplication", pb.KillApplicationRequest(application_id=app_id))
+        if isinstance(resp, Refused):
+            return resp
+        assert resp.is_kill_completed
+        return None
+
+
+class Ipc:
+    name = "ipc"
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def _call(self, method: str, request: Any, response: type[Any]) -> Any:
+        try:
+            async with IpcClient("127.0.0.1", self.port, IPC_CLIENT, user=USER) as c:
+                return await c.call(method, request, response)
+        except RemoteError as exc:
+            return Refused(exc.java_class)
+
+    async def new_id(self) -> str:
+        resp = await self._call("getNewApplication", yp.GetNewApplicationRequest(), yp.GetNewApplicationResponse)
+        assert not isinstance(resp, Refused), resp
+        return str(records.app_id_str(resp.application_id))
+
+    async def submit(self, app_id: str, s: Submission) -> Answer:
+        ctx = yr.ApplicationSubmissionContext(
+            application_id=records.app_id_pb(app_id), application_name=s.name, queue=s.queue,
+            application_type=s.app_type, resource=records.resource_pb(Resources.of(memory_mb=s.memory,
+                                                                                    vcores=s.vcores)),
+            am_container_spec=yr.ContainerLaunchContext(command=[s.command] if s.command else []))
+        resp = await self._call("submitApplication", yp.SubmitApplicationRequest(application_submission_context=ctx),
+                                yp.SubmitApplicationResponse)
+        return resp if isinstance(resp, Refused) else None
+
+    async def report(self, app_id: str) -> Seen | Refused:
+        resp = await self._call("getApplicationReport",
+                                yp.GetApplicationReportRequest(application_id=records.app_id_pb(app_id)),
+                                yp.GetApplicationReportResponse)
+        if isinstance(resp, Refused):
+            return resp
+        r = resp.application_report
+        return Seen(r.name, leaf(r.queue), r.application_type, r.user,
+                    yr.YarnApplicationState.Name(r.yarn_application_state))
+
+    async def kill(self, app_id: str) -> Answer:
+        resp = await self._call("forceKillApplication",
+                                yp.KillApplicationRequest(application_id=records.app_id_pb(app_id)),
+                                yp.KillApplicationResponse)
+        if isinstance(resp, Refused):
+            return resp
+        assert resp.is_kill_completed
+        return None
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest_asyncio.fixture
+async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
+    server = ResourceManager(RMConfig(data_dir=tmp_path / "rm", create_store=True, grpc_port=0, rest_port=0,
+                                      queues=QUEUES, ipc_client_port=0, ipc_scheduler_port=-1))
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+            tracker = pbg.ResourceTrackerStub(channel)
+            node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
+            await tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+                node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())))
+            await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
+                node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")))
+        assert server.state.max_allocation() == NODE
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest_asyncio.fixture
+async def doors(rm: ResourceManager) -> AsyncIterator[list[Door]]:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10) as http, \
+            grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        yield [Rest(http), Grpc(pbg.ApplicationClientStub(channel)), Ipc(rm.ipc.client_port)]
+
+
+def expect(error: Canonical | None, door: Door) -> Answer:
+    return None if error is None else Refused(SPELLING[error][door.name])
+
+
+# (row, submission, the error class every door must answer, or None: accepted)
+SUBMISSIONS: list[tuple[str, Submission, Canonical | None]] = [
+    ("valid", Submission(), None),
+    ("no type: YARN's default", Submission(name="untyped", app_type=""), None),
+    ("a long type is cut to 20 characters", Submission(name="long", app_type="T" * 30), None),
+    ("queue by full path", Submission(name="full", queue="root.default"), None),
+    ("zero resource: the default AM resource", Submission(name="zero", memory=0, vcores=0), None),
+    ("unknown queue", Submission(queue="nope"), "BadRequest"),
+    ("a parent queue", Submission(queue="root"), "BadRequest"),
+    ("a stopped queue", Submission(queue="closed"), "BadRequest"),
+    ("negative memory", Submission(memory=-1), "InvalidResourceRequest"),
+    ("negative vcores", Submission(vcores=-2), "InvalidResourceRequest"),
+    ("larger than any node", Submission(memory=99_999), "InvalidResourceRequest"),
+    ("no AM command", Submission(command=""), "BadRequest"),
+]
+
+
+async def test_the_same_submissions_get_the_same_answers(rm: ResourceManager, doors: list[Door]) -> None:
+    for door in doors:
+        for row, sub, error in SUBMISSIONS:
+            app_id = await door.new_id()
+            assert await door.submit(app_id, sub) == expect(error, door), (door.name, row)
+            if error is not None:
+                assert app_id not in rm.state.apps, (door.name, row)
+                continue
+            app = rm.state.apps[app_id]  # type: ignore[index]
+            want_type = (sub.app_type or "YARN")[:20]
+            assert (app.name, app.queue, app.app_type, app.user) == (
+                sub.name, f"root.{leaf(sub.queue)}", want_type, USER), (door.name, row)
+            assert app.am_resource == (Resources.of(memory_mb=1024, vcores=1) if sub.memory == 0 else
+                                       Resources.of(memory_mb=sub.memory, vcores=sub.vcores)), (door.name, row)
+            # the app as every door reports it, whichever door submitted it
+            for other in doors:
+                assert await other.report(app_id) == Seen(sub.name, leaf(sub.queue), want_type, USER,
+                                                          "ACCEPTED"), (door.name, row, other.name)
+    names = sorted(a.name for a in rm.state.apps.values())
+    accepted = sorted(s.name for _, s, e in SUBMISSIONS if e is None)
+    assert names == sorted(accepted * len(doors))
+
+
+async def test_a_known_id_is_accepted_again_and_changes_nothing(rm: ResourceManager, doors: list[Door]) -> None:
+    ids = {door.name: await door.new_id() for door in doors}
+    for door in doors:
+        assert await door.submit(ids[door.name], Submission(name="first")) is None
+    count, seq = len(rm.state.apps), rm.state.meta.next_app_seq
+    for door in doors:
+        for app_id in ids.values():  # every door, every id, whichever door submitted it
+            retry = Submission(name="second", queue="default", app_type="OTHER", memory=99_999)
+            assert await door.submit(app_id, retry) is None, (door.name, app_id)
+    assert (len(rm.state.apps), rm.state.meta.next_app_seq) == (count, seq)
+    for app_id in ids.values():
+        app = rm.state.apps[app_id]  # type: ignore[index]
+        assert (app.name, app.queue, app.app_type, app.state) == ("first", "root.batch", "SPARK", "ACCEPTED")
+        assert len(app.attempts) == 1
+
+
+async def test_unknown_and_finished_apps_get_the_same_answers(rm: ResourceManager, doors: list[Door]) -> None:
+    ts = rm.state.meta.cluster_timestamp
+    unknown = make_app_id(1, 1)  # well formed, from another ResourceManager
+    never = make_app_id(ts, 9_999)  # this RM's, never handed out
+    for door in doors:
+        want = expect("ApplicationNotFound", door)
+        assert await door.report(unknown) == want, door.name
+        assert await door.kill(unknown) == want, door.name
+        assert await door.report(never) == want, door.name
+        assert await door.kill(never) == want, door.name
+        # an id this RM never handed out cannot be submitted
+        assert await door.submit(never, Submission()) == expect("BadRequest", door), door.name
+        assert never not in rm.state.apps
+    for door in doors[:2]:  # a malformed id (Hadoop IPC's ids are structured: it cannot send one)
+        assert await door.report("application_bogus") == expect("BadRequest", door), door.name
+        assert await door.kill("application_bogus") == expect("BadRequest", door), door.name
+    # killing: the first time the app ends KILLED; again, through any door, it is done already and changes nothing
+    for door in doors:
+        app_id = await door.new_id()
+        assert await door.submit(app_id, Submission(name="victim")) is None
+        assert await door.kill(app_id) is None, door.name
+        app = rm.state.apps[app_id]  # type: ignore[index]
+        assert (app.state, app.final_status) == ("KILLED", "KILLED")
+        finished = app.finish_time
+        for other in doors:
+            assert await other.kill(app_id) is None, (door.name, other.name)
+            assert (app.state, app.finish_time) == ("KILLED", finished)
+            assert await other.report(app_id) == Seen("victim", "batch", "SPARK", USER, "KILLED"), (
+                door.name, other.name)
