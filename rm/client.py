@@ -12,6 +12,7 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
 DEFAULT_RM = "127.0.0.1:7030"
+FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
 
 class ClientError(Exception):
@@ -71,6 +72,11 @@ class RMClient:
         return list(self._call("GetContainers", pb.GetContainersRequest(application_id=app_id)).containers)
 
     def kill(self, app_id: str, diagnostics: str = "") -> None:
+        """Kill an application. The RM answers a kill of an app that has ended as done, as YARN's does; like
+        YARN's ``application -kill``, this client refuses it instead, naming the state the app ended in."""
+        state = self.app(app_id).state
+        if state in FINAL_STATES:
+            raise ClientError("FAILED_PRECONDITION", f"Application {app_id} has already finished: it is {state}")
         self._call("KillApplication", pb.KillApplicationRequest(application_id=app_id, diagnostics=diagnostics))
 
     def nodes(self, states: Iterable[str] = ()) -> list[pb.NodeReport]:
