@@ -211,6 +211,9 @@ class App:
     preempted: Resources = field(default_factory=Resources)
     preempted_containers: int = 0  # numNonAMContainerPreempted
     preempted_am_containers: int = 0  # numAMContainerPreempted
+    # its remaining size in seconds, as the driver measures it (the simulator knows it exactly); size-based
+    # orders read it from the snapshot (``AppView.size_hint_s``); None: unknown
+    size_estimate_s: float | None = None
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

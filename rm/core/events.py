@@ -74,13 +74,16 @@ Event = AppStarted | AppFinished | AttemptEnded | ContainerCompleted | PlanAppli
 
 
 class Journal:
-    """The durable records changed since the last drain, one (the newest) per record key."""
+    """The durable records changed since the last drain, one (the newest) per record key. A journal that
+    does not ``keep`` (a driver without a store, such as the simulator) forgets every record at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
+        self.keep = keep
         self._dirty: dict[tuple[str, str], Record] = {}
 
     def mark(self, rec: Record) -> None:
-        self._dirty[(type(rec).__name__, rec_key(rec))] = rec
+        if self.keep:
+            self._dirty[(type(rec).__name__, rec_key(rec))] = rec
 
     def drain(self) -> list[Record]:
         out = list(self._dirty.values())

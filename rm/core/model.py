@@ -42,10 +42,14 @@ class NodeView:
     capability: Resources
     allocated: Resources
     schedulable: bool = True  # RUNNING and healthy
+    free: Resources = field(init=False, repr=False, compare=False, default=Resources())
+
+    def __post_init__(self) -> None:  # policies read it per node scan: computed once
+        object.__setattr__(self, "free", (self.capability - self.allocated).clamp_min_zero())
 
     @property
     def available(self) -> Resources:
-        return (self.capability - self.allocated).clamp_min_zero()
+        return self.free
 
 
 @dataclass(frozen=True, slots=True)

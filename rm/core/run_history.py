@@ -129,7 +129,6 @@ class RunHistory:
             if run.succeeded:
                 for rec in accesses(app.app_id, app.outputs, "write", event.now):
                     journal.mark(rec)
-            app.spans.clear()
 
 
 def to_run(rec: JobRunRecord) -> RunRecord:

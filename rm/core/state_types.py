@@ -25,6 +25,9 @@ class CoreConfig:
     maximum_allocation: Resources | None = None  # None: the largest node's capability
     completed_apps_kept: int = 10_000
     max_priority: int = 10  # yarn.cluster.max-application-priority: priorities above it are capped
+    # False for drivers with no store and no NodeManagers to check tokens (the simulator): no durable records
+    # are collected and containers carry no tokens
+    durable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

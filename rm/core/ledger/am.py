@@ -16,7 +16,6 @@ from common.errors import (
 )
 from common.exits import EXIT_KILLED_BY_APPMASTER
 from common.ids import ContainerId, NodeId
-from common.resources import MEMORY, VCORES, Resources
 from rm.core.entities import App, Ask, Attempt
 from rm.core.ledger.base import LedgerBase
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
@@ -60,15 +59,9 @@ class AmCommands(LedgerBase):
                 raise InvalidResourceRequest("allocation_request_id must not be negative")
             if a.num_containers:
                 self._check_resource(a.capability, f"ask {a.allocation_request_id}")
-                unknown = [t for t in a.capability.types() if t not in self._resource_types()]
+                unknown = [t for t in a.capability.types() if t not in self.resource_types()]
                 if unknown:
                     raise InvalidResourceRequest(f"unknown resource types {unknown}")
-
-    def _resource_types(self) -> set[str]:
-        out = {MEMORY, VCORES}
-        for n in self.nodes.values():
-            out.update(n.capability.types())
-        return out
 
     def am_allocate(
         self,
@@ -113,6 +106,9 @@ class AmCommands(LedgerBase):
             if a.num_containers == 0:
                 changed |= att.asks.pop(a.allocation_request_id, None) is not None
             else:
+                old = att.asks.get(a.allocation_request_id)
+                if old is None or a.num_containers > old.num_containers:
+                    self.asks_grew = True
                 att.asks[a.allocation_request_id] = a
                 changed = True
         for cid in release_ids:
@@ -123,12 +119,15 @@ class AmCommands(LedgerBase):
                 node = self.nodes.get(c.node_id)
                 if node is not None:
                     node.to_cleanup.add(c.container_id)
+        blacklist = set(att.blacklist)
         att.blacklist.update(NodeId(n) for n in blacklist_add)
         att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
+        changed |= att.blacklist != blacklist
         if 0.0 <= progress <= 1.0 and progress != app.progress:
             app.progress = progress
         if changed:
             self.version += 1
+            self.views.app_changed(app.app_id)
         allocated: list[AllocatedContainer] = []
         nm_tokens: list[tuple[NodeId, str]] = []
         for cid in att.undelivered:
@@ -140,7 +139,7 @@ class AmCommands(LedgerBase):
                 priority=c.priority, allocation_request_id=c.allocation_request_id, token=c.token,
                 ask_type=c.ask_type, from_leftover=c.from_leftover,
             ))
-            if c.node_id not in att.nm_token_nodes:
+            if c.node_id not in att.nm_token_nodes and self.config.durable:
                 att.nm_token_nodes.add(c.node_id)
                 nm_tokens.append((c.node_id, tokens.nm_token(self.container_key, att.attempt_id, c.node_id)))
         att.undelivered.clear()
@@ -149,21 +148,14 @@ class AmCommands(LedgerBase):
         att.response_id += 1
         result = AllocateResult(
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,
-            fair_share=app.fair_share, headroom=self._headroom(app), nm_tokens=tuple(nm_tokens),
-            num_nodes=sum(1 for n in self.nodes.values() if n.schedulable),
+            fair_share=app.fair_share, headroom=self.headroom(), nm_tokens=tuple(nm_tokens),
+            num_nodes=self.schedulable_nodes(),
         )
         att.last_response = result
         return result
 
     def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
         return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)
-
-    def _headroom(self, app: App) -> Resources:
-        free = Resources()
-        for n in self.nodes.values():
-            if n.schedulable:
-                free = free + (n.capability - n.allocated).clamp_min_zero()
-        return free
 
     def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
                   now: float) -> bool:

@@ -71,6 +71,7 @@ class AppCommands(LedgerBase):
             reservation_id=reservation_id, inputs=inputs, outputs=outputs,
         )
         self.apps[app.app_id] = app
+        self.active[app.app_id] = app
         self._start_attempt(app, now)
         return app
 
@@ -149,3 +150,12 @@ class AppCommands(LedgerBase):
             else:
                 d += a.num_containers
         return res, n, d, alt
+
+    def set_size_estimate(self, app_id: str, seconds: float | None) -> None:
+        """The app's remaining size as the driver measures it (``AppView.size_hint_s``; None: unknown)."""
+        app = self.get_app(app_id)
+        if seconds is not None and not seconds >= 0:
+            raise BadRequest(f"a size estimate must be a number of seconds >= 0, got {seconds!r}")
+        if app.size_estimate_s != seconds:
+            app.size_estimate_s = seconds
+            self.views.app_changed(app.app_id)

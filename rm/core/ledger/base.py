@@ -38,6 +38,7 @@ from rm.core.events import (
     Listener,
 )
 from rm.core.explain import WaitingNotes
+from rm.core.ledger.views import ViewCache
 from rm.core.model import QueueView
 from rm.core.plan import Plan
 from rm.core.records import MetaRecord, Record, SloDecisionRecord
@@ -54,15 +55,18 @@ class LedgerBase:
         meta: MetaRecord,
         queues: Mapping[QueuePath, QueueView],
         config: CoreConfig | None = None,
+        *,
+        reservations: ReservationSystem | None = None,
     ) -> None:
         self.meta = meta
         self.config = config or CoreConfig()
         self.queues = dict(queues)
         self.nodes: dict[NodeId, Node] = {}
         self.apps: dict[AppId, App] = {}
+        self.active: dict[AppId, App] = {}  # the apps not yet in a final state
         self.containers: dict[ContainerId, Container] = {}
         self.version = 0
-        self.journal = Journal()
+        self.journal = Journal(keep=self.config.durable)
         self._launches: list[LaunchAM] = []
         self.amrm_key = bytes.fromhex(meta.amrm_key_hex)
         self.container_key = bytes.fromhex(meta.container_key_hex)
@@ -72,7 +76,8 @@ class LedgerBase:
         self.counters: dict[str, int] = {"leftover_containers": 0, "containers_allocated": 0}
         self.preempted_by_reason: dict[str, int] = {}  # containers preempted, by the plan's reason
         self.dra_outcomes: dict[str, int] = {}  # dynamic reprovisioning decisions, by outcome
-        self.reservations = glue.new_system(meta)  # reservable queues' plans (Morpheus)
+        # reservable queues' plans (Morpheus); a simulation brings its own, configured
+        self.reservations = reservations if reservations is not None else glue.new_system(meta)
         self._plan_capacity: Resources | None = None
         self.slo_decisions: dict[str, SloDecisionRecord] = {}  # per recurring job: accepted or rejected
         # lifecycle listeners, in the order they hear each event: reservations let go of a finished app
@@ -82,6 +87,17 @@ class LedgerBase:
             RunHistory(self.reservations.config.step_s),
             WaitingNotes(self.apps),
         ]
+        self.views = ViewCache()
+        # scheduling hints for a driver that runs cycles only when they can place something (the simulator):
+        # capacity came free / an ask grew since the driver last cleared them
+        self.capacity_freed = True
+        self.asks_grew = False
+        self._free: Resources | None = None  # free room of the schedulable nodes (None: to recompute)
+        self._max_allocation: Resources | None = None
+        self._resource_types: frozenset[str] | None = None
+        self._schedulable = 0
+        self._nodes_known = False  # the two above are current
+        self.attached_views = False  # the last snapshot had apps in reservations
 
 
     @staticmethod
@@ -102,7 +118,68 @@ class LedgerBase:
         self._mark(self.meta)
 
     def _touch_app(self, app: App) -> None:
-        self._mark(app.record())
+        self.views.app_changed(app.app_id)
+        if self.config.durable:
+            self._mark(app.record())
+        else:
+            self.version += 1
+
+    def _nodes_changed(self, node: Node) -> None:
+        """A node registered, changed state or capability: views, headroom and limits follow."""
+        self.views.node_changed(node.node_id)
+        self._free = None
+        self._nodes_known = False
+
+    def _allocate_on(self, node: Node, r: Resources) -> None:
+        node.allocated = node.allocated + r
+        self.views.node_changed(node.node_id)
+        if node.schedulable and self._free is not None:
+            self._free = self._free - r
+
+    def _free_on(self, node: Node, r: Resources) -> None:
+        node.allocated = node.allocated - r
+        self.views.node_changed(node.node_id)
+        if node.schedulable and self._free is not None:
+            self._free = self._free + r
+
+    def headroom(self) -> Resources:
+        """The free room of the schedulable nodes."""
+        if self._free is None:
+            self._free = self._free_afresh()
+        return self._free
+
+    def _free_afresh(self) -> Resources:
+        free = Resources()
+        for n in self.nodes.values():
+            if n.schedulable:
+                free = free + (n.capability - n.allocated).clamp_min_zero()
+        return free
+
+    def schedulable_nodes(self) -> int:
+        self._know_nodes()
+        return self._schedulable
+
+    def resource_types(self) -> frozenset[str]:
+        self._know_nodes()
+        assert self._resource_types is not None
+        return self._resource_types
+
+    def _know_nodes(self) -> None:
+        if self._nodes_known:
+            return
+        types = {MEMORY, VCORES}
+        caps = []
+        for n in self.nodes.values():
+            types.update(n.capability.types())
+            if n.state in ("RUNNING", "NEW", "UNHEALTHY"):
+                caps.append(n.capability)
+        self._resource_types = frozenset(types)
+        self._schedulable = sum(1 for n in self.nodes.values() if n.schedulable)
+        out = caps[0] if caps else None
+        for c in caps[1:]:
+            out = component_max(out, c) if out is not None else c
+        self._max_allocation = out
+        self._nodes_known = True
 
     def drain_records(self) -> list[Record]:
         records, meta = glue.drain(self.reservations, self.meta)
@@ -131,13 +208,8 @@ class LedgerBase:
     def max_allocation(self) -> Resources | None:
         if self.config.maximum_allocation is not None:
             return self.config.maximum_allocation
-        caps = [n.capability for n in self.nodes.values() if n.state in ("RUNNING", "NEW", "UNHEALTHY")]
-        if not caps:
-            return None
-        out = caps[0]
-        for c in caps[1:]:
-            out = component_max(out, c)
-        return out
+        self._know_nodes()
+        return self._max_allocation
 
     def _check_resource(self, r: Resources, what: str) -> None:
         if r.any_negative():
@@ -160,6 +232,8 @@ class LedgerBase:
         )
         app.attempts.append(att)
         app.progress = 0.0
+        if att.am_ask_pending:
+            self.asks_grew = True
         self._mark(att.record())
         self._touch_app(app)
         return att
@@ -184,7 +258,9 @@ class LedgerBase:
             app.progress = 1.0
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
                                      "Container killed by the ApplicationMaster's application ending.")
+        self.active.pop(app.app_id, None)
         self._emit(AppFinished(app, now))
+        app.spans.clear()  # its run is recorded: the listeners have read them
         self._touch_app(app)
 
     def _release_app_containers(self, app: App, now: float, exit_status: int, diag: str) -> None:
@@ -252,6 +328,7 @@ class LedgerBase:
 
     def _lose_node(self, node: Node, state: str, diag: str, now: float) -> None:
         node.state = state
+        self._nodes_changed(node)
         for cid in list(node.containers):
             c = self.containers.get(cid)
             if c is not None and c.live:
@@ -286,11 +363,16 @@ class LedgerBase:
         node = self.nodes.get(c.node_id)
         if node is not None:
             node.containers.discard(c.container_id)
-            node.allocated = node.allocated - c.resource
+            self._free_on(node, c.resource)
+        self.capacity_freed = True
         app = self.apps.get(c.app_id)
-        self._mark(c.record())
+        if self.config.durable:
+            self._mark(c.record())
+        else:
+            self.version += 1
         if app is None:
             return
+        self.views.app_changed(app.app_id)
         app.containers.discard(c.container_id)
         app.used = app.used - c.resource
         if c.is_am:
@@ -312,6 +394,7 @@ class LedgerBase:
             ask = att.asks.get(c.allocation_request_id)
             if ask is not None and not c.is_am and not att.final:
                 ask.num_containers += 1
+                self.asks_grew = True
         if c.is_am:
             if not att.final and not app.final:
                 if att.state == "FINISHING":

@@ -46,6 +46,7 @@ class NodeCommands(LedgerBase):
             last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
         )
         self.nodes[nid] = node
+        self._nodes_changed(node)
         for s in statuses:  # containers we do not know (a previous RM life) are cleaned up
             if s.state != "COMPLETE" and ContainerId(s.container_id) not in self.containers:
                 node.to_cleanup.add(ContainerId(s.container_id))
@@ -72,6 +73,7 @@ class NodeCommands(LedgerBase):
             node.state = new_state
             node.health_report = health_report
             node.last_health_update = now
+            self._nodes_changed(node)
             self._mark(node.record())
         for s in statuses:
             cid = ContainerId(s.container_id)

@@ -53,13 +53,15 @@ class PlanCommands(LedgerBase):
                 ask_type=p.ask_type, is_am=p.is_am, state="ALLOCATED", allocate_time=now,
                 from_leftover=p.from_leftover,
             )
-            c.token = tokens.container_token(self.container_key, tokens.ContainerTokenFields(
-                container_id=cid, node_id=node.node_id, app_id=app.app_id, user=app.user,
-                resource=p.resource.to_dict(), expires=now + self.config.container_token_lifetime_s,
-            ))
+            if self.config.durable:
+                c.token = tokens.container_token(self.container_key, tokens.ContainerTokenFields(
+                    container_id=cid, node_id=node.node_id, app_id=app.app_id, user=app.user,
+                    resource=p.resource.to_dict(), expires=now + self.config.container_token_lifetime_s,
+                ))
             self.containers[cid] = c
             node.containers.add(cid)
-            node.allocated = node.allocated + p.resource
+            self._allocate_on(node, p.resource)
+            self.views.app_changed(app.app_id)
             app.containers.add(cid)
             app.used = app.used + p.resource
             self.counters["containers_allocated"] += 1
@@ -78,8 +80,9 @@ class PlanCommands(LedgerBase):
                 self._touch_app(app)
                 self._launches.append(LaunchAM(
                     app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
-                    container_token=c.token, nm_token=tokens.nm_token(self.container_key, att.attempt_id,
-                                                                     node.node_id),
+                    container_token=c.token,
+                    nm_token=tokens.nm_token(self.container_key, att.attempt_id, node.node_id)
+                    if self.config.durable else "",
                     amrm_token=tokens.amrm_token(self.amrm_key, att.attempt_id), launch=app.am_launch,
                     job_spec_json=app.job_spec_json, user=app.user,
                 ))
@@ -87,12 +90,14 @@ class PlanCommands(LedgerBase):
                 ask = att.asks[p.allocation_request_id]
                 ask.num_containers -= 1
                 att.undelivered.append(cid)
-            self._mark(c.record())
+            if self.config.durable:
+                self._mark(c.record())
             applied.append(p)
         for app_id, share in plan.shares.items():
             app = self.apps.get(app_id)
-            if app is not None:
+            if app is not None and app.fair_share != share:
                 app.fair_share = share
+                self.views.app_changed(app_id)
         self._apply_preemptions(plan, now)
         for key in PLAN_COUNTERS:
             n = plan.counters.get(key, 0)
@@ -153,38 +158,65 @@ class PlanCommands(LedgerBase):
 
     def snapshot(self, now: float | None = None) -> ClusterSnapshot:
         """The cycle's read-only view; with ``now``, the reservations active at that time too."""
-        nodes = {
-            n.node_id: NodeView(node_id=n.node_id, host=n.host, rack=n.rack, capability=n.capability,
-                                allocated=n.allocated, schedulable=n.schedulable)
-            for n in self.nodes.values()
-        }
-        apps: dict[AppId, AppView] = {}
-        for app in self.apps.values():
-            att = app.current
-            if app.final or att is None or att.final:
-                continue
-            asks: list[AskView] = []
-            if att.am_ask_pending:
-                asks.append(AskView(app_id=app.app_id, allocation_request_id=AM_ASK_ID, priority=-1,
-                                    capability=app.am_resource, num_containers=1, is_am=True, stage="am"))
-            for a in att.asks.values():
-                if a.num_containers > 0:
-                    asks.append(AskView(
-                        app_id=app.app_id, allocation_request_id=a.allocation_request_id, priority=a.priority,
-                        capability=a.capability, num_containers=a.num_containers, nodes=a.nodes, racks=a.racks,
-                        relax_locality=a.relax_locality, ask_type=a.ask_type,
-                        remaining_work_s=a.remaining_work_s, stage=a.stage,
-                    ))
-            if not asks and app.used.is_zero():
-                continue
-            apps[app.app_id] = AppView(
-                app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
-                submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
-                blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
-                fair_share=None if app.fair_share.is_zero() else app.fair_share,
-            )
+        views = self.views
+        follow = bool(self.reservations.app_reservation) or self.attached_views
+        if follow:  # apps enter and leave reservations through the reservation API too
+            for aid, av in views.apps.items():
+                if av.reservation_id != self.reservations.reservation_of(aid):
+                    views.app_changed(aid)
+        views.build(self._node_view, self._app_view)
+        self.attached_views = follow and any(av.reservation_id is not None for av in views.apps.values())
         view = EMPTY_VIEW
         if now is not None and self.reservations.reservations:
             view = self.reservation_plan().view(now)
-        return ClusterSnapshot(version=self.version, nodes=nodes, apps=apps, queues=self.queues, reservations=view)
+        return ClusterSnapshot(version=self.version, nodes=dict(views.nodes), apps=dict(views.apps),
+                               queues=self.queues, reservations=view)
 
+    def _node_view(self, node_id: NodeId) -> NodeView | None:
+        n = self.nodes.get(node_id)
+        if n is None:
+            return None
+        return NodeView(node_id=n.node_id, host=n.host, rack=n.rack, capability=n.capability,
+                        allocated=n.allocated, schedulable=n.schedulable)
+
+    def _app_view(self, app_id: AppId) -> AppView | None:
+        app = self.apps.get(app_id)
+        att = app.current if app is not None else None
+        if app is None or app.final or att is None or att.final:
+            return None
+        asks: list[AskView] = []
+        if att.am_ask_pending:
+            asks.append(AskView(app_id=app.app_id, allocation_request_id=AM_ASK_ID, priority=-1,
+                                capability=app.am_resource, num_containers=1, is_am=True, stage="am"))
+        for a in att.asks.values():
+            if a.num_containers > 0:
+                asks.append(AskView(
+                    app_id=app.app_id, allocation_request_id=a.allocation_request_id, priority=a.priority,
+                    capability=a.capability, num_containers=a.num_containers, nodes=a.nodes, racks=a.racks,
+                    relax_locality=a.relax_locality, ask_type=a.ask_type,
+                    remaining_work_s=a.remaining_work_s, stage=a.stage,
+                ))
+        if not asks and app.used.is_zero():
+            return None
+        return AppView(
+            app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
+            submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
+            blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
+            fair_share=None if app.fair_share.is_zero() else app.fair_share, size_hint_s=app.size_estimate_s,
+        )
+
+    def check_views(self) -> list[str]:
+        """Where the incrementally kept views differ from views built afresh (empty when they agree)."""
+        self.views.build(self._node_view, self._app_view)
+        problems: list[str] = []
+        fresh_nodes: dict[str, object] = {nid: nv for nid in self.nodes if (nv := self._node_view(nid)) is not None}
+        fresh_apps: dict[str, object] = {aid: av for aid in self.apps if (av := self._app_view(aid)) is not None}
+        kept_nodes: dict[str, object] = {str(k): v for k, v in self.views.nodes.items()}
+        kept_apps: dict[str, object] = {str(k): v for k, v in self.views.apps.items()}
+        for kind, kept, fresh in (("node", kept_nodes, fresh_nodes), ("app", kept_apps, fresh_apps)):
+            for key in sorted(kept.keys() | fresh.keys()):
+                if kept.get(key) != fresh.get(key):
+                    problems.append(f"{kind} {key}: kept {kept.get(key)} != fresh {fresh.get(key)}")
+        if self.headroom() != (free := self._free_afresh()):
+            problems.append(f"headroom kept {self.headroom()} != fresh {free}")
+        return problems

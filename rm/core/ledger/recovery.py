@@ -63,6 +63,7 @@ class Recovery(LedgerBase):
                 state="LOST" if n.state == "LOST" else "NEW",  # must re-register to be used
                 registered_at=n.registered_at, last_heartbeat=now, health_report=n.health_report,
             )
+            self._nodes_changed(self.nodes[NodeId(n.node_id)])
         by_app: dict[str, list[Any]] = {}
         for a in stored.attempts:
             by_app.setdefault(a.app_id, []).append(a)
@@ -92,6 +93,8 @@ class Recovery(LedgerBase):
                     rpc_port=ar.rpc_port, tracking_url=ar.tracking_url,
                 ))
             self.apps[app.app_id] = app
+            if not app.final:
+                self.active[app.app_id] = app
             if not app.final:
                 cur = app.current
                 if cur is not None and not cur.final:
