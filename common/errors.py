@@ -71,3 +71,12 @@ class InvalidApplicationMasterRequest(YarnError):
     status = 409
     exception = "InvalidApplicationMasterRequestException"
     java_class = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
+
+
+class StoreUnavailable(YarnError):
+    """The change was applied but could not be written to the state store yet; it stays queued and is
+    retried. Callers should retry the same request later (Hadoop IPC clients do so for this class)."""
+
+    status = 503
+    exception = "RetriableException"
+    java_class = "org.apache.hadoop.ipc.RetriableException"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
-from .store import Store, StoreError, default_sqlite_url, make_engine, migrations_dir
+from .errors import LeaseLost, StoreError, StoreLocked, StoreMissing
+from .lease import Lease
+from .store import Store, default_sqlite_url, make_engine, migrations_dir, record_key
 
-__all__ = ["Store", "StoreError", "default_sqlite_url", "make_engine", "migrations_dir"]
+__all__ = ["Lease", "LeaseLost", "Store", "StoreError", "StoreLocked", "StoreMissing", "default_sqlite_url",
+           "make_engine", "migrations_dir", "record_key"]

@@ -20,6 +20,7 @@ NAMING_CONVENTION = {
 }
 
 META_ROW_ID = 1
+LEASE_ROW_ID = 1
 
 
 class Base(DeclarativeBase):
@@ -189,3 +190,21 @@ class SloDecisionRow(Base):
     decided_at: Mapped[float] = mapped_column(Double)
     user: Mapped[str] = mapped_column(Text)
     overrides: Mapped[str] = mapped_column(Text)  # JSON object
+
+
+class LeaseRow(Base):
+    """Which ResourceManager may write the store (``id`` is always ``LEASE_ROW_ID``; see ``lease.py``).
+
+    ``epoch`` grows by one at every take-over and every write transaction checks it (fencing); ``owner`` is
+    empty while nobody holds the lease. Times are the holder's clock, in seconds.
+    """
+
+    __tablename__ = "store_lease"
+    __table_args__ = (CheckConstraint(f"id = {LEASE_ROW_ID}", name="single_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    owner: Mapped[str] = mapped_column(Text)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    acquired_at: Mapped[float] = mapped_column(Double)
+    renewed_at: Mapped[float] = mapped_column(Double)
+    expires_at: Mapped[float] = mapped_column(Double)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,11 +18,11 @@ from typing import Any, Final
 from alembic import command
 from alembic.config import Config
 from alembic.util import CommandError
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, inspect, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 import rm
@@ -40,6 +41,9 @@ from rm.core.records import (
 )
 from rm.core.reservation.records import ReservationRecord
 
+from . import lease as lease_row
+from .errors import StoreError, StoreMissing
+from .lease import Lease
 from .models import (
     META_ROW_ID,
     AppRow,
@@ -57,13 +61,7 @@ from .models import (
 SQLITE_FILE_NAME: Final = "rm-state.db"
 _SUPPORTED_BACKENDS: Final = frozenset({"sqlite", "postgresql"})
 _DELETE_CHUNK: Final = 500  # ids per DELETE ... IN (...), well under every backend's parameter limit
-
-
-class StoreError(Exception):
-    """The state store could not do what was asked; nothing of a failed write was stored.
-
-    The driver's (or JSON encoder's) exception is chained as ``__cause__``.
-    """
+_PG_CONNECT_TIMEOUT_S: Final = 5  # unless the URL sets connect_timeout: an unreachable server fails fast
 
 
 def default_sqlite_url(data_dir: Path) -> str:
@@ -76,10 +74,11 @@ def migrations_dir() -> Path:
     return Path(rm.__file__).resolve().parent.parent / "migrations"
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, create_parent: bool = True) -> Engine:
     """An engine for a store URL, set up as the store needs it (used by ``migrations/env.py`` too).
 
-    For SQLite this creates the file's directory, turns on WAL and takes over transaction control.
+    For SQLite this creates the file's directory (unless ``create_parent`` is False), turns on WAL and takes
+    over transaction control.
     """
     try:
         parsed = make_url(url)
@@ -90,11 +89,13 @@ def make_engine(url: str) -> Engine:
         raise StoreError(f"unsupported store backend {backend!r}; use sqlite or postgresql")
     try:
         if backend == "sqlite":
-            _create_sqlite_parent(parsed)
+            if create_parent:
+                _create_sqlite_parent(parsed)
             engine = create_engine(parsed)
             _configure_sqlite(engine)
         else:
-            engine = create_engine(parsed, pool_pre_ping=True)
+            connect_args = {} if "connect_timeout" in parsed.query else {"connect_timeout": _PG_CONNECT_TIMEOUT_S}
+            engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
     except (ArgumentError, ImportError) as e:
         raise StoreError(f"cannot create a store engine for {parsed.render_as_string()}: {e}") from e
     return engine
@@ -159,21 +160,48 @@ def _dump_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
-class Store:
-    """Synchronous state store over SQLAlchemy. Not thread-safe; the RM calls it from one place."""
+def record_key(record: Record) -> tuple[str, Any]:
+    """The identity of a record in the store: a later record with the same key replaces it."""
+    table = _BY_RECORD.get(type(record))
+    if table is None:
+        raise TypeError(f"not a store record: {type(record).__name__}")
+    return table.row.__tablename__, META_ROW_ID if table.row is MetaRow else getattr(record, table.key)
 
-    def __init__(self, url: str) -> None:
-        self._engine: Engine = make_engine(url)
+
+class Store:
+    """Synchronous state store over SQLAlchemy. Not thread-safe; the RM calls it from one place.
+
+    Creating a store is explicit: :meth:`exists` tells whether one is there, :meth:`migrate` creates or upgrades
+    it. A writer takes the lease (:meth:`take_lease`); from then on every write transaction first checks that
+    the lease is still its own and raises :class:`LeaseLost` otherwise (see ``lease.py``).
+    """
+
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
+        self._engine: Engine = make_engine(url, create_parent=False)
         self._url: URL = self._engine.url
         self._upserts: dict[type[Any], Any] = {t.record: self._upsert(t) for t in _TABLES}
+        self._clock = clock
+        self._held: tuple[str, int, float] | None = None  # (owner, epoch, lease seconds) once taken
 
     @property
     def url(self) -> str:
         """The store URL with any password masked, for logs."""
         return self._url.render_as_string(hide_password=True)
 
+    def exists(self) -> bool:
+        """Whether the store holds shepherd's tables. A missing SQLite file is not created by asking."""
+        database = self._url.database
+        if self._url.get_backend_name() == "sqlite" and database and database != ":memory:" \
+                and not database.startswith("file:") and not Path(database).expanduser().is_file():
+            return False
+        with self._transaction("inspecting the state store") as conn:
+            tables = set(inspect(conn).get_table_names())
+        return {"alembic_version", AppRow.__tablename__, MetaRow.__tablename__} <= tables
+
     def migrate(self) -> None:
-        """Bring the schema to the newest Alembic revision. Safe to call on every start."""
+        """Create the store, or bring its schema to the newest Alembic revision. Safe to call on every start."""
+        if self._url.get_backend_name() == "sqlite":
+            _create_sqlite_parent(self._url)
         script_location = migrations_dir()
         if not (script_location / "env.py").is_file():
             raise StoreError(f"migrations directory not found at {script_location}")
@@ -185,6 +213,53 @@ class Store:
                 command.upgrade(config, "head")
         except (SQLAlchemyError, CommandError) as e:
             raise StoreError(f"migrating the state store failed: {e}") from e
+
+    def require(self) -> None:
+        """Raise StoreMissing unless the store exists."""
+        if not self.exists():
+            raise StoreMissing(
+                f"no state store at {self.url}: start with --create-store to create a new, empty one (an RM "
+                "pointed at a wrong path or a lost volume would otherwise start an empty cluster)")
+
+    # -- the lease (lease.py) --------------------------------------------------------------------
+
+    @property
+    def held_lease(self) -> tuple[str, int] | None:
+        """(owner, epoch) of the lease this store object holds, if any."""
+        return None if self._held is None else self._held[:2]
+
+    def read_lease(self) -> Lease | None:
+        """The lease row; None for a store from before leases (not yet migrated)."""
+        with self._transaction("reading the store lease") as conn:
+            return lease_row.read(conn) if lease_row.has_lease_table(conn) else None
+
+    def take_lease(self, owner: str, lease_s: float) -> tuple[bool, Lease]:
+        """Take the lease as ``owner`` if it is free or expired. Returns (taken, the lease row afterwards);
+        once taken, every write of this object is fenced by it."""
+        if lease_s <= 0:
+            raise ValueError(f"the lease time must be positive, got {lease_s}")
+        with self._transaction("taking the store lease") as conn:
+            taken = lease_row.take(conn, owner, lease_s, self._clock())
+            current = lease_row.read(conn)
+        if current is None:
+            raise StoreError("the store has no lease row; migrate it first", transient=False)
+        if taken:
+            self._held = (owner, current.epoch, lease_s)
+        return taken, current
+
+    def renew_lease(self) -> None:
+        """Extend the lease; raises LeaseLost when another ResourceManager has taken the store over."""
+        with self._transaction("renewing the store lease") as conn:
+            self._fence(conn)
+
+    def release_lease(self) -> bool:
+        """Give the lease up (clean shutdown): a restarted RM may take it at once. False if it was not held."""
+        if self._held is None:
+            return False
+        owner, epoch, _ = self._held
+        self._held = None
+        with self._transaction("releasing the store lease") as conn:
+            return lease_row.release(conn, owner, epoch, self._clock())
 
     def load(self) -> StoredState:
         """Everything the store holds, read in one transaction."""
@@ -234,6 +309,7 @@ class Store:
         if not records:
             return
         with self._transaction("writing to the state store") as conn:
+            self._fence(conn)
             for table in _TABLES:
                 batch = batches[table.record]
                 if batch:
@@ -292,6 +368,7 @@ class Store:
         if keep_per_job < 0:
             raise ValueError(f"keep_per_job must be >= 0, got {keep_per_job}")
         with self._transaction("pruning the run history") as conn:
+            self._fence(conn)
             ranked = select(
                 JobRunRow.app_id,
                 func.row_number().over(partition_by=JobRunRow.job, order_by=(
@@ -310,6 +387,7 @@ class Store:
         if keep < 0:
             raise ValueError(f"keep must be >= 0, got {keep}")
         with self._transaction("pruning completed apps") as conn:
+            self._fence(conn)
             newest_first = (
                 select(AppRow.app_id)
                 .where(AppRow.state.in_(sorted(APP_FINAL_STATES)))
@@ -337,10 +415,20 @@ class Store:
         try:
             with self._engine.begin() as conn:
                 yield conn
+        except StoreError:
+            raise
         except SQLAlchemyError as e:
-            raise StoreError(f"{what} failed: {e}") from e
+            # a lost connection, a locked or unreachable database may go away; a row the database refuses won't
+            transient = isinstance(e, OperationalError) or not isinstance(e, DatabaseError)
+            raise StoreError(f"{what} failed: {e}", transient=transient) from e
         except (TypeError, ValueError) as e:
-            raise StoreError(f"{what} failed: {type(e).__name__}: {e}") from e
+            raise StoreError(f"{what} failed: {type(e).__name__}: {e}", transient=False) from e
+
+    def _fence(self, conn: Connection) -> None:
+        """The first statement of a write transaction: renew the lease held, or raise LeaseLost."""
+        if self._held is not None:
+            owner, epoch, lease_s = self._held
+            lease_row.renew(conn, owner, epoch, lease_s, self._clock())
 
     def _upsert(self, table: _Table) -> Any:
         """INSERT ... ON CONFLICT (key) DO UPDATE, which SQLite and PostgreSQL spell the same way."""
