@@ -88,6 +88,8 @@ def run_rm(
     ipc_scheduler_port: int | None = typer.Option(None, help="Hadoop IPC scheduler port (default: yarn-site.xml "
                                                   "or 8030; 0 = any free port; -1 = off)"),
     yarn_site: Path | None = typer.Option(None, help="yarn-site.xml with the Hadoop IPC addresses"),
+    create_store: bool = typer.Option(False, "--create-store", help="create a new, empty state store if there is "
+                                      "none at the store URL (without it, a missing store is an error)"),
     log_level: str = typer.Option("INFO"),
 ) -> None:
     """Run a ResourceManager. Settings: defaults < Hadoop site files < --config < environment < flags
@@ -111,9 +113,9 @@ def run_rm(
     for warning in settings.warnings:
         logging.getLogger("shepherd.rm").warning("%s", warning)
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
-                              ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site)
+                              ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)
 
-    async def main() -> None:
+    async def main() -> bool:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -123,15 +125,20 @@ def run_rm(
         ipc = f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
         print(f"resourcemanager ready grpc={rm.grpc_address} rest={rm.rest_url}{ipc}", flush=True)
         try:
-            await stop.wait()
+            await rm.wait(stop)
         finally:
             await rm.stop()
+        return not rm.halted.is_set()
+
+    from rm.service.store import StoreError
 
     try:
-        asyncio.run(main())
-    except (ValueError, OSError) as exc:
+        clean = asyncio.run(main())
+    except (ValueError, OSError, StoreError) as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    if not clean:  # another ResourceManager took the state store over (logged)
+        raise typer.Exit(3)
 
 
 @app.command("nm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -98,6 +98,7 @@ class LocalCluster:
         nm_args: Sequence[str] = (),
         ipc_client_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8032); 0 = any free port
         ipc_scheduler_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8030)
+        create_store: bool = True,  # the cluster's own data directory: create its store on the first start
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.num_nodes = nodes
@@ -111,6 +112,7 @@ class LocalCluster:
         self.rm_args = list(rm_args)
         self.ipc_client_port = ipc_client_port
         self.ipc_scheduler_port = ipc_scheduler_port
+        self.create_store = create_store
         self.ipc_client_address = ""  # host:port of the Hadoop IPC listeners, once started ("" if off)
         self.ipc_scheduler_address = ""
         self.nm_args = list(nm_args)
@@ -127,6 +129,8 @@ class LocalCluster:
                 "--nm-expiry", str(self.nm_expiry_s), "--am-expiry", str(self.am_expiry_s), *self.rm_args]
         if self.store_url:
             args += ["--store-url", self.store_url]
+        if self.create_store:
+            args.append("--create-store")
         if self.ipc_client_port is not None:
             args += ["--ipc-client-port", str(self.ipc_client_port)]
         if self.ipc_scheduler_port is not None:

@@ -20,6 +20,8 @@ class RMConfig:
     rest_host: str | None = None  # the host of yarn.resourcemanager.webapp.address; None: host
     data_dir: Path = field(default_factory=lambda: Path(".shepherd"))
     store_url: str | None = None  # None: SQLite file in data_dir
+    create_store: bool = False  # create the store if it does not exist (shepherd rm --create-store)
+    store_lease_s: float = 15.0  # shepherd.resourcemanager.store.lease-ms: a killed RM's store is taken over after it
     queues: dict[str, Any] | None = None  # children of root; None: root.default only
     nm_expiry_s: float = 600.0  # yarn.nm.liveness-monitor.expiry-interval-ms
     am_expiry_s: float = 600.0  # yarn.am.liveness-monitor.expiry-interval-ms
@@ -73,6 +75,8 @@ class RMConfig:
             raise ValueError("max-app-attempts must be at least 1")
         if self.max_priority < 0:
             raise ValueError("the maximum application priority must not be negative")
+        if not self.store_lease_s > 0:
+            raise ValueError(f"the store lease time must be positive, got {self.store_lease_s} s")
         for name, port in (("gRPC", self.grpc_port), ("REST", self.rest_port)):
             if not 0 <= port < 65536:
                 raise ValueError(f"the {name} port {port} is not between 0 and 65535")

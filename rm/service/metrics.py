@@ -21,6 +21,7 @@ from rm.core.reservation.stage import RESERVATION_LENT
 from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
+    from rm.service.persistence import StoreWriter
     from rm.service.server import ResourceManager
 
 MIB = 1024 * 1024
@@ -106,6 +107,21 @@ class _StateCollector(Collector):
             nodes.add_metric([state.lower()], counts.get(state, 0))
         yield nodes
         yield from _reservation_families(st, self.rm.now())
+        yield from _store_families(getattr(self.rm, "writer", None))
+
+
+def _store_families(writer: StoreWriter | None) -> Iterator[Metric]:
+    """The state store's write queue (rm/service/persistence.py)."""
+    if writer is None:
+        return
+    pending = GaugeMetricFamily("shepherd_store_pending_records",
+                                "Changed records waiting to be written to the state store")
+    pending.add_metric([], writer.pending)
+    yield pending
+    yield _counter("shepherd_store_write_failures", "State store write transactions that failed",
+                   writer.failed_writes)
+    yield _counter("shepherd_store_records_dropped", "Records the state store refused for good (never retried)",
+                   writer.dropped)
 
 
 def _counter(name: str, doc: str, value: float) -> CounterMetricFamily:

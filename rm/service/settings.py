@@ -43,6 +43,8 @@ RM_SETTINGS: tuple[Setting, ...] = (
             "where the SQLite state store lives by default"),
     Setting("shepherd.resourcemanager.store.url", None, "SHEPHERD_STORE_URL",
             "SQLAlchemy URL of the state store (sqlite:/// or postgresql://)", secret=True),
+    Setting("shepherd.resourcemanager.store.lease-ms", "15000", "SHEPHERD_STORE_LEASE_MS",
+            "only the RM holding the store's lease writes it; a killed RM's lease is taken over after this long"),
     Setting("yarn.resourcemanager.store.class", None, None, "FileSystem/Leveldb stores map to SQLite there"),
     Setting("yarn.resourcemanager.fs.state-store.uri", "${hadoop.tmp.dir}/yarn/system/rmstore"),
     Setting("yarn.resourcemanager.leveldb-state-store.path", "${hadoop.tmp.dir}/yarn/system/rmstore"),
@@ -207,6 +209,7 @@ def load_rm_settings(
             host=grpc_host, grpc_port=grpc_port, rest_host=rest_host, rest_port=rest_port,
             data_dir=Path(layers.text("shepherd.resourcemanager.data-dir") or ".shepherd"),
             store_url=_store_url(layers, warnings), queues=queues,
+            store_lease_s=either(layers.seconds("shepherd.resourcemanager.store.lease-ms"), "store_lease_s"),
             nm_expiry_s=either(layers.seconds("yarn.nm.liveness-monitor.expiry-interval-ms"), "nm_expiry_s"),
             am_expiry_s=either(layers.seconds("yarn.am.liveness-monitor.expiry-interval-ms"), "am_expiry_s"),
             container_alloc_expiry_s=either(

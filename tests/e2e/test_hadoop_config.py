@@ -73,7 +73,7 @@ def test_daemons_started_with_only_hadoop_conf_dir(tmp_path: Path) -> None:
     conf, work = tmp_path / "conf", tmp_path / "work"
     ports = hadoop_conf(conf, work)
     env = _env(conf)
-    rm = Daemon("rm", [sys.executable, "-m", "rm.cli", "rm"], tmp_path / "rm.log",
+    rm = Daemon("rm", [sys.executable, "-m", "rm.cli", "rm", "--create-store"], tmp_path / "rm.log",
                 re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)"), env=env)
     nm = Daemon("nm", [sys.executable, "-m", "rm.cli", "nm"], tmp_path / "nm.log",
                 re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)"), env=env)

@@ -45,11 +45,15 @@ class InternalError(YarnError):
     java_class = "javax.ws.rs.WebApplicationException"
 
 
+RETRY_AFTER_S = 1  # a 503 (the state store is catching up) asks the client to come back this soon
+
+
 def remote_exception(err: YarnError) -> JSONResponse:
     return JSONResponse(
         status_code=err.status,
         content={"RemoteException": {"exception": err.exception, "message": err.message,
                                      "javaClassName": err.java_class}},
+        headers={"Retry-After": str(RETRY_AFTER_S)} if err.status == 503 else None,
     )
 
 
