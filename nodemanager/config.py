@@ -151,15 +151,20 @@ class NMSettings:
     files: list[str]
 
 
-def explicit_flags(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> set[str]:
-    """The destinations of the options given on the command line (not left at their defaults)."""
-    defaults = vars(parser.parse_known_args([])[0])  # every option's destination, at its default
-    parser.set_defaults(**dict.fromkeys(defaults, argparse.SUPPRESS))
-    try:
-        ns, _ = parser.parse_known_args(argv)
-    finally:
-        parser.set_defaults(**defaults)
-    return set(vars(ns))
+class FlagParser(argparse.ArgumentParser):
+    """An argument parser that also tells which options the command line gave."""
+
+    def explicit(self, argv: Sequence[str] | None) -> set[str]:
+        """The destinations of the options given on the command line (not left at their defaults)."""
+        saved = [(a, a.default) for a in self._actions]
+        for a, _ in saved:
+            a.default = argparse.SUPPRESS
+        try:
+            ns, _ = self.parse_known_args(argv)
+        finally:
+            for a, default in saved:
+                a.default = default
+        return set(vars(ns))
 
 
 def load_nm_settings(

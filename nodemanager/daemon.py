@@ -18,9 +18,9 @@ import grpc
 from common.hadoop.server import IpcServer
 from common.resources import MEMORY, VCORES
 from nodemanager.config import (
+    FlagParser,
     NodeManagerConfig,
     default_work_dir,
-    explicit_flags,
     load_nm_settings,
     parse_resources,
 )
@@ -209,9 +209,9 @@ async def run_nodemanager(
 # ---------------------------------------------------------------- command line
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> FlagParser:
     d = NodeManagerConfig.__dataclass_fields__
-    p = argparse.ArgumentParser(prog="python -m nodemanager", description="shepherd NodeManager daemon")
+    p = FlagParser(prog="python -m nodemanager", description="shepherd NodeManager daemon")
     p.add_argument("--rm", default=d["rm_address"].default, help="ResourceTracker address HOST:PORT")
     p.add_argument("--host", default=d["host"].default, help="bind host for gRPC and HTTP")
     p.add_argument("--hostname", default=None, help="host name advertised to the RM (default: from --host)")
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        explicit = explicit_flags(_parser(), argv)
+        explicit = _parser().explicit(argv)
         cfg = load_nm_settings(config_from_args(args), env=os.environ, explicit=explicit,
                                config_file=args.config, conf_dir=args.hadoop_conf_dir).config
         return asyncio.run(_main_async(cfg))
