@@ -99,9 +99,10 @@ class RMConfig:
         if SIZES in reads(args):
             live = sorted(n for n, s in SCHEDULERS.items() if SIZES not in reads(s.pipeline))
             raise ValueError(
-                f"scheduler {self.scheduler!r} orders jobs by their remaining size, and the live RM has no "
-                f"size signal yet (AMs do not report one), so it would silently run as FIFO; it runs in the "
-                f"simulator (shepherd sim), which knows every size. Live schedulers: {', '.join(live)}")
+                f"scheduler {self.scheduler!r} orders jobs by their remaining size, and the live RM fills in "
+                f"no job size yet (only the remaining work an AM declares on its asks, which the leftover "
+                f"order reads), so it would silently run as FIFO; it runs in the simulator (shepherd sim), "
+                f"which knows every size. Live schedulers: {', '.join(live)}")
 
 
 def is_loopback(host: str) -> bool:
