@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NewType
 
 AppId = NewType("AppId", str)
@@ -27,9 +28,14 @@ def attempt_id(app: AppId, attempt: int) -> AttemptId:
 
 
 def container_id(attempt: AttemptId, n: int, epoch: int = 0) -> ContainerId:
+    return ContainerId(f"{_container_prefix(attempt, epoch)}{n:06d}")
+
+
+@lru_cache(maxsize=4096)
+def _container_prefix(attempt: AttemptId, epoch: int) -> str:
     ts, seq, att = parse_attempt_id(attempt)
     prefix = f"container_e{epoch:02d}_" if epoch else "container_"
-    return ContainerId(f"{prefix}{ts}_{seq:04d}_{att:02d}_{n:06d}")
+    return f"{prefix}{ts}_{seq:04d}_{att:02d}_"
 
 
 def parse_app_id(value: str) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from common.resources import Resources
 class Finished:
     """A container the RM reported as completed, as the AM reads it."""
 
-    container: int
+    container: str
     exit_status: int
     duration_s: float
 
@@ -35,7 +35,7 @@ class Finished:
 class Start:
     """The AM starts task ``task`` of ``stage`` (launch number ``attempt``) in ``container``."""
 
-    container: int
+    container: str
     stage: str
     task: int
     attempt: int
@@ -50,7 +50,9 @@ class SimAM:
         self.policy = policy
         self.table = AskTable()
         self.fair_share = Resources.ZERO
-        self.releases: list[int] = []
+        self.releases: list[str] = []
+        self.amrm_token = ""  # the RM's token for this attempt, handed over with its AM container
+        self.response_id = 0
         self.registered = False
         self.share_blind = True  # its asks depend only on the DAG: idle heartbeats can be skipped
         self.last_heartbeat = 0.0
@@ -61,7 +63,7 @@ class SimAM:
         """The policy's decisions, as the changes to send (``AskTable.update``)."""
         return self.table.update(self.policy.asks(self.dag, self.fair_share, now))
 
-    def take_releases(self) -> list[int]:
+    def take_releases(self) -> list[str]:
         out, self.releases = self.releases, []
         return out
 
@@ -74,7 +76,7 @@ class SimAM:
                 out.append((done.stage, done.task, done.outcome))
         return out
 
-    def on_allocated(self, containers: list[tuple[int, int]], now: float) -> list[Start]:
+    def on_allocated(self, containers: list[tuple[str, int]], now: float) -> list[Start]:
         """Hand each (container, allocation_request_id) to a runnable task of its stage, or release it."""
         starts: list[Start] = []
         runnable: dict[str, deque[int]] = {}

@@ -2,9 +2,11 @@
 
 One run replays a workload (a list of native ``Job``s) on simulated NodeManagers under one policy:
 
-* the RM side is ``sim.cluster.SimCluster`` plus the real ``rm.core.cycle.run_cycle`` with the policy's
-  real pipeline and share calculator; a cycle runs when capacity came free or asks grew and something is
-  pending, at most once per ``cycle_interval_s`` (the live scheduler loop's minimum gap);
+* the RM side is the live RM's own ledger (``rm.core.ledger.Ledger``, without a store: ``durable=False``)
+  plus the real ``rm.core.cycle.run_cycle`` with the policy's real pipeline and share calculator; nodes
+  register, AMs register and allocate with their AMRM tokens, and NodeManagers report completed containers
+  in heartbeats, as live; a cycle runs when capacity came free or asks grew and something is pending, at
+  most once per ``cycle_interval_s`` (the live scheduler loop's minimum gap);
 * each job's AM is ``sim.am.SimAM`` (the real ``DagState``, ``AskPolicy`` and ``AskTable``), started in an
   AM container like any other (``is_am``), ``am_startup_s`` after it is placed, heartbeating every
   ``am_interval_s`` on its own phase, and at once after a heartbeat that brought completions;
@@ -13,7 +15,7 @@ One run replays a workload (a list of native ``Job``s) on simulated NodeManagers
   heartbeat (every ``nm_heartbeat_s``, a per-node phase): only then is the container freed.
 * a pipeline with the reservation stage (``morpheus``) gets the reservation plan of ``sim.reservations``:
   a ``PlanTick`` at every plan step (roll, DRA), the active reservations in every snapshot, and the stage's
-  preemptions applied (exit -102 to the AM, which asks again).
+  preemptions applied by the ledger (exit -102 to the AM, which asks again).
 
 Heartbeats that cannot change anything are not simulated: an AM whose asks depend only on its DAG (the
 greedy policy) heartbeats only when containers or completions are waiting for it — on its own phase, so
@@ -31,15 +33,16 @@ from random import Random
 from am.jobspec import Job
 from am.policies import make_ask_policy
 from common.exits import EXIT_PREEMPTED
-from common.ids import AppId, NodeId, QueuePath, app_id
+from common.ids import ContainerId, NodeId, QueuePath
 from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.plan import Preempt
+from rm.core.entities import Ask, CompletedStatus
+from rm.core.events import ContainerCompleted, Event, Journal
+from rm.core.ledger import Ledger
 from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
-from rm.core.reservation.view import EMPTY_VIEW
+from rm.core.state_types import CoreConfig, NodeStatus, SubmitSpec
 from sim.am import Finished, RemainingPath, SimAM
-from sim.cluster import SimApp, SimCluster, SimContainer, SimNode
 from sim.events import (
     LATE,
     AmHeartbeatDue,
@@ -55,6 +58,7 @@ from sim.policies import SimPolicy
 from sim.reservations import MorpheusConfig, SimReservations
 
 CLUSTER_TS = 1
+AM_LAUNCH = {"commands": ["sim-am"]}  # what a simulated AM container "runs" (the ledger wants a command)
 SHARE_BLIND_ASK_POLICIES = frozenset({"greedy"})
 """Ask policies whose decisions depend only on the DAG state, not on the fair share or the time."""
 
@@ -110,6 +114,25 @@ def uniform_nodes(count: int, memory_mb: int, vcores: int) -> list[NodeSpec]:
     return [NodeSpec(f"node{i + 1}", memory_mb, vcores) for i in range(count)]
 
 
+@dataclass(slots=True)
+class TaskRun:
+    """What the simulated NodeManager and task process know of one container: its job, node, and the task
+    the AM started in it, with when it runs and how it ends."""
+
+    index: int  # the job's index in the workload
+    node: NodeId
+    stage: str = ""
+    task: int = -1
+    start: float = 0.0
+    end: float = 0.0
+    exit_status: int = 0
+
+
+NEVER = float("inf")
+SIM_CORE = CoreConfig(durable=False, nm_expiry_s=NEVER, am_expiry_s=NEVER, container_alloc_expiry_s=NEVER)
+"""The ledger as the simulator drives it: no store, no tokens to check, nothing expires on its own."""
+
+
 class Simulator:
     """One run of a workload under one policy; see the module docstring."""
 
@@ -125,12 +148,27 @@ class Simulator:
         phases = Random(self.cfg.seed * 7_919 + 1)
         hb = self.timing.nm_heartbeat_s
         self.queues = build_queues()
-        self.cluster = SimCluster(
-            [SimNode(NodeId(f"{n.name}:8041"), n.name, n.rack, n.capability, phases.random() * hb) for n in nodes],
-            self.queues,
-        )
+        capacity = Resources()
+        for n in nodes:
+            capacity = capacity + n.capability
+        self.morpheus: SimReservations | None = None
+        if any(isinstance(s, ReservationStage) for s in policy.pipeline):
+            self.morpheus = SimReservations(self.cfg.morpheus or MorpheusConfig(), capacity, self.queues,
+                                            CLUSTER_TS)
+        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues, SIM_CORE,
+                             reservations=self.morpheus.system if self.morpheus is not None else None)
+        self.ledger.subscribe(self)
+        self.phase: dict[NodeId, float] = {}
+        for n in nodes:
+            node = self.ledger.register_node(f"{n.name}:8041", f"{n.name}:8042", n.rack, n.capability, (), 0.0)
+            self.phase[node.node_id] = phases.random() * hb
+        # application ids in workload order, as a client asks for them before it submits
+        self.app_ids = [self.ledger.new_application(0.0) for _ in self.jobs]
+        self.index_of = {aid: i for i, aid in enumerate(self.app_ids)}
+        self.runs: dict[ContainerId, TaskRun] = {}
+        self.usage: dict[int, list[tuple[float, float, Resources]]] = {}  # tracked jobs' containers
         self.events = EventQueue()
-        self.recorder = Recorder(self.cluster.capacity, self.cfg.fair_sample_s, self.policy.shares)
+        self.recorder = Recorder(capacity, self.cfg.fair_sample_s, self.policy.shares)
         self.ams: dict[int, SimAM] = {}
         self.paths: dict[int, RemainingPath] = {}
         self.planned: dict[int, list[list[float]]] = {}
@@ -144,11 +182,8 @@ class Simulator:
         self._wakes: set[float] = set()  # times a policy asked to be woken at (one cycle each)
         self._share_aware = 0  # AMs whose asks depend on their fair share or the time
         self._am_resource = Resources.of(memory_mb=self.timing.am_memory_mb, vcores=self.timing.am_vcores)
-        self.morpheus: SimReservations | None = None
         self._idle_ticks = 0
-        if any(isinstance(s, ReservationStage) for s in policy.pipeline):
-            self.morpheus = SimReservations(self.cfg.morpheus or MorpheusConfig(), self.cluster.capacity,
-                                            self.queues, CLUSTER_TS)
+        if self.morpheus is not None:
             first = min((j.arrival_s for j in self.jobs), default=0.0)
             for r in self.morpheus.config.reservations:
                 first = min(first, r.at)
@@ -162,18 +197,21 @@ class Simulator:
     def run(self, progress: Callable[[float, int, int], None] | None = None) -> RunResult:
         """Replay every job to the end; ``progress(now, jobs_done, jobs)`` is called now and then."""
         batches = 0
+        ledger = self.ledger
         while self.events:
             t = self.events.peek_time()
-            self.recorder.before(t, self.cluster)
+            self.recorder.before(t, ledger)
             self.now = t
             while self.events.next_is(t):
                 _, event = self.events.pop()
                 self._handle(event)
-            self.recorder.after(t, self.cluster)
+            self.recorder.after(t, ledger)
             self._maybe_cycle(t)
             batches += 1
             if progress is not None and batches % 2_000 == 0:
                 progress(t, len(self.records) - len(self.ams), len(self.jobs))
+            if batches % 20_000 == 0:
+                ledger.forget_completed_containers()
         if progress is not None:
             progress(self.now, len(self.records), len(self.jobs))
         result = self.recorder.result(self.policy.name, list(self.records.values()), self.cycles,
@@ -184,7 +222,7 @@ class Simulator:
 
     def _handle(self, event: object) -> None:
         if isinstance(event, ContainerReported):
-            self._reported(event.container)
+            self._reported(ContainerId(event.container))
         elif isinstance(event, AmHeartbeatDue):
             am = self.ams.get(event.app)
             if am is not None and am.token == event.token:
@@ -197,14 +235,16 @@ class Simulator:
         elif isinstance(event, AmRegistered):
             am = self.ams.get(event.app)
             if am is not None:
+                self.ledger.am_register(am.amrm_token, "sim", 0, "", self.now)
                 am.registered = True
                 self._heartbeat(event.app)
         elif isinstance(event, PlanTick):
             self._tick()
 
     def _maybe_cycle(self, t: float, *, force: bool = False) -> None:
-        c = self.cluster
-        if self._cycle_queued or not (force or c.freed or c.asked) or not c.has_pending():
+        ledger = self.ledger
+        if self._cycle_queued or not (force or ledger.capacity_freed or ledger.asks_grew) \
+                or not ledger.has_pending():
             return
         self._cycle_queued = True
         self.events.push(max(t, self._last_cycle + self.timing.cycle_interval_s), CycleDue(), LATE)
@@ -213,25 +253,28 @@ class Simulator:
 
     def _arrived(self, index: int) -> None:
         job = self.jobs[index]
-        queue = self._queue_of(job)
-        app = SimApp(index, app_id(CLUSTER_TS, index + 1), queue, job.user or "sim", job.priority, self.now,
-                     self._am_resource)
+        app_id = self.app_ids[index]
         planned = [[self._first_duration(s.task_duration_s(i)) for i in range(s.tasks)] for s in job.stages]
         self.planned[index] = planned
         self.paths[index] = RemainingPath(job, planned)
-        app.size_hint_s = self.paths[index].remaining_s(self.now)
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
         am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
                                                          floor=job.altruism_floor))
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
-        self.records[index] = JobRecord(job.id, self.now, job.total_tasks)
+        record = self.records[index] = JobRecord(job.id, self.now, job.total_tasks)
+        reservation = None
         if self.morpheus is not None:
-            app.reservation_id = self.records[index].reservation = self.morpheus.attach(job, app.app_id)
+            reservation = record.reservation = self.morpheus.choose(job)
             if self.morpheus.tracks(job):
-                app.usage = []
-        self.cluster.add_app(app)
+                self.usage[index] = []
+        self.ledger.submit(SubmitSpec(
+            app_id=app_id, name=job.id, queue=self._queue_of(job), user=job.user or "sim", app_type="SHEPHERD",
+            priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
+            reservation_id=reservation or "",
+        ), self.now)
+        self.ledger.set_size_estimate(app_id, self.paths[index].remaining_s(self.now))
 
     def _queue_of(self, job: Job) -> QueuePath:
         try:
@@ -242,86 +285,95 @@ class Simulator:
     def _cycle(self) -> None:
         self._cycle_queued = False
         self._last_cycle = self.now
-        c = self.cluster
-        c.freed = c.asked = False
+        ledger = self.ledger
+        ledger.capacity_freed = ledger.asks_grew = False
         if self.policy.needs_sizes:
-            for index, app in c.apps.items():
-                if app.asks:
-                    size = self.paths[index].remaining_s(self.now)
-                    if size != app.size_hint_s:
-                        app.size_hint_s = size
-                        c.touch(app)
-        snap = c.snapshot(EMPTY_VIEW if self.morpheus is None else self.morpheus.view(self.now))
+            for index, path in self.paths.items():
+                app = ledger.apps[self.app_ids[index]]
+                current = app.current
+                if current is not None and any(a.num_containers > 0 for a in current.asks.values()):
+                    ledger.set_size_estimate(app.app_id, path.remaining_s(self.now))
+        snap = ledger.snapshot(self.now)
         self.cycles += 1
         shares = self.policy.shares if self.policy.needs_shares or self._share_aware else None
         plan = run_cycle(snap, self.policy.pipeline, shares=shares, now=self.now,
                          rng=Random(self.cfg.seed * 1_000_003 + self.cycles))
-        for p in plan.placements:
-            container = c.allocate(p, self.now)
-            if container is None:
-                continue
+        before = {aid: ledger.apps[aid].fair_share for aid in plan.shares if aid in ledger.apps}
+        applied = ledger.apply_plan(plan, self.now)
+        for launch in ledger.drain_launches():
+            self.ams[self.index_of[launch.app_id]].amrm_token = launch.amrm_token
+        for p in applied:
+            index = self.index_of[p.app_id]
             if self.cfg.record_decisions:
-                self.decisions.append((round(self.now, 6), self.jobs[container.app].id, p.stage or "am",
-                                       c.nodes[p.node_id].host))
-            if container.is_am:
+                self.decisions.append((round(self.now, 6), self.jobs[index].id, p.stage or "am",
+                                       ledger.nodes[p.node_id].host))
+            if p.is_am:
                 start = self.now + self.timing.launch_s + self.timing.am_startup_s
-                self.events.push(start, AmRegistered(container.app))
+                self.events.push(start, AmRegistered(index))
             else:
-                self._wake(container.app)
+                self._wake(index)
         for wake in plan.wake:  # a policy that leaves asks waiting for a time asks to be woken then
             if wake.t > self.now and wake.t not in self._wakes:  # once per time, however many ask
                 self._wakes.add(wake.t)
                 self.events.push(wake.t, CycleDue(), LATE)
         for aid, share in plan.shares.items():
-            shared = c.by_id.get(AppId(aid))
-            if shared is not None and share != shared.fair_share:
-                shared.fair_share = share
-                am = self.ams.get(shared.index)
+            shared = self.index_of.get(aid)
+            if shared is not None and share != before.get(aid):
+                am = self.ams.get(shared)
                 if am is not None and not am.share_blind:  # a share-blind AM's asks do not change with it
-                    self._wake(shared.index)
-        for pre in plan.preemptions:
-            self._preempt(pre)
+                    self._wake(shared)
+
+    hears: frozenset[type] = frozenset({ContainerCompleted})
+
+    def on_event(self, event: Event, journal: Journal) -> None:
+        """The ledger's lifecycle, heard as a listener: containers that end (usage for the reservation
+        system's run history; preempted tasks lose their remaining work and their AM hears of it)."""
+        if not isinstance(event, ContainerCompleted):
+            return
+        c = event.container
+        index = self.index_of.get(c.app_id)
+        if index is None:
+            return
+        usage = self.usage.get(index)
+        if usage is not None:
+            usage.append((c.allocate_time, event.now, c.resource))
+        if c.exit_status != EXIT_PREEMPTED:
+            return
+        run = self.runs.get(c.container_id)
+        if run is not None and run.task >= 0:
+            if run.end > self.now:
+                self.records[index].task_seconds -= run.end - max(self.now, run.start)
+            run.end = max(self.now, run.start)
+        if self.morpheus is not None:
+            self.morpheus.stats.preempted += 1
+        self._wake(index)
 
     # ------------------------------------------------------------------------------ reservations
 
     def _tick(self) -> None:
         """A plan step boundary: the plan rolls, DRA runs when due, and a cycle sees the new guarantees."""
         assert self.morpheus is not None
-        self.morpheus.tick(self.now, lambda: self.cluster.snapshot())
+        self.morpheus.tick(self.now, self.ledger.snapshot)
         self._maybe_cycle(self.now, force=True)
         # keep ticking while anything else can still happen, and for a day at most while nothing does
         self._idle_ticks = 0 if self.events else self._idle_ticks + 1
         step = self.morpheus.step_s
-        if self._idle_ticks * step < self.morpheus.config.reservation.window_s and (self.events or self.cluster.apps):
+        if self._idle_ticks * step < self.morpheus.config.reservation.window_s and (self.events or self.ledger.active):
             self.events.push((math.floor(self.now / step + 1e-9) + 1) * step, PlanTick())
 
-    def _preempt(self, pre: Preempt) -> None:
-        """Take ``pre.amount`` back from the app (exit -102, reported to its AM, which asks again)."""
-        app = self.cluster.by_id.get(AppId(pre.app_id))
-        if app is None or self.morpheus is None:
-            return
-        for c in self.cluster.victims(app, pre.amount):
-            self._kill(app, c)
-            self.morpheus.stats.preempted += 1
+    # ------------------------------------------------------------------------------ NodeManager side
 
-    def _kill(self, app: SimApp, c: SimContainer) -> None:
-        if c.end > self.now:
-            self.records[app.index].task_seconds -= c.end - max(self.now, c.start)
-        c.exit_status = EXIT_PREEMPTED
-        c.end = max(self.now, c.start)
-        self.cluster.free(c, self.now)
-        app.completed.append(c.cid)
-        self._wake(app.index)
-
-    def _reported(self, cid: int) -> None:
-        c = self.cluster.containers.get(cid)
-        if c is None or not c.live:
+    def _reported(self, cid: ContainerId) -> None:
+        """The container's process ended: its node's heartbeat reports it."""
+        c = self.ledger.containers.get(cid)
+        run = self.runs.get(cid)
+        if c is None or not c.live or run is None:
+            self.runs.pop(cid, None)  # preempted, or released when its job ended
             return
-        self.cluster.free(c, self.now)
-        app = self.cluster.apps.get(c.app)
-        if app is not None and not c.is_am:
-            app.completed.append(cid)
-            self._wake(c.app)
+        self.ledger.node_heartbeat(c.node_id, 0, (NodeStatus(cid, "COMPLETE", run.exit_status, "", run.start),),
+                                   True, "", self.now)
+        if not c.is_am:
+            self._wake(run.index)
 
     # ------------------------------------------------------------------------------ AM side
 
@@ -340,57 +392,59 @@ class Simulator:
         self.events.push(t, AmHeartbeatDue(index, am.token))
 
     def _heartbeat(self, index: int) -> None:
-        am, app, now = self.ams[index], self.cluster.apps[index], self.now
+        am, now, ledger = self.ams[index], self.now, self.ledger
         am.last_heartbeat = now
         am.scheduled = None
-        am.fair_share = app.fair_share
-        for cid in am.take_releases():
-            c = self.cluster.containers.pop(cid, None)
-            if c is not None:
-                self.cluster.free(c, now)
-        self.cluster.update_asks(app, am.ask_changes(now))
-        allocated = [(cid, self.cluster.containers[cid].rid) for cid in app.undelivered]
-        done = [self._finished(cid) for cid in app.completed]
-        app.undelivered.clear()
-        app.completed.clear()
+        am.fair_share = ledger.apps[self.app_ids[index]].fair_share
+        asks = [Ask(allocation_request_id=d.allocation_request_id, priority=d.priority, capability=d.capability,
+                    num_containers=d.num_containers, ask_type=d.ask_type, remaining_work_s=d.remaining_work_s,
+                    stage=d.stage) for d in am.ask_changes(now)]
+        res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now)
+        am.response_id = res.response_id
+        done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
         path = self.paths[index]
         for stage, task, outcome in outcomes:
             path.ended(stage, task, outcome)
+        allocated: list[tuple[str, int]] = [(c.container_id, c.allocation_request_id) for c in res.allocated]
+        for c in res.allocated:
+            self.runs[c.container_id] = TaskRun(index, c.node_id)
         for start in am.on_allocated(allocated, now):
-            self._launch(index, start.container, start.stage, start.task, start.attempt)
+            self._launch(index, ContainerId(start.container), start.stage, start.task, start.attempt)
         if am.dag.finished:
-            self._finish(index, am, app)
+            self._finish(index, am)
         elif outcomes:
             self._schedule(index, am, now)  # the live AM heartbeats again at once after completions
         elif not am.share_blind:
             self._schedule(index, am, now + self.timing.am_interval_s)
 
-    def _finished(self, cid: int) -> Finished:
-        c = self.cluster.containers.pop(cid)
-        return Finished(cid, c.exit_status, max(0.0, c.end - c.start))
+    def _finished(self, status: CompletedStatus) -> Finished:
+        run = self.runs.pop(status.container_id, None)
+        duration = max(0.0, run.end - run.start) if run is not None and run.task >= 0 else 0.0
+        return Finished(status.container_id, status.exit_status, duration)
 
-    def _launch(self, index: int, cid: int, stage: str, task: int, attempt: int) -> None:
-        c = self.cluster.containers[cid]
+    def _launch(self, index: int, cid: ContainerId, stage: str, task: int, attempt: int) -> None:
+        run = self.runs[cid]
         job = self.jobs[index]
         stage_index = job.stage_index(stage)
         base = self.planned[index][stage_index][task] if attempt == 0 else \
             self._first_duration(job.stages[stage_index].task_duration_s(task))
         duration, exit_status = self._attempt(base)
-        c.stage, c.task = stage, task
-        c.start = self.now + self.timing.launch_s
-        c.end = c.start + duration
-        c.exit_status = exit_status
-        self.paths[index].started(stage, task, c.end)
+        run.stage, run.task = stage, task
+        run.start = self.now + self.timing.launch_s
+        run.end = run.start + duration
+        run.exit_status = exit_status
+        self.paths[index].started(stage, task, run.end)
         record = self.records[index]
         if record.first_task_start is None:
-            record.first_task_start = c.start
+            record.first_task_start = run.start
         record.task_seconds += duration
-        self.events.push(self._report_time(self.cluster.nodes[c.node], c.end), ContainerReported(cid))
+        self.events.push(self._report_time(run.node, run.end), ContainerReported(cid))
 
-    def _report_time(self, node: SimNode, t: float) -> float:
+    def _report_time(self, node: NodeId, t: float) -> float:
         hb = self.timing.nm_heartbeat_s
-        return node.phase + math.ceil((t - node.phase) / hb - 1e-9) * hb
+        phase = self.phase[node]
+        return phase + math.ceil((t - phase) / hb - 1e-9) * hb
 
     def _first_duration(self, base: float) -> float:
         f = self.cfg.faults
@@ -407,15 +461,16 @@ class Simulator:
             return duration * self.rng.random(), 1
         return duration, 0
 
-    def _finish(self, index: int, am: SimAM, app: SimApp) -> None:
+    def _finish(self, index: int, am: SimAM) -> None:
         record = self.records[index]
         record.finish = self.now
         record.status = "FAILED" if am.dag.failed_task is not None else "SUCCEEDED"
         self.task_completions += am.dag.succeeded
-        self.cluster.finish_app(app, self.now)
+        app = self.ledger.apps[self.app_ids[index]]
+        self.ledger.am_finish(am.amrm_token, record.status, "", "", self.now)
         if self.morpheus is not None:
             self.morpheus.finished(self.jobs[index], app.app_id, submit=app.submit_time, finish=self.now,
-                                   usage=app.usage or (), succeeded=record.status == "SUCCEEDED",
+                                   usage=self.usage.pop(index, ()), succeeded=record.status == "SUCCEEDED",
                                    queue=app.queue, now=self.now)
         self._share_aware -= not am.share_blind
         del self.ams[index]

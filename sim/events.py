@@ -40,7 +40,7 @@ class AmHeartbeatDue:
 class ContainerReported:
     """The container's process ended and its NodeManager's heartbeat told the RM."""
 
-    container: int
+    container: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from common.ids import AppId
 from common.resources import Resources
 from rm.core.model import AppView, ClusterSnapshot
 from rm.core.policies.api import ShareCalculator
-from sim.cluster import SimCluster
 
 WINDOW_S = 60.0
 
@@ -115,6 +114,15 @@ class RunResult:
         return xs, {r: [v / (self.capacity.get(r) * step_s) for v in vals] for r, vals in area.items()}
 
 
+class LedgerReading(Protocol):
+    """What the recorder reads of the ledger."""
+
+    @property
+    def active(self) -> Mapping[AppId, object]: ...
+    def snapshot(self, now: float | None = None) -> ClusterSnapshot: ...
+    def headroom(self) -> Resources: ...
+
+
 class Recorder:
     """Collects utilization changes and fairness samples while the engine runs."""
 
@@ -125,19 +133,20 @@ class Recorder:
         self.times: list[float] = [0.0]
         self.values: list[Resources] = [Resources()]
         self._next_sample = 0.0
+        self._free: Resources | None = None
         # per index: window -> job -> [sum of x, samples]
         self._windows: dict[str, dict[int, dict[str, list[float]]]] = {k: {} for k in _INDICES}
 
-    def before(self, t: float, cluster: SimCluster) -> None:
+    def before(self, t: float, ledger: LedgerReading) -> None:
         """Take the fairness samples due before ``t`` (the state is constant between event batches)."""
         if self._next_sample > t:
             return
-        if not cluster.apps:
+        if not ledger.active:
             self._next_sample = math.ceil(t / self.sample_s) * self.sample_s
             if self._next_sample <= t:
                 self._next_sample += self.sample_s
             return
-        snap = cluster.snapshot()
+        snap = ledger.snapshot()
         total = snap.capacity
         fair = self.shares.shares(snap)
         need = declared_need(snap)
@@ -160,13 +169,19 @@ class Recorder:
                     acc[1] += 1.0
             self._next_sample += self.sample_s
 
-    def after(self, t: float, cluster: SimCluster) -> None:
-        if cluster.allocated is not self.values[-1]:
-            if self.times[-1] == t:
-                self.values[-1] = cluster.allocated
-            else:
-                self.times.append(t)
-                self.values.append(cluster.allocated)
+    def after(self, t: float, ledger: LedgerReading) -> None:
+        free = ledger.headroom()  # a new object whenever anything was allocated or freed
+        if free is self._free:
+            return
+        self._free = free
+        allocated = (self.capacity - free).clamp_min_zero()
+        if allocated == self.values[-1]:
+            return
+        if self.times[-1] == t:
+            self.values[-1] = allocated
+        else:
+            self.times.append(t)
+            self.values.append(allocated)
 
     def jain(self, index: str = "all") -> list[tuple[float, float]]:
         """Jain's index per 60 s window (window start, index) over the jobs' window means of x."""

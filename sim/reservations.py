@@ -204,8 +204,9 @@ class SimReservations:
 
     # ------------------------------------------------------------------------------ apps
 
-    def attach(self, job: Job, app_id: str) -> str | None:
-        """The reservation the arriving job runs in (its inferred one, else the one it names), or None."""
+    def choose(self, job: Job) -> str | None:
+        """The reservation the arriving job runs in (its inferred one, else the one it names), or None;
+        the ledger attaches the app to it when the job is submitted."""
         key = job.key
         if job.reservation_id and key not in self.inferred:
             self._named.setdefault(key, set()).add(job.reservation_id)
@@ -215,7 +216,6 @@ class SimReservations:
         if rid not in self.system.reservations:
             self.stats.unknown += 1
             return None
-        self.system.attach(app_id, rid)
         self.stats.attached += 1
         return rid
 
@@ -225,8 +225,8 @@ class SimReservations:
 
     def finished(self, job: Job, app_id: str, *, submit: float, finish: float, usage: Iterable[Usage],
                  succeeded: bool, queue: str, now: float) -> None:
-        """The app ended: detach it; in inference mode record the run and maybe infer the job's SLO."""
-        self.system.detach(app_id)
+        """The app ended (the ledger detached it): in inference mode record the run and maybe infer the job's
+        SLO."""
         if not self.tracks(job):
             return
         held = list(usage)

@@ -214,6 +214,7 @@ class App:
     # its remaining size in seconds, as the driver measures it (the simulator knows it exactly); size-based
     # orders read it from the snapshot (``AppView.size_hint_s``); None: unknown
     size_estimate_s: float | None = None
+    ran_on: set[NodeId] = field(default_factory=set)  # nodes its containers were placed on
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

@@ -114,6 +114,10 @@ def rec_key(rec: Record) -> str:
 
 
 class Listener(Protocol):
+    """Hears the events of the types in ``hears``, as they happen."""
+
+    @property
+    def hears(self) -> frozenset[type]: ...
     def on_event(self, event: Event, journal: Journal) -> None: ...
 
 

@@ -203,6 +203,8 @@ class WaitingNotes:
     """Listens to the ledger: after every applied plan, each unfinished app's diagnostics say why its asks
     still wait (``App.waiting``), and stop saying it once they no longer do."""
 
+    hears: frozenset[type] = frozenset({PlanApplied})
+
     def __init__(self, apps: Mapping[AppId, App]) -> None:
         self.apps = apps
         self.waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason

@@ -129,17 +129,21 @@ class ClusterSnapshot:
     apps: Mapping[AppId, AppView]
     queues: Mapping[QueuePath, QueueView]
     reservations: ReservationView = EMPTY_VIEW  # the reservations active at this cycle's step
-    _capacity: Resources = field(init=False, repr=False, compare=False, default=Resources())
+    # the total capability of the schedulable nodes, when the builder keeps it (else summed here, once)
+    total: Resources | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.total is not None:
+            return
         total: dict[str, int] = {}
         for n in self.nodes.values():
             if n.schedulable:
                 for r, v in n.capability.amounts.items():
                     total[r] = total.get(r, 0) + v
-        object.__setattr__(self, "_capacity", Resources(total))
+        object.__setattr__(self, "total", Resources(total))
 
     @property
     def capacity(self) -> Resources:
         """The total capability of the schedulable nodes."""
-        return self._capacity
+        assert self.total is not None
+        return self.total

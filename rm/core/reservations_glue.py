@@ -93,6 +93,8 @@ def recurring_reservation(
 class ReservationRelease:
     """Listens to the ledger: an app that finished leaves its reservation."""
 
+    hears: frozenset[type] = frozenset({AppFinished})
+
     def __init__(self, system: ReservationSystem) -> None:
         self.system = system
 

@@ -111,10 +111,14 @@ class RunHistory:
     """Listens to the ledger: an app that starts reads its declared inputs (recorded once per app); one
     that ends is a run of its recurring job, and writes its declared outputs when it succeeded."""
 
+    hears: frozenset[type] = frozenset({AppStarted, AppFinished})
+
     def __init__(self, step_s: int) -> None:
         self.step_s = step_s
 
     def on_event(self, event: Event, journal: Journal) -> None:
+        if not journal.keep:  # nothing would be stored
+            return
         if isinstance(event, AppStarted):
             app = event.app
             if app.inputs_read:

@@ -36,7 +36,7 @@ def test_one_task_job_follows_the_live_latencies() -> None:
     timing = Timing()
     sim = Simulator([job("j", 0.0, stage("s", 1, 10.0))], uniform_nodes(1, 8192, 4), make_policy("drf"),
                     SimConfig(seed=3, timing=timing))
-    phase = next(iter(sim.cluster.nodes.values())).phase
+    phase = next(iter(sim.phase.values()))
     result = sim.run()
     registered = timing.launch_s + timing.am_startup_s  # the AM container is placed at once
     started = registered + timing.am_interval_s + timing.launch_s  # asks at registration, container next tick
@@ -54,9 +54,10 @@ def test_a_dag_runs_stage_after_stage_and_frees_everything() -> None:
     result = sim.run()
     jct = result.jcts()["dag"]
     assert 2.0 + 3.0 + 1.0 < jct < 2.0 + 3.0 + 1.0 + 3 * 1.5 + 1.5  # three stages, each learned late
-    assert sim.cluster.allocated.is_zero()
-    assert not sim.cluster.apps
-    assert not sim.cluster.containers
+    assert all(n.allocated.is_zero() for n in sim.ledger.nodes.values())
+    assert not sim.ledger.active
+    assert not any(c.live for c in sim.ledger.containers.values())
+    assert not sim.runs
     assert result.task_completions == 7
 
 
@@ -94,7 +95,7 @@ def test_failed_attempts_are_retried_and_a_task_out_of_attempts_fails_the_job() 
                         SimConfig(seed=2, faults=Faults(failure_rate=1.0)))
     (record,) = failing.run().jobs
     assert record.status == "FAILED"
-    assert failing.cluster.allocated.is_zero()
+    assert all(n.allocated.is_zero() for n in failing.ledger.nodes.values())
 
 
 def test_stragglers_make_jobs_slower() -> None:

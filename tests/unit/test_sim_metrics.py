@@ -73,10 +73,10 @@ def _snapshot(apps: list[AppView]) -> ClusterSnapshot:
 
 
 class _Cluster:
-    """What the recorder reads of a simulated cluster: whether apps are present, and a snapshot."""
+    """What the recorder reads of the ledger: whether apps are active, and a snapshot."""
 
     def __init__(self, snap: ClusterSnapshot) -> None:
-        self.apps = dict(snap.apps)
+        self.active = dict(snap.apps)
         self.snap = snap
 
     def snapshot(self) -> ClusterSnapshot:

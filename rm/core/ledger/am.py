@@ -15,19 +15,28 @@ from common.errors import (
     InvalidToken,
 )
 from common.exits import EXIT_KILLED_BY_APPMASTER
-from common.ids import ContainerId, NodeId
+from common.ids import AttemptId, ContainerId, NodeId
 from rm.core.entities import App, Ask, Attempt
 from rm.core.ledger.base import LedgerBase
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
 
+MAX_KNOWN_TOKENS = 100_000  # verified AMRM tokens remembered (then verified afresh)
+
 
 class AmCommands(LedgerBase):
     def authenticate_am(self, token: str) -> tuple[App, Attempt]:
-        try:
-            attempt_id = tokens.read_amrm_token(self.amrm_key, token)
-            app_id = ids.app_of_attempt(attempt_id)
-        except (tokens.InvalidToken, ValueError) as exc:
-            raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
+        known = self.amrm_tokens.get(token)
+        if known is None:  # AMRM tokens do not expire: one verification per token is enough
+            try:
+                attempt_id = AttemptId(tokens.read_amrm_token(self.amrm_key, token))
+                app_id = ids.app_of_attempt(attempt_id)
+            except (tokens.InvalidToken, ValueError) as exc:
+                raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
+            if len(self.amrm_tokens) >= MAX_KNOWN_TOKENS:
+                self.amrm_tokens.clear()
+            self.amrm_tokens[token] = (app_id, attempt_id)
+        else:
+            app_id, attempt_id = known
         app = self.apps.get(app_id)
         att = self._attempt(app, attempt_id) if app is not None else None
         if app is None or att is None:

@@ -24,7 +24,7 @@ from common.exits import (
     EXIT_PREEMPTED,
     NOT_COUNTED_EXITS,
 )
-from common.ids import AppId, ContainerId, NodeId, QueuePath
+from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources, component_max
 from rm.core import reservations_glue as glue
 from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
@@ -82,11 +82,11 @@ class LedgerBase:
         self.slo_decisions: dict[str, SloDecisionRecord] = {}  # per recurring job: accepted or rejected
         # lifecycle listeners, in the order they hear each event: reservations let go of a finished app
         # before its run is recorded; waiting diagnostics follow every applied plan
-        self.listeners: list[Listener] = [
-            glue.ReservationRelease(self.reservations),
-            RunHistory(self.reservations.config.step_s),
-            WaitingNotes(self.apps),
-        ]
+        self.listeners: list[Listener] = []
+        self._hearing: dict[type, list[Listener]] = {}
+        for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
+                         WaitingNotes(self.apps)):
+            self.subscribe(listener)
         self.views = ViewCache()
         # scheduling hints for a driver that runs cycles only when they can place something (the simulator):
         # capacity came free / an ask grew since the driver last cleared them
@@ -96,8 +96,10 @@ class LedgerBase:
         self._max_allocation: Resources | None = None
         self._resource_types: frozenset[str] | None = None
         self._schedulable = 0
+        self._capacity: Resources | None = None
         self._nodes_known = False  # the two above are current
         self.attached_views = False  # the last snapshot had apps in reservations
+        self.amrm_tokens: dict[str, tuple[AppId, AttemptId]] = {}  # verified AMRM tokens and the attempts they stand for
 
 
     @staticmethod
@@ -175,6 +177,12 @@ class LedgerBase:
                 caps.append(n.capability)
         self._resource_types = frozenset(types)
         self._schedulable = sum(1 for n in self.nodes.values() if n.schedulable)
+        capacity: dict[str, int] = {}
+        for n in self.nodes.values():
+            if n.schedulable:
+                for r, v in n.capability.amounts.items():
+                    capacity[r] = capacity.get(r, 0) + v
+        self._capacity = Resources(capacity)
         out = caps[0] if caps else None
         for c in caps[1:]:
             out = component_max(out, c) if out is not None else c
@@ -198,11 +206,13 @@ class LedgerBase:
         return out
 
     def subscribe(self, listener: Listener) -> None:
-        """Hear every lifecycle event from now on, after the listeners already subscribed."""
+        """Hear the lifecycle events it ``hears`` from now on, after the listeners already subscribed."""
         self.listeners.append(listener)
+        for kind in listener.hears:
+            self._hearing.setdefault(kind, []).append(listener)
 
     def _emit(self, event: Event) -> None:
-        for listener in self.listeners:
+        for listener in self._hearing.get(type(event), ()):
             listener.on_event(event, self.journal)
 
     def max_allocation(self) -> Resources | None:
@@ -259,6 +269,7 @@ class LedgerBase:
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,
                                      "Container killed by the ApplicationMaster's application ending.")
         self.active.pop(app.app_id, None)
+        self.capacity_freed = True
         self._emit(AppFinished(app, now))
         app.spans.clear()  # its run is recorded: the listeners have read them
         self._touch_app(app)
@@ -271,8 +282,9 @@ class LedgerBase:
                 node = self.nodes.get(c.node_id)
                 if node is not None:
                     node.to_cleanup.add(cid)
-        for node in self.nodes.values():
-            if node.schedulable:
+        for node_id in app.ran_on:  # the NodeManagers that ran its containers clean up after it (YARN's ranNodes)
+            node = self.nodes.get(node_id)
+            if node is not None and node.schedulable:
                 node.apps_to_cleanup.add(app.app_id)
 
     def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float) -> None:
@@ -383,7 +395,8 @@ class LedgerBase:
             secs = max(0.0, now - c.start_time)
             app.memory_seconds += c.resource.memory_mb * secs
             app.vcore_seconds += c.resource.vcores * secs
-            app.spans.append((c.start_time, now, c.resource))
+            if self.config.durable:  # for its run's record in the history
+                app.spans.append((c.start_time, now, c.resource))
         att = self._attempt(app, c.attempt_id)
         if att is None:
             return
@@ -423,11 +436,10 @@ class LedgerBase:
 
 
     def cluster_capacity(self) -> Resources:
-        out = Resources()
-        for n in self.nodes.values():
-            if n.schedulable:
-                out = out + n.capability
-        return out
+        """The total capability of the schedulable nodes."""
+        self._know_nodes()
+        assert self._capacity is not None
+        return self._capacity
 
 
 

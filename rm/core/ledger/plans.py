@@ -63,6 +63,7 @@ class PlanCommands(LedgerBase):
             self._allocate_on(node, p.resource)
             self.views.app_changed(app.app_id)
             app.containers.add(cid)
+            app.ran_on.add(node.node_id)
             app.used = app.used + p.resource
             self.counters["containers_allocated"] += 1
             if p.from_leftover:
@@ -156,6 +157,15 @@ class PlanCommands(LedgerBase):
                 )
         return got
 
+    def has_pending(self) -> bool:
+        """Whether any unfinished app waits for a container."""
+        for app in self.active.values():
+            att = app.current
+            if att is not None and not att.final and (
+                    att.am_ask_pending or any(a.num_containers > 0 for a in att.asks.values())):
+                return True
+        return False
+
     def snapshot(self, now: float | None = None) -> ClusterSnapshot:
         """The cycle's read-only view; with ``now``, the reservations active at that time too."""
         views = self.views
@@ -170,7 +180,7 @@ class PlanCommands(LedgerBase):
         if now is not None and self.reservations.reservations:
             view = self.reservation_plan().view(now)
         return ClusterSnapshot(version=self.version, nodes=dict(views.nodes), apps=dict(views.apps),
-                               queues=self.queues, reservations=view)
+                               queues=self.queues, reservations=view, total=self.cluster_capacity())
 
     def _node_view(self, node_id: NodeId) -> NodeView | None:
         n = self.nodes.get(node_id)

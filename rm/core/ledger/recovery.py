@@ -106,6 +106,8 @@ class Recovery(LedgerBase):
                     self._start_attempt(app, now)
         for c in stored.containers:
             owner = self.apps.get(AppId(c.app_id))
+            if owner is not None:
+                owner.ran_on.add(NodeId(c.node_id))
             if owner is not None and c.state == "COMPLETED" and c.exit_status == EXIT_PREEMPTED:
                 owner.note_preempted(Resources(c.resource), is_am=c.is_am)
             if owner is not None and not owner.final and c.start_time:  # its run's skyline keeps them

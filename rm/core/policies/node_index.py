@@ -27,7 +27,8 @@ only switches off the "fits nowhere for the rest of the cycle" shortcut.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -186,7 +187,7 @@ class NodeIndex:
             return last
         entry = self._scorers.get(id(scorer))
         if entry is None or entry[0] is not scorer:
-            linear = scorer if isinstance(scorer, LinearScorer) else None
+            linear = cast(LinearScorer, scorer) if _is_linear(type(scorer)) else None
             entry = self._scorers[id(scorer)] = (scorer, linear, {})
         self._last = entry
         return entry
@@ -503,3 +504,7 @@ def choose_node(ask: AskView, ctx: CycleContext, scorer: NodeScorer) -> NodeView
     return node_index(ctx).choose(ask, scorer)
 
 
+@lru_cache(maxsize=64)
+def _is_linear(cls: type) -> bool:
+    """Whether a scorer class offers the vectorised form (a runtime Protocol check is slow: once per class)."""
+    return all(callable(getattr(cls, m, None)) for m in ("score", "weights", "locality_bonus"))
