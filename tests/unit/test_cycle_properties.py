@@ -14,7 +14,7 @@ from common.resources import Resources
 from rm.core.harness import AskSpec, Harness, ask
 from rm.core.model import AppView, ClusterSnapshot, NodeView
 from rm.core.plan import AM_LIMIT, QUEUE_AT_MAX, Plan
-from rm.core.policies.drf import DrfShares
+from rm.core.policies.drf_shares import DrfShares
 from rm.core.policies.tetris import locality_allows
 
 GB = 1024

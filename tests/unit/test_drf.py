@@ -19,7 +19,8 @@ from rm.core.plan import (
     Place,
     Plan,
 )
-from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage, ask_importance, progressive_fill
+from rm.core.policies.drf import DrfOrder, DrfStage, ask_importance
+from rm.core.policies.drf_shares import DrfShares, progressive_fill
 from rm.core.policies.registry import (
     SCORERS,
     STAGES,

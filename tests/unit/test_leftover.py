@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from common.resources import Resources
 from rm.core.harness import Harness, ask
 from rm.core.plan import Place
-from rm.core.policies.drf import DrfShares, DrfStage
+from rm.core.policies.drf import DrfStage
+from rm.core.policies.drf_shares import DrfShares
 from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.tetris import TetrisPacker
 

@@ -14,7 +14,8 @@ from rm.core.cycle import CycleContext
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Plan
 from rm.core.policies.api import LinearScorer, NodeScorer
-from rm.core.policies.node_index import DEFAULT_CANDIDATE_LIMIT, choose_node, node_index, round_like_python
+from rm.core.policies.node_index import DEFAULT_CANDIDATE_LIMIT, choose_node, node_index
+from rm.core.policies.node_math import round_like_python
 from rm.core.policies.tetris import (
     NODE_LOCAL,
     OFF_SWITCH,

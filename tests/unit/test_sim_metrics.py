@@ -9,7 +9,7 @@ import pytest
 from common.ids import NodeId, QueuePath, app_id
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
-from rm.core.policies.drf import DrfShares
+from rm.core.policies.drf_shares import DrfShares
 from rm.core.queues import build_queues
 from sim.metrics import JobRecord, Recorder, RunResult, compare, declared_need, jain_index, percentile
 from sim.report import summarize

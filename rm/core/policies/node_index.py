@@ -37,19 +37,17 @@ from common.ids import NodeId
 from common.resources import Resources
 from rm.core.model import AskView, NodeView
 from rm.core.policies.api import LinearScorer, NodeScorer
+from rm.core.policies.node_math import Floats, Positions, best_position, round_like_python
 from rm.core.policies.tetris import OFF_SWITCH, SCORE_DIGITS, FreeMemo, best_node, locality_level
 
 if TYPE_CHECKING:
     from rm.core.cycle import CycleContext
 
 DEFAULT_CANDIDATE_LIMIT = 32
-_SCALE = 10.0**SCORE_DIGITS
 _NONE: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
 _REFRESH_ONE_BY_ONE = 48  # fewer changed nodes than this are brought up to date in plain Python
 
 Shape = tuple[tuple[str, int], ...]  # a demand's items, in its own order (the order its score sums in)
-Floats = npt.NDArray[np.float64]
-Positions = npt.NDArray[np.intp]
 
 
 class _ShapeInfo:
@@ -338,7 +336,7 @@ class NodeIndex:
             info.dead = True
             return None
         take = info.fit_pos if len(self.nodes) <= self.limit else self._window(info.fit_pos)
-        return self.nodes[_best(take, info.score_key[take], info.waste_key[take])]
+        return self.nodes[best_position(take, info.score_key[take], info.waste_key[take])]
 
     def _has_blacklist(self, ask: AskView) -> bool:
         app = self.ctx.snap.apps.get(ask.app_id)
@@ -452,39 +450,6 @@ class NodeIndex:
             info.fit_pos = info.fit.nonzero()[0]
         info.score_key[pos] = round_like_python(self._score(info, room))
         info.waste_key[pos] = round_like_python(self._waste(info, room))
-
-
-def _best(take: Positions, score_key: Floats, waste_key: Floats) -> int:
-    """The position with the highest score key, then the lowest waste key, then the lowest position."""
-    top = score_key == score_key.max()
-    tied = take[top]
-    if tied.size > 1:
-        waste_key = waste_key[top]
-        tied = tied[waste_key == waste_key.min()]
-    return int(tied.min())
-
-
-def round_like_python(values: Floats) -> Floats:
-    """``round(v, SCORE_DIGITS)`` of every value, bit for bit as Python's ``round`` gives it.
-
-    Python rounds the exact binary value to the nearest decimal (half to even) and returns the float nearest
-    that decimal; n / 10^9 computed in float64 is that float when n is the right integer, since both n and
-    10^9 are exact. rint(v × 10^9) is that integer unless v × 10^9 lands within its own rounding error of
-    a half-integer; those few values (and huge ones) are rounded by Python itself.
-    """
-    scaled = values * _SCALE
-    whole = np.rint(scaled)
-    out: Floats = whole / _SCALE
-    if not values.size:
-        return out
-    top = float(np.abs(scaled).max())
-    if top >= 2.0**52:
-        return np.array([round(v, SCORE_DIGITS) for v in values.tolist()])
-    slack = top * 2.0**-50 + 1e-300  # above the rounding error of scaled, whatever its size
-    doubtful = (np.abs(np.abs(scaled - whole) - 0.5) <= slack).nonzero()[0]
-    for i in doubtful.tolist():
-        out[i] = round(float(values[i]), SCORE_DIGITS)
-    return out
 
 
 def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:

@@ -28,7 +28,8 @@ from rm.core.policies.api import (
     Stage,
     pipeline_reads,
 )
-from rm.core.policies.drf import DrfOrder, DrfShares, DrfStage
+from rm.core.policies.drf import DrfOrder, DrfStage
+from rm.core.policies.drf_shares import DrfShares
 from rm.core.policies.fifo import FifoOrder, FifoStage
 from rm.core.policies.leftover import LeftoverArgs, LeftoverStage, RemainingWorkOrder
 from rm.core.policies.packing import PackingArgs, PackingStage
