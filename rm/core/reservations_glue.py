@@ -14,8 +14,8 @@ from rm.core.events import AppFinished, Event, Journal
 from rm.core.model import QueueView
 from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.records import MetaRecord, Record, SloDecisionRecord
-from rm.core.reservation.requests import ReservationId
-from rm.core.reservation.system import Reservation, ReservationSystem
+from rm.core.reservation.requests import Reservation, ReservationId
+from rm.core.reservation.system import ReservationSystem
 
 SEQ_KEY = "reservation_seq"  # MetaRecord.extra: the next reservation id's sequence number
 GONE_STATES = frozenset({"LOST", "SHUTDOWN", "DECOMMISSIONED"})

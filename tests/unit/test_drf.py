@@ -8,7 +8,7 @@ import pytest
 
 from common.ids import AppId
 from common.resources import Resources
-from rm.core.cycle import CycleContext
+from rm.core.context import CycleContext
 from rm.core.harness import Harness, ask
 from rm.core.plan import (
     AM_LIMIT,

@@ -10,7 +10,7 @@ import pytest
 
 from common.ids import AppId, NodeId, QueuePath, app_id
 from common.resources import Resources
-from rm.core.cycle import CycleContext
+from rm.core.context import CycleContext
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Plan
 from rm.core.policies.api import LinearScorer, NodeScorer

@@ -10,7 +10,7 @@ import pytest
 
 from am.dag import ask_policy_name
 from am.jobspec import Job, parse_job
-from rm.core.cycle import CycleContext
+from rm.core.context import CycleContext
 from rm.core.harness import Harness, ask
 from rm.core.model import AppView
 from rm.core.plan import Place

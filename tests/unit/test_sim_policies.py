@@ -7,7 +7,8 @@ from random import Random
 
 import pytest
 
-from rm.core.cycle import CycleContext, run_cycle
+from rm.core.context import CycleContext
+from rm.core.cycle import run_cycle
 from rm.core.harness import Harness, ask
 from rm.core.model import ClusterSnapshot
 from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS, Place, Plan

@@ -8,7 +8,7 @@ import pytest
 
 from common.ids import NodeId, app_id
 from common.resources import Resources
-from rm.core.cycle import CycleContext
+from rm.core.context import CycleContext
 from rm.core.harness import Harness, NodeHandle, ask
 from rm.core.model import AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan

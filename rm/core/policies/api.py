@@ -10,7 +10,7 @@ from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 Input = Literal["shares", "sizes", "wakes"]
 """What a policy reads from the cycle beyond the snapshot's usage and asks, so a driver provides it:

@@ -43,7 +43,7 @@ from rm.core.policies.node_index import node_index
 from rm.core.policies.tetris import CapacityMemo
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 _EPS = 1e-9
 _ALONE = (0, 0.0, "")  # the heap key of the only queue left

@@ -27,7 +27,7 @@ from rm.core.policies.node_index import choose_node
 from rm.core.policies.tetris import FreeMemo, best_node
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 _EPS = 1e-9
 

@@ -30,7 +30,7 @@ from typing import ClassVar, Literal
 
 from common.ids import QueuePath
 from common.resources import Resources
-from rm.core.cycle import CycleContext
+from rm.core.context import CycleContext
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import NO_CAPACITY_NOW, QUEUE_AT_MAX
 from rm.core.policies.api import NOTHING, SHARES, AppOrder, Input, NodeScorer, PolicyArgs, Stage, app_tiebreak

@@ -41,7 +41,7 @@ from rm.core.policies.node_math import Floats, Positions, best_position, round_l
 from rm.core.policies.tetris import OFF_SWITCH, SCORE_DIGITS, FreeMemo, best_node, locality_level
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 DEFAULT_CANDIDATE_LIMIT = 32
 _NONE: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
@@ -459,9 +459,10 @@ def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
 
 def node_index(ctx: CycleContext) -> NodeIndex:
     """The cycle's node index, built on first use."""
-    if ctx.node_index is None:
-        ctx.node_index = NodeIndex(ctx)
-    return ctx.node_index
+    index = ctx.node_index
+    if not isinstance(index, NodeIndex):
+        index = ctx.node_index = NodeIndex(ctx)
+    return index
 
 
 def choose_node(ask: AskView, ctx: CycleContext, scorer: NodeScorer) -> NodeView | None:

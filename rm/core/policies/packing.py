@@ -33,7 +33,7 @@ from rm.core.policies.fifo import FitKey, GreedyFiller, fit_key
 from rm.core.policies.tetris import best_node
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 DEFAULT_FAIRNESS = 0.0
 _SCORE_DIGITS = 9

@@ -19,7 +19,7 @@ from rm.core.policies.drf import SortKey
 from rm.core.policies.fifo import OrderedStage
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 
 class SjfOrder:

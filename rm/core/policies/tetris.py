@@ -26,7 +26,7 @@ from rm.core.model import AskView, ClusterSnapshot, NodeView
 from rm.core.policies.api import LinearScorer, NodeScorer
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 NODE_LOCAL_BONUS = 1_000.0
 RACK_LOCAL_BONUS = 100.0

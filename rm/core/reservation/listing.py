@@ -4,17 +4,13 @@ YARN's resource-allocations (runs of equal resources, zero runs included, as the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from common.ids import QueuePath
 from common.resources import Resources
 from rm.core.reservation.book import PlanBook
-from rm.core.reservation.requests import ReservationDefinition, ReservationId
-
-if TYPE_CHECKING:
-    from rm.core.reservation.system import Reservation
+from rm.core.reservation.requests import Reservation, ReservationDefinition, ReservationId
 
 LONG_MAX = 2**63 - 1
 

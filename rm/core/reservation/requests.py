@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NewType
 
 from common.errors import BadRequest
+from common.ids import AppId, QueuePath
 from common.resources import Resources
 
 ReservationId = NewType("ReservationId", str)
@@ -213,3 +214,17 @@ def skyline_definition(
         recurrence_ms=recurrence_ms,
         alignment=alignment,
     )
+
+
+@dataclass(slots=True)
+class Reservation:
+    reservation_id: ReservationId
+    queue: QueuePath
+    user: str
+    definition: ReservationDefinition
+    acceptance_ms: int
+    period: int = 0  # steps, when periodic inside the window
+    per_instance: bool = False  # periodic with a period that does not divide the window
+    next_instance: int = 0  # per-instance: the next instance to place
+    missed: list[int] = field(default_factory=list)  # per-instance: instances that found no room
+    apps: set[AppId] = field(default_factory=set)

@@ -38,7 +38,7 @@ from rm.core.reservation.view import (  # the view types are re-exported: caller
 )
 
 if TYPE_CHECKING:
-    from rm.core.cycle import CycleContext
+    from rm.core.context import CycleContext
 
 RESERVATION_LENT = "RESERVATION_CAPACITY_LENT"  # the guarantee is held by others; reclaim requested
 RESERVATION_USED_UP = "RESERVATION_USED_UP"  # the reservation's guarantee is all in use; fair share may help

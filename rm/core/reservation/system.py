@@ -18,7 +18,7 @@ reservation that does not fit raises ``ReservationRejected`` with a constant rea
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from rm.core.reservation.placement import (
 )
 from rm.core.reservation.records import ReservationRecord, booking_from_dict, booking_to_dict
 from rm.core.reservation.requests import (
+    Reservation,
     ReservationDefinition,
     ReservationId,
     parse_reservation_id,
@@ -81,20 +82,6 @@ class ReservationRejected(BadRequest):
         super().__init__(message)
         self.reason = reason
         self.detail = dict(detail)
-
-
-@dataclass(slots=True)
-class Reservation:
-    reservation_id: ReservationId
-    queue: QueuePath
-    user: str
-    definition: ReservationDefinition
-    acceptance_ms: int
-    period: int = 0  # steps, when periodic inside the window
-    per_instance: bool = False  # periodic with a period that does not divide the window
-    next_instance: int = 0  # per-instance: the next instance to place
-    missed: list[int] = field(default_factory=list)  # per-instance: instances that found no room
-    apps: set[AppId] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
