@@ -215,6 +215,7 @@ class App:
     # orders read it from the snapshot (``AppView.size_hint_s``); None: unknown
     size_estimate_s: float | None = None
     ran_on: set[NodeId] = field(default_factory=set)  # nodes its containers were placed on
+    weight: float = 1.0  # its weight among the apps of its queue (DRF divides its dominant share by it)
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

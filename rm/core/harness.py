@@ -1,10 +1,12 @@
-"""A tiny in-memory cluster for tests and dry runs: build a snapshot, run a cycle, fold the plan back in.
+"""A tiny cluster for tests and dry runs: build it, run a cycle, fold the plan back in.
 
-``Harness`` keeps nodes, queues and apps as plain mutable records and turns them into a fresh
-``ClusterSnapshot`` for every cycle. ``apply`` plays the applier's part — placed containers are added to node
-and app usage and taken off the asks — so successive cycles see the cluster fill up. ``validate`` checks a plan
-against the state it was made from: no node over capacity, every placement for an existing app and ask,
-never more containers than asked, strict locality and blacklists respected. ``cycle`` validates every plan.
+``Harness`` is a set of builders over the one ledger (``rm.core.ledger``): ``node``, ``queue`` and ``app``
+seed its state directly (``Ledger.seed_node`` / ``seed_app``), and every cycle runs on the ledger's own
+snapshot. ``apply`` hands the plan to the ledger, which turns placements into containers and takes them off
+the asks, so successive cycles see the cluster fill up. ``validate`` checks a plan against the state it was
+made from: no node over capacity, every placement for an existing app and ask, never more containers than
+asked, strict locality and blacklists respected. ``cycle`` validates every plan. An ask marked ``is_am`` is
+the app's AM container (the ledger asks for it under ``AM_ASK_ID``, ahead of the app's other asks).
 
     h = Harness()
     h.node("n1", vcores=9, memory_mb=18_432)
@@ -17,23 +19,27 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from random import Random
 
 from common.ids import AppId, NodeId, QueuePath, app_id
 from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.model import AppView, AskType, AskView, ClusterSnapshot, NodeView, QueueView
+from rm.core.entities import Ask
+from rm.core.ledger import Ledger
+from rm.core.model import AskType, ClusterSnapshot, QueueView
 from rm.core.plan import Plan
 from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.policies.registry import default_pipeline
 from rm.core.policies.tetris import locality_allows
+from rm.core.state_types import CoreConfig
 
 ROOT = QueuePath("root")
 DEFAULT_QUEUE = QueuePath("root.default")
 DEFAULT_RACK = "/default-rack"
 NM_PORT = 8041
 CLUSTER_TS = 1
+HARNESS_CORE = CoreConfig(durable=False)
 
 
 class PlanViolation(AssertionError):
@@ -100,15 +106,6 @@ class AppHandle:
 
 
 @dataclass(slots=True)
-class _Node:
-    host: str
-    rack: str
-    capability: Resources
-    allocated: Resources
-    schedulable: bool
-
-
-@dataclass(slots=True)
 class _Queue:
     capacity: float
     max_capacity: float
@@ -117,33 +114,22 @@ class _Queue:
     running: bool
 
 
-@dataclass(slots=True)
-class _App:
-    queue: QueuePath
-    user: str
-    priority: int
-    submit_time: float
-    weight: float
-    used: Resources
-    am_used: Resources
-    blacklist: frozenset[NodeId]
-    asks: dict[int, AskView] = field(default_factory=dict)
-    fair_share: Resources | None = None
-
-
 class Harness:
     """Builder for a tiny cluster plus the real scheduling core; see the module docstring."""
 
     def __init__(self) -> None:
-        self.version = 0
         self.plans: list[Plan] = []
-        self._nodes: dict[NodeId, _Node] = {}
-        self._apps: dict[AppId, _App] = {}
+        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), {}, HARNESS_CORE)
         self._queues: dict[QueuePath, _Queue] = {
             ROOT: _Queue(1.0, 1.0, 0.5, 1.0, True),
             DEFAULT_QUEUE: _Queue(1.0, 1.0, 0.5, 1.0, True),
         }
         self._implicit_default = True
+        self.ledger.set_queues(self._queue_views())
+
+    @property
+    def version(self) -> int:
+        return self.ledger.version
 
     # ------------------------------------------------------------------------------------- building
 
@@ -160,16 +146,11 @@ class Harness:
     ) -> NodeHandle:
         """A node ``name`` (its host; the node id is ``name:8041``); extra resource types as keywords."""
         node_id = NodeId(f"{name}:{NM_PORT}")
-        if node_id in self._nodes:
+        if node_id in self.ledger.nodes:
             raise ValueError(f"node {name} already exists")
-        self._nodes[node_id] = _Node(
-            host=name,
-            rack=rack,
-            capability=Resources.of(memory_mb=memory_mb, vcores=vcores, **extra),
-            allocated=allocated or Resources(),
-            schedulable=schedulable,
-        )
-        self.version += 1
+        self.ledger.seed_node(node_id, host=name, rack=rack,
+                              capability=Resources.of(memory_mb=memory_mb, vcores=vcores, **extra),
+                              held=allocated, schedulable=schedulable)
         return NodeHandle(node_id, name)
 
     def queue(
@@ -199,7 +180,7 @@ class Harness:
         for i in range(2, len(parts)):
             self._queues.setdefault(QueuePath(".".join(parts[:i])), _Queue(1.0, 1.0, 0.5, 1.0, True))
         self._queues[qp] = _Queue(capacity, max_capacity, max_am_share, weight, running)
-        self.version += 1
+        self.ledger.set_queues(self._queue_views())
         return qp
 
     def app(
@@ -218,62 +199,30 @@ class Harness:
     ) -> AppHandle:
         """An app; ask ``i`` of ``asks`` gets allocation_request_id ``i``. submit_time defaults to its seq.
         ``fair_share`` is the share last computed for it, which cycles that compute none read."""
-        seq = len(self._apps) + 1
+        seq = len(self.ledger.apps) + 1
         aid = app_id(CLUSTER_TS, seq)
-        state = _App(
-            queue=QueuePath(queue),
-            user=user,
-            priority=priority,
-            submit_time=float(seq) if submit_time is None else submit_time,
-            weight=weight,
-            used=used or Resources(),
-            am_used=am_used or Resources(),
-            blacklist=frozenset(NodeId(b if ":" in b else f"{b}:{NM_PORT}") for b in blacklist),
-            fair_share=fair_share,
+        if QueuePath(queue) not in self.ledger.queues or not self.ledger.queues[QueuePath(queue)].is_leaf:
+            raise ValueError(f"app queue {queue} is not a leaf queue")
+        am = [spec for spec in asks if spec.is_am]
+        if len(am) > 1:
+            raise ValueError("an app has one AM container to ask for")
+        self.ledger.seed_app(
+            aid, queue=QueuePath(queue), user=user, priority=priority,
+            submit_time=float(seq) if submit_time is None else submit_time, weight=weight,
+            asks=[Ask(allocation_request_id=i, priority=spec.priority, capability=spec.capability,
+                      num_containers=spec.num, nodes=spec.nodes, racks=spec.racks, relax_locality=spec.relax,
+                      ask_type=spec.ask_type, remaining_work_s=spec.remaining_work_s, stage=spec.stage)
+                  for i, spec in enumerate(asks) if not spec.is_am],
+            am_ask=am[0].capability if am and am[0].num > 0 else None,
+            held=used, am_held=am_used,
+            blacklist=[NodeId(b if ":" in b else f"{b}:{NM_PORT}") for b in blacklist], fair_share=fair_share,
         )
-        for i, spec in enumerate(asks):
-            state.asks[i] = AskView(
-                app_id=aid,
-                allocation_request_id=i,
-                priority=spec.priority,
-                capability=spec.capability,
-                num_containers=spec.num,
-                nodes=spec.nodes,
-                racks=spec.racks,
-                relax_locality=spec.relax,
-                ask_type=spec.ask_type,
-                remaining_work_s=spec.remaining_work_s,
-                is_am=spec.is_am,
-                stage=spec.stage,
-            )
-        self._apps[aid] = state
-        self.version += 1
         return AppHandle(aid)
 
     # ------------------------------------------------------------------------------------- snapshot
 
     def snapshot(self) -> ClusterSnapshot:
-        nodes = {
-            nid: NodeView(nid, n.host, n.rack, n.capability, n.allocated, n.schedulable)
-            for nid, n in self._nodes.items()
-        }
-        apps = {
-            aid: AppView(
-                app_id=aid,
-                queue=a.queue,
-                user=a.user,
-                priority=a.priority,
-                submit_time=a.submit_time,
-                used=a.used,
-                asks=tuple(v for v in a.asks.values() if v.num_containers > 0),
-                weight=a.weight,
-                am_used=a.am_used,
-                blacklist=a.blacklist,
-                fair_share=a.fair_share,
-            )
-            for aid, a in self._apps.items()
-        }
-        return ClusterSnapshot(self.version, nodes, apps, self._queue_views())
+        return self.ledger.snapshot()
 
     def _queue_views(self) -> dict[QueuePath, QueueView]:
         children: dict[QueuePath, list[QueuePath]] = {p: [] for p in self._queues}
@@ -304,7 +253,7 @@ class Harness:
                 build(k, view)
 
         build(ROOT, None)
-        for a in self._apps.values():
+        for a in self.ledger.active.values():
             if a.queue not in views or not views[a.queue].is_leaf:
                 raise ValueError(f"app queue {a.queue} is not a leaf queue")
         return views
@@ -328,31 +277,25 @@ class Harness:
         self.plans.append(plan)
         return plan
 
-    def apply(self, plan: Plan) -> None:
-        """Fold a plan's placements into node and app usage and take them off the asks."""
+    def apply(self, plan: Plan, now: float = 0.0) -> None:
+        """Fold a plan into the ledger: its placements become containers, taken off their asks."""
         self.validate(plan)
-        for p in plan.placements:
-            node = self._nodes[p.node_id]
-            node.allocated = node.allocated + p.resource
-            app = self._apps[p.app_id]
-            app.used = app.used + p.resource
-            if p.is_am:
-                app.am_used = app.am_used + p.resource
-            a = app.asks[p.allocation_request_id]
-            app.asks[p.allocation_request_id] = replace(a, num_containers=a.num_containers - 1)
-        self.version += 1
+        self.ledger.apply_plan(plan, now)
+        self.ledger.drain_launches()
 
     def validate(self, plan: Plan) -> None:
         """Raise PlanViolation unless the plan is safe to apply to the current state."""
         problems: list[str] = []
         if plan.based_on != self.version:
             problems.append(f"plan is based on version {plan.based_on}, the harness is at {self.version}")
+        snap = self.ledger.snapshot()
         extra: dict[NodeId, Resources] = {}
         per_ask: Counter[tuple[AppId, int]] = Counter()
         for p in plan.placements:
-            node = self._nodes.get(p.node_id)
-            app = self._apps.get(p.app_id)
-            a = app.asks.get(p.allocation_request_id) if app else None
+            node = snap.nodes.get(p.node_id)
+            app = snap.apps.get(p.app_id)
+            a = next((k for k in app.asks if k.allocation_request_id == p.allocation_request_id), None) \
+                if app is not None else None
             if node is None or app is None or a is None:
                 problems.append(f"placement for unknown node, app or ask: {p}")
                 continue
@@ -362,17 +305,16 @@ class Harness:
                 problems.append(f"placement of {p.resource} for an ask of {a.capability}")
             if p.node_id in app.blacklist:
                 problems.append(f"placement on {p.node_id}, blacklisted by {p.app_id}")
-            view = NodeView(p.node_id, node.host, node.rack, node.capability, node.allocated)
-            if not locality_allows(a, view):
+            if not locality_allows(a, node):
                 problems.append(f"placement on {p.node_id} breaks strict locality of ask {a.key}")
             extra[p.node_id] = extra.get(p.node_id, Resources()) + p.resource
             per_ask[(p.app_id, p.allocation_request_id)] += 1
         for nid, more in extra.items():
-            node = self._nodes[nid]
+            node = snap.nodes[nid]
             if not (node.allocated + more).fits_in(node.capability):
                 problems.append(f"node {nid} over capacity: {node.allocated} + {more} > {node.capability}")
         for (aid, rid), n in per_ask.items():
-            wanted = self._apps[aid].asks[rid].num_containers
+            wanted = next(k.num_containers for k in snap.apps[aid].asks if k.allocation_request_id == rid)
             if n > wanted:
                 problems.append(f"{n} containers placed for ask {(aid, rid)} which wants {wanted}")
         if problems:

@@ -96,9 +96,15 @@ def asks(draw: st.DrawFn) -> AskSpec:
         nodes=tuple(draw(st.lists(st.sampled_from(NODE_NAMES), max_size=2))) if strict else (),
         racks=tuple(draw(st.lists(st.sampled_from(RACKS), max_size=1))) if strict else (),
         relax=not strict or draw(st.booleans()),
-        is_am=draw(st.integers(0, 4)) == 0,
         gpu=draw(st.sampled_from([0, 0, 0, 1])),
     )
+
+
+@st.composite
+def app_asks(draw: st.DrawFn) -> tuple[AskSpec, ...]:
+    """An app's asks: up to four, and one time in five its AM container first."""
+    am = (ask(vcores=draw(st.integers(1, 2)), memory_mb=512, is_am=True),) if draw(st.integers(0, 4)) == 0 else ()
+    return am + tuple(draw(st.lists(asks(), min_size=0, max_size=4)))
 
 
 QUEUE_LAYOUTS: tuple[tuple[tuple[str, float, float, float], ...], ...] = (
@@ -121,7 +127,7 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     apps = tuple(
         AppSpec(
             queue=draw(st.sampled_from(leaves)),
-            asks=tuple(draw(st.lists(asks(), min_size=0, max_size=4))),
+            asks=draw(app_asks()),
             priority=draw(st.integers(0, 2)),
             weight=draw(st.sampled_from([0.5, 1.0, 1.0, 2.0])),
             blacklist=tuple(draw(st.lists(st.sampled_from(NODE_NAMES), max_size=1))),

@@ -10,6 +10,7 @@ from common.ids import AppId
 from common.resources import Resources
 from rm.core.context import CycleContext
 from rm.core.harness import Harness, ask
+from rm.core.model import AskView
 from rm.core.plan import (
     AM_LIMIT,
     LOCALITY_WAIT,
@@ -32,6 +33,7 @@ from rm.core.policies.registry import (
     make_stage,
 )
 from rm.core.policies.tetris import TetrisPacker
+from rm.core.state_types import AM_ASK_ID
 
 GB = 1024
 
@@ -250,7 +252,7 @@ def test_am_limit_holds_back_extra_ams(harness: Harness) -> None:
     apps = [harness.app(asks=[ask(num=1, is_am=True, priority=0)]) for _ in range(6)]
     plan = harness.cycle()
     assert plan.count(Place.match(is_am=True)) == 4
-    rej = plan.rejections[(apps[4].id, 0)]
+    rej = plan.rejections[(apps[4].id, AM_ASK_ID)]
     assert rej.reason == AM_LIMIT
     assert rej.detail["am_used"] == {"memory-mb": 4 * GB, "vcores": 4}
     assert rej.detail["am_limit"] == {"memory-mb": 4 * GB, "vcores": 4}
@@ -263,11 +265,11 @@ def test_first_am_runs_even_above_the_am_limit(harness: Harness) -> None:
     second = harness.app(asks=[ask(is_am=True, priority=0)])
     plan = harness.cycle()
     assert plan.count(Place.match(app_id=first.id, is_am=True)) == 1
-    assert plan.rejections[(second.id, 0)].reason == AM_LIMIT
+    assert plan.rejections[(second.id, AM_ASK_ID)].reason == AM_LIMIT
     harness.apply(plan)
     again = harness.cycle()
     assert again.count() == 0
-    assert again.rejections[(second.id, 0)].reason == AM_LIMIT
+    assert again.rejections[(second.id, AM_ASK_ID)].reason == AM_LIMIT
 
 
 # --------------------------------------------------------------------------------------- locality
@@ -319,14 +321,19 @@ def test_asks_go_by_priority_then_am_then_type(harness: Harness) -> None:
             ask(priority=2, ask_type="ALTRUISTIC"),
             ask(priority=2),
             ask(priority=1),
-            ask(priority=2, is_am=True),
+            ask(is_am=True),
         ]
     )
     plan = harness.cycle()
-    assert [p.allocation_request_id for p in plan.placements] == [2, 3, 1]
+    assert [p.allocation_request_id for p in plan.placements] == [AM_ASK_ID, 2, 1]
     snap = harness.snapshot()
     ordered = sorted(snap.apps[app.id].asks, key=ask_importance)
-    assert [a.allocation_request_id for a in ordered] == [2, 3, 1, 0]
+    assert [a.allocation_request_id for a in ordered] == [AM_ASK_ID, 2, 1, 0]
+    # at the same priority an AM ask goes first, whatever its request id
+    one = Resources.of(vcores=1, memory_mb=GB)
+    am = AskView(app.id, 7, 2, one, 1, is_am=True)
+    task = AskView(app.id, 3, 2, one, 1)
+    assert sorted([task, am], key=ask_importance) == [am, task]
 
 
 def test_default_only_stage_leaves_altruistic_asks(harness: Harness) -> None:

@@ -18,6 +18,7 @@ from rm.core.policies.packing import PackingStage
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.policies.sjf import SjfStage
 from rm.core.policies.tetris import TetrisPacker
+from rm.core.state_types import AM_ASK_ID
 
 GB = 1024
 
@@ -70,7 +71,7 @@ def test_fifo_and_sjf_keep_am_containers_within_the_queue_am_limit(harness: Harn
     apps = [harness.app("root.q", asks=[ask(vcores=1, memory_mb=GB, is_am=True)]) for _ in range(4)]
     plan = harness.cycle([FifoStage(TetrisPacker())])
     assert plan.count(Place.match(is_am=True)) == 2  # 25% of 8 vcores: the first AM, then one more
-    assert plan.rejections[(apps[3].id, 0)].reason == AM_LIMIT
+    assert plan.rejections[(apps[3].id, AM_ASK_ID)].reason == AM_LIMIT
 
 
 def test_sjf_serves_the_smallest_remaining_size_first_and_unknown_sizes_last(harness: Harness) -> None:

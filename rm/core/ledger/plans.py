@@ -213,6 +213,7 @@ class PlanCommands(LedgerBase):
             submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
             blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
             fair_share=None if app.fair_share.is_zero() else app.fair_share, size_hint_s=app.size_estimate_s,
+            weight=app.weight,
         )
 
     def check_views(self) -> list[str]:

@@ -1,0 +1,87 @@
+"""Building a ledger's state directly, for what-if questions: the test harness's tiny clusters and the dry run.
+
+Seeded nodes and apps are ordinary ledger entities, scheduled, placed and reported like any other; they skip
+only the protocol that brings them about live (registration, submission, the AM's register and allocate
+calls) and may start with capacity in use that no container of this ledger accounts for (``held``): a node
+busy with something else, an app that already holds containers elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from common import ids
+from common.ids import AppId, NodeId, QueuePath
+from common.resources import Resources
+from rm.core.entities import App, Ask, Attempt, Node
+from rm.core.ledger.base import LedgerBase
+from rm.core.model import QueueView
+
+
+class Seeding(LedgerBase):
+    def set_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
+        """Replace the queue tree (apps keep their queue paths)."""
+        self.queues = dict(queues)
+        for app_id in self.active:
+            self.views.app_changed(app_id)
+        self.version += 1
+
+    def seed_node(
+        self,
+        node_id: NodeId,
+        *,
+        host: str,
+        rack: str,
+        capability: Resources,
+        held: Resources | None = None,
+        schedulable: bool = True,
+        now: float = 0.0,
+    ) -> Node:
+        port = node_id.rpartition(":")[2]
+        node = Node(node_id=node_id, host=host, port=int(port) if port.isdigit() else 0, http_address="",
+                    rack=rack, capability=capability, state="RUNNING" if schedulable else "UNHEALTHY",
+                    registered_at=now, last_heartbeat=now)
+        self.nodes[node_id] = node
+        self._nodes_changed(node)
+        if held is not None and not held.is_zero():
+            self._allocate_on(node, held)
+        self.version += 1
+        return node
+
+    def seed_app(
+        self,
+        app_id: AppId,
+        *,
+        queue: QueuePath,
+        user: str,
+        priority: int,
+        submit_time: float,
+        asks: Sequence[Ask] = (),
+        am_ask: Resources | None = None,
+        weight: float = 1.0,
+        held: Resources | None = None,
+        am_held: Resources | None = None,
+        blacklist: Sequence[NodeId] = (),
+        fair_share: Resources | None = None,
+    ) -> App:
+        """A running app whose AM asks ``asks`` (and, with ``am_ask``, still waits for its AM container)."""
+        app = App(app_id=app_id, name=app_id, queue=queue, user=user, app_type="SHEPHERD", priority=priority,
+                  am_resource=am_ask or Resources(), am_launch={}, max_attempts=1, tags=(), unmanaged=am_ask is None,
+                  job_spec_json="", submit_time=submit_time, state="RUNNING", start_time=submit_time,
+                  weight=weight)
+        att = Attempt(attempt_id=ids.attempt_id(app_id, 1), app_id=app_id, number=1, state="RUNNING",
+                      start_time=submit_time, last_contact=submit_time, registered=True,
+                      am_ask_pending=am_ask is not None)
+        for a in asks:
+            att.asks[a.allocation_request_id] = a
+        att.blacklist.update(blacklist)
+        app.attempts.append(att)
+        app.used = (held or Resources()) + (am_held or Resources())
+        app.am_used = am_held or Resources()
+        app.fair_share = fair_share or Resources()
+        self.apps[app_id] = app
+        self.active[app_id] = app
+        self.views.app_changed(app_id)
+        self.asks_grew = True
+        self.version += 1
+        return app
