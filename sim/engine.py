@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from random import Random
 
 from am.jobspec import Job
@@ -41,8 +40,9 @@ from rm.core.events import ContainerCompleted, Event, Journal
 from rm.core.ledger import Ledger
 from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
-from rm.core.state_types import CoreConfig, NodeStatus, SubmitSpec
+from rm.core.state_types import NodeStatus, SubmitSpec
 from sim.am import Finished, RemainingPath, SimAM
+from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
     LATE,
     AmHeartbeatDue,
@@ -61,76 +61,8 @@ CLUSTER_TS = 1
 AM_LAUNCH = {"commands": ["sim-am"]}  # what a simulated AM container "runs" (the ledger wants a command)
 SHARE_BLIND_ASK_POLICIES = frozenset({"greedy"})
 """Ask policies whose decisions depend only on the DAG state, not on the fair share or the time."""
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """Latencies of the live system the simulation models (calibrated against ``shepherd up`` runs)."""
-
-    am_interval_s: float = 0.5  # the DAG AM's allocate interval
-    nm_heartbeat_s: float = 1.0  # NodeManager heartbeat interval
-    am_startup_s: float = 0.3  # AM container placed -> AM registered and sending its first asks
-    launch_s: float = 0.02  # container handed to the AM -> task process running
-    cycle_interval_s: float = 0.05  # smallest gap between two scheduling cycles
-    am_memory_mb: int = 256
-    am_vcores: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Faults:
-    """Seeded perturbations of task attempts."""
-
-    noise: float = 0.0  # sigma of a log-normal factor on every attempt's duration (0: exact)
-    failure_rate: float = 0.0  # probability that an attempt fails (exit 1) part-way through
-    straggler_rate: float = 0.0  # probability that an attempt is a straggler
-    straggler_factor: float = 4.0  # a straggler runs this many times longer
-
-
-@dataclass(frozen=True, slots=True)
-class SimConfig:
-    seed: int = 0
-    timing: Timing = field(default_factory=Timing)
-    faults: Faults = field(default_factory=Faults)
-    ask_policy: str | None = None  # AM ask policy of jobs that name none; None: the scheduler's (SimPolicy)
-    fair_sample_s: float = 5.0  # how often fairness is sampled (Jain's index uses 60 s windows of these)
-    record_decisions: bool = False  # keep every placement as (time, job, stage, node) in ``decisions``
-    morpheus: MorpheusConfig | None = None  # reservations, DRA, inference (pipelines with a reservation stage)
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSpec:
-    name: str
-    memory_mb: int
-    vcores: int
-    rack: str = "/default-rack"
-    others: tuple[tuple[str, int], ...] = ()
-
-    @property
-    def capability(self) -> Resources:
-        return Resources.of(memory_mb=self.memory_mb, vcores=self.vcores, **dict(self.others))
-
-
-def uniform_nodes(count: int, memory_mb: int, vcores: int) -> list[NodeSpec]:
-    return [NodeSpec(f"node{i + 1}", memory_mb, vcores) for i in range(count)]
-
-
-@dataclass(slots=True)
-class TaskRun:
-    """What the simulated NodeManager and task process know of one container: its job, node, and the task
-    the AM started in it, with when it runs and how it ends."""
-
-    index: int  # the job's index in the workload
-    node: NodeId
-    stage: str = ""
-    task: int = -1
-    start: float = 0.0
-    end: float = 0.0
-    exit_status: int = 0
-
-
-NEVER = float("inf")
-SIM_CORE = CoreConfig(durable=False, nm_expiry_s=NEVER, am_expiry_s=NEVER, container_alloc_expiry_s=NEVER)
-"""The ledger as the simulator drives it: no store, no tokens to check, nothing expires on its own."""
+__all__ = ["NEVER", "SIM_CORE", "Faults", "NodeSpec", "SimConfig", "Simulator", "TaskRun", "Timing", "simulate",
+           "uniform_nodes"]
 
 
 class Simulator:
