@@ -33,6 +33,7 @@ import grpc
 import grpc.aio
 
 from common import ids
+from common.terms import NO_SIGNALS, AmSignals
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
@@ -248,8 +249,10 @@ class AMRMClient:
         *,
         blacklist_additions: Sequence[str] = (),
         blacklist_removals: Sequence[str] = (),
+        signals: AmSignals = NO_SIGNALS,
     ) -> pb.AllocateResponse:
-        """One heartbeat: send changed asks and releases, get containers and completions back."""
+        """One heartbeat: send changed asks and releases (and the AM policy's signals), get containers and
+        completions back."""
         if self._registration is None:
             raise AMClientError("Allocate", "FAILED_PRECONDITION", "register before allocating")
         for ask in asks:
@@ -266,6 +269,11 @@ class AMRMClient:
             blacklist_additions=list(blacklist_additions),
             blacklist_removals=list(blacklist_removals),
         )
+        if signals.size is not None:
+            request.size.remaining_s = signals.size.remaining_s
+            request.size.total_s = signals.size.total_s or 0.0
+        if signals.guarantee is not None:
+            request.guarantee.values.update(signals.guarantee.to_dict())
         try:
             response: pb.AllocateResponse = await self._call("Allocate", request)
         except AMClientError as exc:

@@ -197,7 +197,8 @@ class DagAM:
             log.info("ask %s %s: %d x %s (priority %d)", d.stage, d.ask_type, d.num_containers, d.capability,
                      d.priority)
         releases, self._releases = self._releases, []
-        return await self.amrm.allocate([ask_to_pb(d) for d in changes], releases, self.dag.progress())
+        return await self.amrm.allocate([ask_to_pb(d) for d in changes], releases, self.dag.progress(),
+                                        signals=self.policy.signals())
 
     def _on_completed(self, statuses: Iterable[pb.ContainerStatus]) -> bool:
         """Apply finished containers; True when that may have made new tasks runnable."""

@@ -53,6 +53,17 @@ class InvalidToken(Forbidden):
     java_class = "org.apache.hadoop.security.token.SecretManager$InvalidToken"
 
 
+class AdmissionRefused(BadRequest):
+    """The cluster's admission rule refused the submission; ``quote`` is the alternative it would admit."""
+
+    exception = "AdmissionRefusedException"
+    java_class = "org.apache.hadoop.yarn.exceptions.YarnException"
+
+    def __init__(self, message: str, quote: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.quote = dict(quote or {})
+
+
 class Conflict(YarnError):
     """The request is valid but not in the object's current state (e.g. killing a finished app)."""
 

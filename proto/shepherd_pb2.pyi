@@ -292,20 +292,32 @@ class NMToken(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class AllocateRequest(_message.Message):
-    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals")
+    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ASKS_FIELD_NUMBER: _ClassVar[int]
     RELEASES_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     BLACKLIST_ADDITIONS_FIELD_NUMBER: _ClassVar[int]
     BLACKLIST_REMOVALS_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    GUARANTEE_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     asks: _containers.RepeatedCompositeFieldContainer[ResourceAsk]
     releases: _containers.RepeatedScalarFieldContainer[str]
     progress: float
     blacklist_additions: _containers.RepeatedScalarFieldContainer[str]
     blacklist_removals: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ...) -> None: ...
+    size: SizeReport
+    guarantee: Resource
+    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+
+class SizeReport(_message.Message):
+    __slots__ = ("remaining_s", "total_s")
+    REMAINING_S_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_S_FIELD_NUMBER: _ClassVar[int]
+    remaining_s: float
+    total_s: float
+    def __init__(self, remaining_s: _Optional[float] = ..., total_s: _Optional[float] = ...) -> None: ...
 
 class NodeReport(_message.Message):
     __slots__ = ("node_id", "http_address", "rack", "state", "capability", "used", "num_containers", "health_report", "last_health_update_ms")
@@ -382,7 +394,7 @@ class GetNewApplicationResponse(_message.Message):
     def __init__(self, application_id: _Optional[str] = ..., maximum_capability: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class ApplicationSubmissionContext(_message.Message):
-    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id")
+    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -398,6 +410,7 @@ class ApplicationSubmissionContext(_message.Message):
     INPUTS_FIELD_NUMBER: _ClassVar[int]
     OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     name: str
     queue: str
@@ -413,7 +426,8 @@ class ApplicationSubmissionContext(_message.Message):
     inputs: _containers.RepeatedScalarFieldContainer[str]
     outputs: _containers.RepeatedScalarFieldContainer[str]
     reservation_id: str
-    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ...) -> None: ...
+    deadline: float
+    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ...) -> None: ...
 
 class SubmitApplicationRequest(_message.Message):
     __slots__ = ("context",)

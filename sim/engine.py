@@ -31,13 +31,16 @@ from random import Random
 
 from am.jobspec import Job
 from am.policies import make_ask_policy
+from common.errors import AdmissionRefused
 from common.exits import EXIT_PREEMPTED
 from common.ids import ContainerId, NodeId, QueuePath
 from common.resources import Resources
+from common.terms import AppTerms, SizeEstimate
 from rm.core.cycle import run_cycle
 from rm.core.entities import Ask, CompletedStatus
 from rm.core.events import ContainerCompleted, Event, Journal
 from rm.core.ledger import Ledger
+from rm.core.policies.registry import make_admission
 from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
@@ -88,7 +91,8 @@ class Simulator:
             self.morpheus = SimReservations(self.cfg.morpheus or MorpheusConfig(), capacity, self.queues,
                                             CLUSTER_TS)
         self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues, SIM_CORE,
-                             reservations=self.morpheus.system if self.morpheus is not None else None)
+                             reservations=self.morpheus.system if self.morpheus is not None else None,
+                             admission=make_admission(policy.admission))
         self.ledger.subscribe(self)
         self.phase: dict[NodeId, float] = {}
         for n in nodes:
@@ -201,12 +205,20 @@ class Simulator:
             reservation = record.reservation = self.morpheus.choose(job)
             if self.morpheus.tracks(job):
                 self.usage[index] = []
-        self.ledger.submit(SubmitSpec(
-            app_id=app_id, name=job.id, queue=self._queue_of(job), user=job.user or "sim", app_type="SHEPHERD",
-            priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
-            reservation_id=reservation or "",
-        ), self.now)
-        self.ledger.set_size_estimate(app_id, self.paths[index].remaining_s(self.now))
+        deadline = self.now + job.deadline_s if job.deadline_s is not None and not reservation else None
+        try:
+            self.ledger.submit(SubmitSpec(
+                app_id=app_id, name=job.id, queue=self._queue_of(job), user=job.user or "sim",
+                app_type="SHEPHERD", priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
+                reservation_id=reservation or "", terms=AppTerms(deadline=deadline),
+            ), self.now)
+        except AdmissionRefused:  # the scheduler's admission rule turned the job away
+            record.status = "REFUSED"
+            self._share_aware -= not am.share_blind
+            del self.ams[index], self.paths[index], self.planned[index]
+            self.usage.pop(index, None)
+            return
+        self.ledger.report_size(app_id, exact(self.paths[index].remaining_s(self.now)))
 
     def _queue_of(self, job: Job) -> QueuePath:
         try:
@@ -224,7 +236,7 @@ class Simulator:
                 app = ledger.apps[self.app_ids[index]]
                 current = app.current
                 if current is not None and any(a.num_containers > 0 for a in current.asks.values()):
-                    ledger.set_size_estimate(app.app_id, path.remaining_s(self.now))
+                    ledger.report_size(app.app_id, exact(path.remaining_s(self.now)))
         snap = ledger.snapshot(self.now)
         self.cycles += 1
         shares = self.policy.shares if self.policy.needs_shares or self._share_aware else None
@@ -331,7 +343,8 @@ class Simulator:
         asks = [Ask(allocation_request_id=d.allocation_request_id, priority=d.priority, capability=d.capability,
                     num_containers=d.num_containers, ask_type=d.ask_type, remaining_work_s=d.remaining_work_s,
                     stage=d.stage) for d in am.ask_changes(now)]
-        res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now)
+        res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now,
+                                 signals=am.policy.signals())
         am.response_id = res.response_id
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
@@ -408,6 +421,11 @@ class Simulator:
         del self.ams[index]
         del self.paths[index]
         del self.planned[index]
+
+
+def exact(remaining_s: float) -> SizeEstimate:
+    """The simulator's size of a job: its exact remaining critical path (SJF's oracle)."""
+    return SizeEstimate(remaining_s, "oracle", confidence=1.0)
 
 
 def simulate(jobs: Sequence[Job], nodes: Sequence[NodeSpec], policy: SimPolicy,

@@ -28,6 +28,7 @@ class SimPolicy:
     needs_sizes: bool = False  # a stage reads ``AppView.size_hint_s``: sizes are refreshed before cycles
     needs_shares: bool = True  # a stage reads the cycle's fair shares: every cycle computes them
     ask_policy: str = "greedy"  # the AM ask policy of jobs that name none (the scheduler's)
+    admission: str = "admit-all"  # the rule that admits the jobs' submissions (the scheduler's)
 
 
 def known_policies() -> list[str]:
@@ -46,7 +47,7 @@ def make_policy(spec: str) -> SimPolicy:
     pipeline, shares = build_pipeline(args.pipeline)
     reads = pipeline_reads(pipeline)
     return SimPolicy(spec, pipeline, shares, needs_sizes=SIZES in reads, needs_shares=SHARES in reads,
-                     ask_policy=args.ask_policy)
+                     ask_policy=args.ask_policy, admission=args.admission)
 
 
 def parse_policies(text: str) -> list[str]:

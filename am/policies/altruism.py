@@ -32,10 +32,11 @@ from random import Random
 from typing import ClassVar
 
 from am.dag_state import DagState
-from am.policies.api import AskDecision, AskPolicy, AskType, request_id
+from am.policies.api import AskDecision, AskPolicy, AskType, declared, request_id
 from am.policies.greedy import GreedyAsks
 from am.policies.timepack import INFINITE, StagePlan, must_start_now, pack_forward, pack_reverse
 from common.resources import Resources
+from common.terms import AmSignals
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ class CarbyneAsks:
     # T_k as an absolute time, and the share it was planned under: the completion the job holds itself to
     _commit: float | None = field(default=None, init=False, repr=False)
     _commit_share: Resources = field(default_factory=Resources, init=False, repr=False)
+    _remaining: float | None = field(default=None, init=False, repr=False)  # as of the last decision
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.p_altruism <= 1.0:
@@ -77,8 +79,12 @@ class CarbyneAsks:
             raise ValueError("floor must be between 0 and 1")
         self._rng = Random(self.seed)
 
+    def signals(self) -> AmSignals:
+        return declared(self._remaining)
+
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
         plans, runnable, remaining = scan(dag, now)
+        self._remaining = remaining
         if not any(runnable.values()):
             self.last = None
             return []

@@ -18,6 +18,7 @@ from typing import ClassVar, Literal, Protocol
 
 from am.dag_state import DagState
 from common.resources import Resources
+from common.terms import NO_SIGNALS, AmSignals, SizeEstimate
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
 ALTRUISTIC_BASE = 1_000_000
@@ -71,11 +72,20 @@ class AskDecision:
 
 
 class AskPolicy(Protocol):
-    """Decides the job's asks from its DAG state, its fair share and the time (pure)."""
+    """Decides the job's asks from its DAG state, its fair share and the time (pure), and what the AM tells
+    the RM besides (``signals``: the job's remaining work as the AM sees it, a guarantee it asks for), as of
+    its last ``asks``."""
 
     name: ClassVar[str]
 
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]: ...
+
+    def signals(self) -> AmSignals: ...
+
+
+def declared(remaining_s: float | None) -> AmSignals:
+    """The signals of a policy that reports the remaining work it declares on its asks, and nothing more."""
+    return NO_SIGNALS if remaining_s is None else AmSignals(size=SizeEstimate(remaining_s, "declared"))
 
 
 class AskTable:

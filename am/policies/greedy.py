@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from am.dag_state import DagState
-from am.policies.api import AskDecision, AskPolicy, request_id
+from am.policies.api import AskDecision, AskPolicy, declared, request_id
 from common.resources import Resources
+from common.terms import AmSignals
 
 
 class GreedyAsks:
@@ -18,8 +19,14 @@ class GreedyAsks:
 
     name: ClassVar[str] = "greedy"
 
+    def __init__(self) -> None:
+        self._remaining: float | None = None  # the remaining work of the last decision
+
+    def signals(self) -> AmSignals:
+        return declared(self._remaining)
+
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
-        remaining = dag.remaining_work_s(now)
+        remaining = self._remaining = dag.remaining_work_s(now)
         decisions: list[AskDecision] = []
         for stage in dag.stages:
             wanted = len(dag.runnable(stage.name))

@@ -8,6 +8,7 @@ from typing import Any
 from common.exits import EXIT_INVALID
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
+from common.terms import NO_TERMS, AppTerms
 from rm.core.model import AskType
 from rm.core.records import AppRecord, AttemptRecord, ContainerRecord, NodeRecord
 
@@ -211,9 +212,8 @@ class App:
     preempted: Resources = field(default_factory=Resources)
     preempted_containers: int = 0  # numNonAMContainerPreempted
     preempted_am_containers: int = 0  # numAMContainerPreempted
-    # its remaining size in seconds, as the driver measures it (the simulator knows it exactly); size-based
-    # orders read it from the snapshot (``AppView.size_hint_s``); None: unknown
-    size_estimate_s: float | None = None
+    # its deadline, requested guarantee and size estimate (policies read them as ``AppView.terms``)
+    terms: AppTerms = NO_TERMS
     ran_on: set[NodeId] = field(default_factory=set)  # nodes its containers were placed on
     weight: float = 1.0  # its weight among the apps of its queue (DRF divides its dominant share by it)
 
@@ -268,4 +268,5 @@ class App:
             reservation_id=self.reservation_id,
             inputs=self.inputs,
             outputs=self.outputs,
+            terms=self.terms.to_dict(),
         )

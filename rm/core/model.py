@@ -8,6 +8,7 @@ from typing import Literal
 
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import Resources
+from common.terms import NO_TERMS, AppTerms
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
@@ -67,6 +68,8 @@ class AppView:
     # The job's remaining size in seconds (its remaining critical-path length) when the driver knows it
     # (the simulator knows it exactly); size-based orders such as SJF read it, None means unknown.
     size_hint_s: float | None = None
+    # its deadline, requested guarantee and size estimate with its source (``common.terms``)
+    terms: AppTerms = NO_TERMS
     reservation_id: str | None = None  # the reservation the app runs in (YARN's reservation-id), if any
     # The DRF fair share last computed for the app (what its AM was told), None before the first; a cycle
     # that does not recompute the shares reads this one (``CycleContext.fair_share``).

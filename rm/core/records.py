@@ -58,6 +58,7 @@ class AppRecord:
     reservation_id: str = ""  # the reservation the app was submitted into; "" = none
     inputs: tuple[str, ...] = ()  # declared datasets it reads (run history, SLO inference)
     outputs: tuple[str, ...] = ()  # declared datasets it writes
+    terms: dict[str, Any] = field(default_factory=dict)  # its AppTerms (common.terms), as JSON
 
 
 @dataclass(frozen=True, slots=True)

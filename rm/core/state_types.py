@@ -8,6 +8,7 @@ from typing import Any
 
 from common.ids import AppId, AttemptId, ContainerId, NodeId
 from common.resources import Resources
+from common.terms import NO_TERMS, AppTerms
 from rm.core.entities import CompletedStatus
 
 AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
@@ -48,6 +49,7 @@ class SubmitSpec:
     reservation_id: str = ""  # run inside this reservation (YARN's reservation-id); "" = none
     inputs: tuple[str, ...] = ()  # declared datasets it reads and writes (run history, SLO inference)
     outputs: tuple[str, ...] = ()
+    terms: AppTerms = NO_TERMS  # a deadline asked for, and what the submitter knows of the job's size
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ class RMConfig:
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
     scheduler: str = "carbyne"  # a scheduler of rm.core.policies.registry.SCHEDULERS
+    admission: str | None = None  # a rule of rm.core.policies.registry.ADMISSIONS; None: the scheduler's
     leftover_cap: float | None = None  # LeftoverArgs.cap: what one app takes from the leftover, × its fair share
     share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
     node_secret: str | None = None  # NodeManagers must present it (required off loopback)
@@ -90,10 +91,12 @@ class RMConfig:
     def check_scheduler(self) -> None:
         """A known scheduler whose settings are valid and whose pipeline reads nothing the live RM lacks."""
         from rm.core.policies.api import SIZES
-        from rm.core.policies.registry import SCHEDULERS, reads
+        from rm.core.policies.registry import ADMISSIONS, SCHEDULERS, reads
 
         if self.scheduler not in SCHEDULERS:
             raise ValueError(f"unknown scheduler {self.scheduler!r}; known: {', '.join(sorted(SCHEDULERS))}")
+        if self.admission is not None and self.admission not in ADMISSIONS:
+            raise ValueError(f"unknown admission rule {self.admission!r}; known: {', '.join(sorted(ADMISSIONS))}")
         args = SCHEDULERS[self.scheduler].pipeline.with_settings(*self.policy_settings())
         args.validate()
         if SIZES in reads(args):

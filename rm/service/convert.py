@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from common.resources import Resources
+from common.terms import NO_SIGNALS, AmSignals, SizeEstimate
 from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.ledger import Ledger
@@ -158,3 +159,11 @@ def launch_context_pb(launch: Mapping[str, object], extra_env: Mapping[str, str]
         ctx.local_resources[str(name)].url = str(spec.get("url", ""))
         ctx.local_resources[str(name)].type = str(spec.get("type", "FILE"))
     return ctx
+
+
+def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
+    """What an AM's allocate call says besides its asks. An AM can only declare its size."""
+    size = SizeEstimate(remaining_s=max(0.0, request.size.remaining_s), source="declared",
+                        total_s=request.size.total_s or None) if request.HasField("size") else None
+    guarantee = resources_from_pb(request.guarantee) if request.HasField("guarantee") else None
+    return AmSignals(size=size, guarantee=guarantee) if size is not None or guarantee is not None else NO_SIGNALS

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 import grpc
 
 from common.errors import BadRequest, Forbidden, InvalidToken, YarnError
+from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.core.state_types import SubmitSpec
@@ -135,6 +136,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
             res = await self.ops.am_allocate(
                 bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
                 request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
+                signals=convert.signals_from_pb(request),
             )
             return pb.AllocateResponse(
                 response_id=res.response_id, am_command=_COMMANDS[res.command],
@@ -194,7 +196,8 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 app_type=c.application_type, priority=c.priority, am_launch=am_launch,
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
-                inputs=tuple(c.inputs), outputs=tuple(c.outputs), **kwargs,  # type: ignore[arg-type]
+                inputs=tuple(c.inputs), outputs=tuple(c.outputs),
+                terms=AppTerms(deadline=c.deadline) if c.deadline else NO_TERMS, **kwargs,  # type: ignore[arg-type]
             )
             await self.ops.submit(sub)  # a known id is answered as accepted, as by every door
             return pb.SubmitApplicationResponse()

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from common.errors import BadRequest
 from common.ids import AppId, QueuePath
 from common.resources import MEMORY, VCORES, Resources
+from common.terms import NO_SIGNALS, AmSignals
 from rm.core.entities import App, Ask, Attempt, Container, Node
 from rm.core.ledger import Ledger
 from rm.core.reservation.listing import ReservationInfo
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("shepherd.rm.ops")
 
+DEADLINE_TAG = "shepherd.deadline"
 DEFAULT_APP_TYPE = "YARN"  # YARN's ApplicationSubmissionContext default, for every door
 APP_TYPE_LENGTH = 20  # YARN cuts longer application types to this
 DEFAULT_AM_RESOURCE = SubmitSpec(app_id="").am_resource
@@ -98,11 +100,28 @@ def normalized(spec: SubmitSpec) -> SubmitSpec:
     for name in (MEMORY, VCORES):
         if amounts.get(name, 0) == 0:
             amounts[name] = DEFAULT_AM_RESOURCE.get(name)
+    terms = spec.terms
+    deadline = deadline_from_tags(spec.tags)
+    if deadline is not None and terms.deadline is None:
+        terms = dataclasses.replace(terms, deadline=deadline)
     return dataclasses.replace(
-        spec, app_type=app_type, tags=tags, queue=spec.queue.strip() or "default",
+        spec, app_type=app_type, tags=tags, queue=spec.queue.strip() or "default", terms=terms,
         am_resource=Resources(amounts) if amounts != res.to_dict() else res,
         inputs=(*spec.inputs, *tag_inputs), outputs=(*spec.outputs, *tag_outputs),
     )
+
+
+def deadline_from_tags(tags: Iterable[str]) -> float | None:
+    """A deadline given as the application tag ``shepherd.deadline=SECONDS_SINCE_EPOCH`` (REST and Hadoop IPC
+    submissions carry no field for it)."""
+    for tag in tags:
+        key, sep, value = tag.strip().partition("=")
+        if sep and key.strip().lower() == DEADLINE_TAG:
+            try:
+                return float(value)
+            except ValueError:
+                raise BadRequest(f"tag {DEADLINE_TAG}={value!r}: not a number of seconds since the epoch") from None
+    return None
 
 
 class Operations:
@@ -201,10 +220,10 @@ class Operations:
 
     async def am_allocate(self, token: str, response_id: int, asks: list[Ask], releases: Iterable[str],
                           progress: float, blacklist_add: Iterable[str] = (),
-                          blacklist_remove: Iterable[str] = ()) -> AllocateResult:
+                          blacklist_remove: Iterable[str] = (), *, signals: AmSignals = NO_SIGNALS) -> AllocateResult:
         releases = list(releases)
         result = self.state.am_allocate(token, response_id, asks, releases, progress, blacklist_add,
-                                        blacklist_remove, self.rm.now())
+                                        blacklist_remove, self.rm.now(), signals=signals)
         await self._commit(wake=bool(asks or releases))
         return result
 

@@ -24,7 +24,7 @@ from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.ledger import Ledger
-from rm.core.policies.registry import named_pipeline, scheduler
+from rm.core.policies.registry import make_admission, named_pipeline, scheduler
 from rm.core.queues import build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
@@ -58,6 +58,7 @@ class ResourceManager:
         self.halted = asyncio.Event()  # set when the RM stops itself: another RM took its state store over
         self.state: Ledger
         self.pipeline, self.shares = named_pipeline(cfg.scheduler, cfg.leftover_cap)
+        self.admission = make_admission(cfg.admission or scheduler(cfg.scheduler).admission)
         self.ask_policy = scheduler(cfg.scheduler).ask_policy  # DAG AMs' default: the scheduler's AM policy
         self._shares_at = -float("inf")
         self._dra_at = -float("inf")
@@ -143,9 +144,9 @@ class ResourceManager:
         stored = await loop.run_in_executor(self.store_executor, self.store.load)
         now = self.now()
         if stored.meta is None:
-            self.state = Ledger.fresh(self.queues, self.cfg.core(), now=now)
+            self.state = Ledger.fresh(self.queues, self.cfg.core(), now=now, admission=self.admission)
         else:
-            self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now)
+            self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now, admission=self.admission)
         await self.persist()
         self.slo = SloService(self)
         pruned = await loop.run_in_executor(self.store_executor, self.slo.prune)

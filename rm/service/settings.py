@@ -60,6 +60,8 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("yarn.scheduler.maximum-allocation-vcores", None),
     Setting("yarn.cluster.max-application-priority", "10", None, "YARN's default is 0"),
     Setting("shepherd.resourcemanager.scheduling-interval-ms", "50", None, "least time between two cycles"),
+    Setting("shepherd.resourcemanager.admission", None, "SHEPHERD_ADMISSION",
+            "the rule that admits submissions (unset: the scheduler's; admit-all admits every app)"),
     Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
             "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
             "(reservations first, then carbyne)"),
@@ -223,6 +225,7 @@ def load_rm_settings(
                                          "scheduling_interval_s"),
             max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),
             scheduler=either(layers.text("shepherd.resourcemanager.scheduler"), "scheduler"),
+            admission=either(layers.text("shepherd.resourcemanager.admission"), "admission"),
             leftover_cap=either(_leftover_cap(layers), "leftover_cap"),
             share_interval_s=either(layers.seconds("shepherd.resourcemanager.fair-share-interval-ms"),
                                     "share_interval_s"),

@@ -9,6 +9,7 @@ import pytest
 from common.errors import YarnError
 from common.ids import AppId, NodeId
 from common.resources import Resources
+from common.terms import SIZE_SOURCES, SizeEstimate
 from rm.core.cycle import run_cycle
 from rm.core.entities import Ask
 from rm.core.ledger import Ledger
@@ -72,7 +73,7 @@ def _drive(seed: int, durable: bool) -> Ledger:
             elif roll < 0.9 and st.active:
                 st.kill(rng.choice(sorted(st.active)), "", now)
             elif roll < 0.93 and st.active:
-                st.set_size_estimate(rng.choice(sorted(st.active)), rng.random() * 100)
+                st.report_size(rng.choice(sorted(st.active)), SizeEstimate(rng.random() * 100, rng.choice(SIZE_SOURCES)))
             else:
                 now += 40.0 if rng.random() < 0.2 else 0.0  # now and then a node misses its heartbeats
                 st.check_liveness(now)

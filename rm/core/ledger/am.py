@@ -16,6 +16,7 @@ from common.errors import (
 )
 from common.exits import EXIT_KILLED_BY_APPMASTER
 from common.ids import AttemptId, ContainerId, NodeId
+from common.terms import NO_SIGNALS, AmSignals
 from rm.core.entities import App, Ask, Attempt
 from rm.core.ledger.base import LedgerBase
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
@@ -82,6 +83,8 @@ class AmCommands(LedgerBase):
         blacklist_add: Iterable[str],
         blacklist_remove: Iterable[str],
         now: float,
+        *,
+        signals: AmSignals = NO_SIGNALS,
     ) -> AllocateResult:
         app, att = self.authenticate_am(token)
         if att.final or app.final or att is not app.current:
@@ -134,6 +137,14 @@ class AmCommands(LedgerBase):
         changed |= att.blacklist != blacklist
         if 0.0 <= progress <= 1.0 and progress != app.progress:
             app.progress = progress
+        terms = app.terms
+        if signals.size is not None and signals.size.outranks(terms.size):
+            terms = terms.with_size(signals.size)
+        if signals.guarantee is not None:
+            terms = terms.with_guarantee(signals.guarantee)
+        if terms != app.terms:
+            app.terms = terms
+            self.views.app_changed(app.app_id)
         if changed:
             self.version += 1
             self.views.app_changed(app.app_id)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 from common import ids
-from common.errors import BadRequest, Conflict
+from common.errors import AdmissionRefused, BadRequest, Conflict
 from common.ids import AppId
 from common.resources import Resources
+from common.terms import SizeEstimate
 from rm.core import reservations_glue as glue
 from rm.core import run_history as history
+from rm.core.admission import Refuse
 from rm.core.entities import App
 from rm.core.ledger.base import LedgerBase, replace_meta
 from rm.core.queues import QueueConfigError, resolve_queue
@@ -52,6 +56,15 @@ class AppCommands(LedgerBase):
         priority = self._check_priority(spec.priority)
         inputs = history.check_datasets(spec.inputs, "inputs")
         outputs = history.check_datasets(spec.outputs, "outputs")
+        deadline = spec.terms.deadline
+        if deadline is not None and not (math.isfinite(deadline) and deadline > now):
+            raise BadRequest(f"the deadline {deadline!r} is not a time in the future (seconds since the epoch)")
+        if deadline is not None and (spec.reservation_id or recurring is not None):
+            raise BadRequest("an application runs inside a reservation or under a deadline, not both")
+        decision = self.admission.admit(spec, queue.path, self, now)
+        if isinstance(decision, Refuse):
+            raise AdmissionRefused(f"the admission rule {self.admission.name} refused {spec.app_id}: "
+                                   f"{decision.reason}", dict(decision.quote))
         reservation_id = spec.reservation_id
         if reservation_id:  # YARN: an app submitted with a reservation id runs inside it
             self.reservation_plan().attach(spec.app_id, reservation_id, queue.path)
@@ -68,7 +81,7 @@ class AppCommands(LedgerBase):
             am_launch=dict(spec.am_launch), max_attempts=max_attempts, tags=spec.tags,
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
             start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
-            reservation_id=reservation_id, inputs=inputs, outputs=outputs,
+            reservation_id=reservation_id, inputs=inputs, outputs=outputs, terms=decision.terms,
         )
         self.apps[app.app_id] = app
         self.active[app.app_id] = app
@@ -151,11 +164,12 @@ class AppCommands(LedgerBase):
                 d += a.num_containers
         return res, n, d, alt
 
-    def set_size_estimate(self, app_id: str, seconds: float | None) -> None:
-        """The app's remaining size as the driver measures it (``AppView.size_hint_s``; None: unknown)."""
+    def report_size(self, app_id: str, size: SizeEstimate | None) -> None:
+        """A size estimate for the app, kept unless a stronger source already gave one (``common.terms``);
+        None forgets the estimate."""
         app = self.get_app(app_id)
-        if seconds is not None and not seconds >= 0:
-            raise BadRequest(f"a size estimate must be a number of seconds >= 0, got {seconds!r}")
-        if app.size_estimate_s != seconds:
-            app.size_estimate_s = seconds
+        if size is not None and not size.outranks(app.terms.size):
+            return
+        if app.terms.size != size:
+            app.terms = app.terms.with_size(size)
             self.views.app_changed(app.app_id)

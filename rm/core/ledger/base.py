@@ -27,6 +27,7 @@ from common.exits import (
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources, component_max
 from rm.core import reservations_glue as glue
+from rm.core.admission import Admission, AdmitAll
 from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
 from rm.core.events import (
     AppFinished,
@@ -39,7 +40,7 @@ from rm.core.events import (
 )
 from rm.core.explain import WaitingNotes
 from rm.core.ledger.views import ViewCache
-from rm.core.model import QueueView
+from rm.core.model import ClusterSnapshot, QueueView
 from rm.core.plan import Plan
 from rm.core.records import MetaRecord, Record, SloDecisionRecord
 from rm.core.reservation.system import ReservationSystem
@@ -57,9 +58,11 @@ class LedgerBase:
         config: CoreConfig | None = None,
         *,
         reservations: ReservationSystem | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.meta = meta
         self.config = config or CoreConfig()
+        self.admission: Admission = admission or AdmitAll()  # asked once per new submission
         self.queues = dict(queues)
         self.nodes: dict[NodeId, Node] = {}
         self.apps: dict[AppId, App] = {}
@@ -204,6 +207,10 @@ class LedgerBase:
     def drain_launches(self) -> list[LaunchAM]:
         out, self._launches = self._launches, []
         return out
+
+    def snapshot(self, now: float | None = None) -> ClusterSnapshot:
+        """The cycle's read-only view (``plans.PlanCommands`` builds it)."""
+        raise NotImplementedError
 
     def subscribe(self, listener: Listener) -> None:
         """Hear the lifecycle events it ``hears`` from now on, after the listeners already subscribed."""

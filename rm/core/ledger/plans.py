@@ -212,8 +212,9 @@ class PlanCommands(LedgerBase):
             app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
             submit_time=app.submit_time, used=app.used, asks=tuple(asks), am_used=app.am_used,
             blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
-            fair_share=None if app.fair_share.is_zero() else app.fair_share, size_hint_s=app.size_estimate_s,
-            weight=app.weight,
+            fair_share=None if app.fair_share.is_zero() else app.fair_share,
+            size_hint_s=app.terms.size.remaining_s if app.terms.size is not None else None,
+            weight=app.weight, terms=app.terms,
         )
 
     def check_views(self) -> list[str]:

@@ -9,6 +9,8 @@ from typing import Any, Self
 from common.exits import EXIT_KILLED_BY_RESOURCEMANAGER, EXIT_PREEMPTED
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
+from common.terms import AppTerms
+from rm.core.admission import Admission
 from rm.core.entities import App, Attempt, Node
 from rm.core.ledger.base import LedgerBase
 from rm.core.model import QueueView
@@ -27,6 +29,7 @@ class Recovery(LedgerBase):
         config: CoreConfig | None,
         *,
         now: float,
+        admission: Admission | None = None,
     ) -> Self:
         """Rebuild from the store. Unfinished apps fail over to a new attempt; containers of the
         previous RM life are gone (their NodeManagers are told to clean them up)."""
@@ -39,14 +42,15 @@ class Recovery(LedgerBase):
             container_key_hex=meta.container_key_hex,
             extra=meta.extra,
         )
-        st = cls(meta, queues, config)
+        st = cls(meta, queues, config, admission=admission)
         st.restore(stored, now=now)
         return st
 
     @classmethod
-    def fresh(cls, queues: Mapping[QueuePath, QueueView], config: CoreConfig | None, *, now: float) -> Self:
+    def fresh(cls, queues: Mapping[QueuePath, QueueView], config: CoreConfig | None, *, now: float,
+              admission: Admission | None = None) -> Self:
         """A ledger for a new, empty store: a new cluster timestamp and new token keys."""
-        st = cls(cls.fresh_meta(int(now * 1000)), queues, config)
+        st = cls(cls.fresh_meta(int(now * 1000)), queues, config, admission=admission)
         st.mark_meta()
         return st
 
@@ -81,7 +85,7 @@ class Recovery(LedgerBase):
                 progress=r.progress, start_time=r.start_time, launch_time=r.launch_time,
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
                 lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id, inputs=tuple(r.inputs),
-                outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING",
+                outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING", terms=AppTerms.from_dict(r.terms),
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from rm.core.admission import Admission, AdmitAll
 from rm.core.policies.api import (
     AppOrder,
     Input,
@@ -70,6 +71,7 @@ SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
 ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.name: FifoOrder,
                                              SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder}
+ADMISSIONS: dict[str, Callable[[], Admission]] = {AdmitAll.name: AdmitAll}
 ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs}
 STAGES: dict[str, StageEntry] = {
     DrfStage.name: StageEntry(lambda scorer, _: DrfStage(scorer)),
@@ -100,6 +102,11 @@ def make_scorer(name: str) -> NodeScorer:
 def make_shares(name: str) -> ShareCalculator:
     _check("share calculator", SHARES, name)
     return SHARES[name]()
+
+
+def make_admission(name: str) -> Admission:
+    _check("admission rule", ADMISSIONS, name)
+    return ADMISSIONS[name]()
 
 
 def make_order(name: str) -> AppOrder:
@@ -168,16 +175,18 @@ ALTRUISTIC = "carbyne"  # am.policies.CarbyneAsks: DEFAULT only for what must st
 
 @dataclass(frozen=True, slots=True)
 class SchedulerArgs:
-    """What a scheduler name means: the RM pipeline, and the AM ask policy (``am.policies.ASK_POLICIES``)
-    its jobs use unless a job names its own (``am_policy``)."""
+    """What a scheduler name means: the RM pipeline, the AM ask policy (``am.policies.ASK_POLICIES``) its
+    jobs use unless a job names its own (``am_policy``), and the rule that admits submissions."""
 
     pipeline: PipelineArgs
     ask_policy: str = GREEDY
+    admission: str = AdmitAll.name
 
     def validate(self) -> None:
         self.pipeline.validate()
         if not self.ask_policy:
             raise ValueError("a scheduler needs an AM ask policy")
+        _check("admission rule", ADMISSIONS, self.admission)
 
 
 LEFTOVER_CAP = 3.0

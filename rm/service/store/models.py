@@ -57,6 +57,7 @@ class AppRow(Base):
     reservation_id: Mapped[str] = mapped_column(Text)
     inputs: Mapped[str] = mapped_column(Text)  # JSON array
     outputs: Mapped[str] = mapped_column(Text)  # JSON array
+    terms: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (common.terms.AppTerms)
 
 
 class AttemptRow(Base):

@@ -140,7 +140,7 @@ class _Table:
 _TABLES: Final[tuple[_Table, ...]] = (
     _Table(MetaRecord, MetaRow, "id", frozenset({"extra"})),
     _Table(NodeRecord, NodeRow, "node_id", frozenset({"capability"})),
-    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs"}),
+    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs", "terms"}),
            frozenset({"tags", "inputs", "outputs"})),
     _Table(AttemptRecord, AttemptRow, "attempt_id", frozenset()),
     _Table(ContainerRecord, ContainerRow, "container_id", frozenset({"resource"})),

@@ -1,0 +1,97 @@
+"""What an application is promised or estimated at, as one typed value the whole system carries.
+
+``AppTerms`` travels once from the protocols (a submission's deadline, an AM's signals) through the service
+layer, the ledger, the snapshot policies read (``AppView.terms``) and the state store: a deadline bought at
+admission (MRM), the capacity a job's AM asks to be guaranteed (Jockey), and the job's size estimate with its
+source (SLearn and the estimators it is compared with). ``AmSignals`` is what an ApplicationMaster policy tells
+the RM besides its asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
+
+from common.resources import Resources
+
+SizeSource = Literal["declared", "las", "point", "history", "slearn", "oracle"]
+SIZE_SOURCES: Final[tuple[SizeSource, ...]] = ("declared", "las", "point", "history", "slearn", "oracle")
+"""Size sources, weakest first: a later one replaces an earlier one, never the other way round (the RM's own
+measurement beats what an AM declares; the simulator's exact sizes beat every estimate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SizeEstimate:
+    """A job's size: its remaining work in task-seconds, where the number comes from, how sure it is."""
+
+    remaining_s: float
+    source: SizeSource = "declared"
+    total_s: float | None = None
+    confidence: float = 0.0  # 0 (a guess) .. 1 (exact)
+
+    def __post_init__(self) -> None:
+        if not self.remaining_s >= 0:
+            raise ValueError(f"a size estimate's remaining work must be >= 0 seconds, got {self.remaining_s!r}")
+        if self.source not in SIZE_SOURCES:
+            raise ValueError(f"unknown size source {self.source!r}; known: {', '.join(SIZE_SOURCES)}")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"a confidence is within [0, 1], got {self.confidence!r}")
+
+    def outranks(self, other: SizeEstimate | None) -> bool:
+        """Whether this estimate may replace ``other`` (same or stronger source)."""
+        return other is None or SIZE_SOURCES.index(self.source) >= SIZE_SOURCES.index(other.source)
+
+
+@dataclass(frozen=True, slots=True)
+class AppTerms:
+    deadline: float | None = None  # finish by then, seconds since the epoch
+    guarantee: Resources | None = None  # the capacity its AM asks to be guaranteed now
+    size: SizeEstimate | None = None
+
+    def with_size(self, size: SizeEstimate | None) -> AppTerms:
+        return replace(self, size=size)
+
+    def with_guarantee(self, guarantee: Resources | None) -> AppTerms:
+        return replace(self, guarantee=guarantee)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form the store keeps (empty for no terms)."""
+        out: dict[str, Any] = {}
+        if self.deadline is not None:
+            out["deadline"] = self.deadline
+        if self.guarantee is not None:
+            out["guarantee"] = self.guarantee.to_dict()
+        if self.size is not None:
+            out["size"] = {"remaining_s": self.size.remaining_s, "source": self.size.source,
+                           "total_s": self.size.total_s, "confidence": self.size.confidence}
+        return out
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any] | None) -> AppTerms:
+        if not data:
+            return NO_TERMS
+        size = data.get("size")
+        guarantee = data.get("guarantee")
+        return AppTerms(
+            deadline=float(data["deadline"]) if data.get("deadline") is not None else None,
+            guarantee=Resources({str(k): int(v) for k, v in guarantee.items()}) if guarantee else None,
+            size=SizeEstimate(remaining_s=float(size["remaining_s"]), source=size.get("source", "declared"),
+                              total_s=size.get("total_s"), confidence=float(size.get("confidence", 0.0)))
+            if size else None,
+        )
+
+
+NO_TERMS: Final = AppTerms()
+
+
+@dataclass(frozen=True, slots=True)
+class AmSignals:
+    """What an AM policy tells the RM besides its asks: its job's size as it sees it, and the capacity it
+    asks to be guaranteed (None: nothing to say)."""
+
+    size: SizeEstimate | None = None
+    guarantee: Resources | None = None
+
+
+NO_SIGNALS: Final = AmSignals()
