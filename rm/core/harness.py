@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from random import Random
 
-from common.ids import AppId, NodeId, QueuePath, app_id
+from common.ids import AppId, NodeId, QueuePath, parse_app_id
 from common.resources import Resources
+from common.terms import NO_TERMS, AppTerms
+from rm.core.admission import Admission
 from rm.core.cycle import run_cycle
 from rm.core.entities import Ask
 from rm.core.ledger import Ledger
@@ -32,7 +34,7 @@ from rm.core.plan import Plan
 from rm.core.policies.api import Pipeline, ShareCalculator
 from rm.core.policies.registry import default_pipeline
 from rm.core.policies.tetris import locality_allows
-from rm.core.state_types import CoreConfig
+from rm.core.state_types import CoreConfig, SubmitSpec
 
 ROOT = QueuePath("root")
 DEFAULT_QUEUE = QueuePath("root.default")
@@ -117,9 +119,9 @@ class _Queue:
 class Harness:
     """Builder for a tiny cluster plus the real scheduling core; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, admission: Admission | None = None) -> None:
         self.plans: list[Plan] = []
-        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), {}, HARNESS_CORE)
+        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), {}, HARNESS_CORE, admission=admission)
         self._queues: dict[QueuePath, _Queue] = {
             ROOT: _Queue(1.0, 1.0, 0.5, 1.0, True),
             DEFAULT_QUEUE: _Queue(1.0, 1.0, 0.5, 1.0, True),
@@ -183,6 +185,23 @@ class Harness:
         self.ledger.set_queues(self._queue_views())
         return qp
 
+    def submit(
+        self,
+        name: str,
+        *,
+        user: str = "alice",
+        queue: str = DEFAULT_QUEUE,
+        am: Resources | None = None,
+        at: float = 0.0,
+        terms: AppTerms = NO_TERMS,
+    ) -> AppHandle:
+        """An app submitted as a client submits one (through the ledger's admission rule), waiting for its
+        AM container of ``am`` (default 1 vcore, 1 GB). A refusal raises as live: ``AdmissionRefused``."""
+        aid = self.ledger.new_application(at)
+        self.ledger.submit(SubmitSpec(app_id=aid, name=name, user=user, queue=queue, am_launch={"commands": ["am"]},
+                                      am_resource=am or Resources.of(memory_mb=1024, vcores=1), terms=terms), at)
+        return AppHandle(aid)
+
     def app(
         self,
         queue: str = DEFAULT_QUEUE,
@@ -199,8 +218,8 @@ class Harness:
     ) -> AppHandle:
         """An app; ask ``i`` of ``asks`` gets allocation_request_id ``i``. submit_time defaults to its seq.
         ``fair_share`` is the share last computed for it, which cycles that compute none read."""
-        seq = len(self.ledger.apps) + 1
-        aid = app_id(CLUSTER_TS, seq)
+        aid = self.ledger.new_application(0.0)
+        seq = parse_app_id(aid)[1]
         if QueuePath(queue) not in self.ledger.queues or not self.ledger.queues[QueuePath(queue)].is_leaf:
             raise ValueError(f"app queue {queue} is not a leaf queue")
         am = [spec for spec in asks if spec.is_am]
