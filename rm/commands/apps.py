@@ -187,7 +187,7 @@ def app_explain(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, int
 
 def _explain_view(e: dict[str, Any]) -> RenderableType:
     limits = e.get("limits", {})
-    q, am, user = limits.get("queue", {}), limits.get("am", {}), limits.get("user", {})
+    q, am = limits.get("queue", {}), limits.get("am", {})
     position = e.get("positionInQueue")
     rows: list[tuple[str, Any]] = [
         ("application", f"{e.get('appId')} ({e.get('state')})"),
@@ -200,8 +200,6 @@ def _explain_view(e: dict[str, Any]) -> RenderableType:
         ("queue limit", f"uses {res_dict(q.get('used'))} of max {res_dict(q.get('max'))} "
                         f"(guaranteed {res_dict(q.get('guaranteed'))})" if q else "-"),
         ("AM limit", f"AMs use {res_dict(am.get('used'))} of {res_dict(am.get('limit'))}" if am else "-"),
-        ("user limit", f"{user.get('user')} uses {res_dict(user.get('used'))} of {res_dict(user.get('limit'))}"
-                       f"{' (reached)' if user.get('reached') else ''}" if user else "-"),
     ]
     numbers = Text(dump(e.get("numbers", {}), "json").strip(), style="dim")
     asks = Table("ASK", "CAPABILITY", "CONTAINERS", "REASON", title="waiting asks")

@@ -2,7 +2,7 @@
 
 Pure. The reasons come from the last scheduling plan's rejections (what the DRF stage decided and why),
 completed with what only the state knows: whether any node runs at all, the app's position in its queue,
-its share against its use, and the queue, AM and user limits that apply to it. The same primary reason
+its share against its use, and the queue and AM limits that apply to it. The same primary reason
 is what the app's diagnostics field shows while it waits (``waiting_line``).
 """
 
@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from random import Random
 from typing import Any
 
 from common.ids import AppId, QueuePath
 from common.resources import Resources
+from rm.core.context import CycleContext
 from rm.core.entities import App
 from rm.core.events import Event, Journal, LedgerView, PlanApplied
 from rm.core.model import QueueView
@@ -28,6 +30,8 @@ from rm.core.plan import (
     Plan,
     Rejection,
 )
+from rm.core.policies.api import AppOrder
+from rm.core.policies.drf import DrfOrder
 from rm.core.reservation.stage import RESERVATION_LENT, RESERVATION_USED_UP
 from rm.core.state_types import AM_ASK_ID
 
@@ -37,7 +41,6 @@ NOT_WAITING = "NOT_WAITING"
 AM_STARTING = "AM_STARTING"
 NO_RUNNING_NODES = "NO_RUNNING_NODES"
 NOT_YET_SCHEDULED = "NOT_YET_SCHEDULED"
-USER_LIMIT = "USER_LIMIT"
 
 
 
@@ -139,10 +142,6 @@ def reason_of(rej: Rejection) -> Reason:
     if rej.reason == LOCALITY_WAIT:
         return Reason(LOCALITY_WAIT, f"{what} ({ask}) must run on nodes {d.get('nodes', [])} or racks "
                       f"{d.get('racks', [])}, and none of them has room", d)
-    if rej.reason == USER_LIMIT:
-        return Reason(USER_LIMIT, f"user {d.get('user', '')} holds {_res(d.get('user_used'))} in queue "
-                      f"{d.get('queue', '')}, its user limit is {_res(d.get('user_limit'))}; {what} ({ask}) "
-                      "would go past it", d)
     if rej.reason == BELOW_SHARE_ORDER:
         return Reason(BELOW_SHARE_ORDER, f"{what} ({ask}) waits for apps further below their fair share", d)
     if rej.reason == RESERVATION_LENT:
@@ -247,16 +246,11 @@ def _limits(st: LedgerView, app: App, capacity: Resources) -> dict[str, Any]:
     lineage = set(_queue_lineage(st.queues, app.queue))
     queue_used = Resources()
     am_used = Resources()
-    user_used = Resources()
     for other in st.apps.values():
         if other.final or other.queue != app.queue:
             continue
         queue_used = queue_used + other.used
         am_used = am_used + other.am_used
-        if other.user == app.user:
-            user_used = user_used + other.used
-    user_fraction = min(q.abs_max_capacity, q.abs_capacity * q.user_limit_factor)
-    user_limit = _scaled(capacity, user_fraction)
     return {
         "queue": {
             "path": q.path,
@@ -273,23 +267,24 @@ def _limits(st: LedgerView, app: App, capacity: Resources) -> dict[str, Any]:
             "limit": _scaled(capacity, q.max_am_share * q.abs_max_capacity),
             "used": am_used.to_dict(),
         },
-        "user": {
-            "user": app.user,
-            "userLimitFactor": q.user_limit_factor,
-            "limit": user_limit,
-            "used": user_used.to_dict(),
-            "reached": any(user_used.get(r) >= v for r, v in user_limit.items() if v > 0),
-        },
     }
 
 
-def _order_key(app: App, capacity: Resources) -> tuple[float, int, float, str]:
-    """The DRF stage's app order inside a queue: dominant share, then higher priority, then age."""
-    return (app.used.dominant_share(capacity), -app.priority, app.submit_time, app.app_id)
+def queue_position(st: LedgerView, app: App, order: AppOrder, now: float) -> tuple[int | None, int]:
+    """(the app's place among the waiting apps of its queue in ``order``, how many wait), as the
+    scheduler's own order ranks them on the current snapshot."""
+    snap = st.snapshot()
+    ctx = CycleContext(snap=snap, now=now, rng=Random(0), plan=Plan(based_on=snap.version))
+    waiting = [v for a in st.apps.values()
+               if a.queue == app.queue and pending_asks(a) and (v := snap.apps.get(a.app_id)) is not None]
+    waiting.sort(key=lambda v: order.sort_key(v, ctx))
+    position = next((i + 1 for i, v in enumerate(waiting) if v.app_id == app.app_id), None)
+    return position, len(waiting)
 
 
-def explain(st: LedgerView, app_id: str) -> Explanation:
-    """Why ``app_id`` waits (or that it does not). Raises the state's errors for unknown ids."""
+def explain(st: LedgerView, app_id: str, order: AppOrder | None = None, *, now: float = 0.0) -> Explanation:
+    """Why ``app_id`` waits (or that it does not), its place in its queue in ``order`` (the scheduler's
+    fair-share order; DRF's by default). Raises the state's errors for unknown ids."""
     app = st.get_app(app_id)
     capacity = st.cluster_capacity()
     plan = st.last_plan
@@ -303,12 +298,10 @@ def explain(st: LedgerView, app_id: str) -> Explanation:
         for k, v in sorted(asks.items())
     )
     reason = _overall(st, app, asks, rejections)
-    waiting = sorted((a for a in st.apps.values() if a.queue == app.queue and pending_asks(a)),
-                     key=lambda a: _order_key(a, capacity))
-    position = next((i + 1 for i, a in enumerate(waiting) if a.app_id == app.app_id), None)
+    position, waiting_in_queue = queue_position(st, app, order or DrfOrder(), now)
     return Explanation(
         app_id=app.app_id, state=app.state, queue=app.queue, user=app.user, reason=reason, asks=waits,
-        position=position, waiting_in_queue=len(waiting), used=app.used.to_dict(),
+        position=position, waiting_in_queue=waiting_in_queue, used=app.used.to_dict(),
         fair_share=app.fair_share.to_dict(),
         dominant_share=app.used.dominant_share(capacity) if not capacity.is_zero() else 0.0,
         fair_dominant_share=app.fair_share.dominant_share(capacity) if not capacity.is_zero() else 0.0,

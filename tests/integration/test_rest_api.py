@@ -35,6 +35,7 @@ class FakeRM:
         self.clock = TS / 1000 + 10
         self.stored: list[Record] = []
         self.metrics = RMMetrics(self)  # type: ignore[arg-type]
+        self.pipeline, self.shares = default_pipeline()
 
     def now(self) -> float:
         return self.clock
@@ -46,8 +47,7 @@ class FakeRM:
         pass
 
     def cycle(self) -> None:
-        stages, shares = default_pipeline()
-        plan = run_cycle(self.state.snapshot(), stages, shares=shares, now=self.clock, rng=Random(1))
+        plan = run_cycle(self.state.snapshot(), self.pipeline, shares=self.shares, now=self.clock, rng=Random(1))
         self.state.apply_plan(plan, self.clock)
         for launch in self.state.drain_launches():
             self.state.node_heartbeat(launch.node_id, 1, [NodeStatus(launch.container_id, "RUNNING")], True, "",

@@ -14,6 +14,7 @@ from rm.core.plan import AM_LIMIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
 from rm.core.state_types import CoreConfig, NodeStatus, SubmitSpec
+from tests.extensions.newest_first import NewestFirst
 
 TS = 1_700_000_000_000
 GB = 1024
@@ -119,6 +120,20 @@ def test_a_full_cluster_reports_the_most_free_node_and_the_queue_order() -> None
     assert ex.explain(st, later).position == 2
 
 
+def test_the_position_in_queue_follows_the_schedulers_own_order() -> None:
+    st = make_state({"default": {"capacity": 100, "maximum-am-resource-percent": 100}})
+    node(st, "n1", mem=4 * GB)
+    submit(st, 4 * GB)
+    cycle(st)
+    older = submit(st, 2 * GB, now=2.0)
+    newer = submit(st, 2 * GB, now=3.0)
+    cycle(st, now=4.0)
+    assert (ex.explain(st, older).position, ex.explain(st, newer).position) == (1, 2)  # DRF: the older first
+    newest_first = NewestFirst()
+    assert ex.explain(st, older, newest_first).position == 2
+    assert ex.explain(st, newer, newest_first).position == 1
+
+
 def test_no_running_node_and_finished_apps_have_their_own_codes() -> None:
     st = make_state()
     app_id = submit(st, 1 * GB)
@@ -131,16 +146,13 @@ def test_no_running_node_and_finished_apps_have_their_own_codes() -> None:
     assert st.apps[app_id].report_diagnostics() == "Application killed by user."
 
 
-def test_the_user_limit_is_reported_with_its_numbers() -> None:
+def test_no_user_limit_is_reported_while_no_stage_enforces_one() -> None:
     queues = {"a": {"capacity": 50, "user-limit-factor": 1}, "b": {"capacity": 50}}
     st = make_state(queues)
     node(st, "n1", mem=8 * GB, vc=8)
     app_id = submit(st, 4 * GB, queue="a")
     cycle(st)
-    user = ex.explain(st, app_id).limits["user"]
-    assert user["limit"]["memory-mb"] == 4 * GB
-    assert user["used"]["memory-mb"] == 4 * GB
-    assert user["reached"] is True
+    assert set(ex.explain(st, app_id).limits) == {"queue", "am"}
 
 
 def test_waiting_lines_clear_once_the_app_runs() -> None:

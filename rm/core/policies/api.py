@@ -128,3 +128,13 @@ def pipeline_reads(stages: Iterable[Stage]) -> frozenset[Input]:
 
 
 Pipeline = Sequence[Stage]
+
+
+def queue_order(pipeline: Pipeline) -> AppOrder | None:
+    """The order a pipeline's first ordered stage ranks apps by (its fair-share order): what "position in
+    queue" means for it."""
+    for stage in pipeline:
+        order = getattr(stage, "order", None)
+        if order is not None:
+            return order  # type: ignore[no-any-return]
+    return None

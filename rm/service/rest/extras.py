@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from common.errors import ApplicationNotFound
 from rm.core.explain import explain
+from rm.core.policies.api import queue_order
 from rm.service.rest.errors import not_found_app
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
              summary="Why an application waits: a stable reason code and the numbers behind it")
     async def explain_app(app_id: str) -> dict[str, Any]:
         try:
-            return {"explanation": explain(rm.state, app_id).to_dict()}
+            return {"explanation": explain(rm.state, app_id, queue_order(rm.pipeline), now=rm.now()).to_dict()}
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
 
