@@ -57,7 +57,7 @@ class AmCommands(LedgerBase):
         att.tracking_url = tracking_url
         att.last_contact = now
         app.tracking_url = tracking_url
-        self._mark(att.record())
+        self._mark(att)
         self._app_started(app, now)
         return att
 
@@ -189,7 +189,7 @@ class AmCommands(LedgerBase):
         att.state = "FINISHING"
         att.diagnostics = diagnostics
         att.tracking_url = tracking_url or att.tracking_url
-        self._mark(att.record())
+        self._mark(att)
         if app.unmanaged:  # no AM container whose exit would end the attempt
             self._end_attempt(app, att, "FINISHED", diagnostics, counts=False, now=now)
         # the attempt ends when the AM container exits; the app is done now

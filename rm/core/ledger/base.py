@@ -115,19 +115,18 @@ class LedgerBase:
             container_key_hex=secrets.token_hex(32),
         )
 
-    def _mark(self, rec: Record) -> None:
-        self.journal.mark(rec)
+    def _mark(self, item: Record | App | Attempt | Node | Container) -> None:
+        """``item`` changed: its durable record goes to the journal (built only when the ledger is durable)."""
         self.version += 1
+        if self.config.durable:
+            self.journal.mark(item.record() if isinstance(item, App | Attempt | Node | Container) else item)
 
     def mark_meta(self) -> None:
         self._mark(self.meta)
 
     def _touch_app(self, app: App) -> None:
         self.views.app_changed(app.app_id)
-        if self.config.durable:
-            self._mark(app.record())
-        else:
-            self.version += 1
+        self._mark(app)
 
     def _nodes_changed(self, node: Node) -> None:
         """A node registered, changed state or capability: views, headroom and limits follow."""
@@ -251,7 +250,7 @@ class LedgerBase:
         app.progress = 0.0
         if att.am_ask_pending:
             self.asks_grew = True
-        self._mark(att.record())
+        self._mark(att)
         self._touch_app(app)
         return att
 
@@ -313,7 +312,7 @@ class LedgerBase:
                 node = self.nodes.get(c.node_id)
                 if node is not None:
                     node.to_cleanup.add(cid)
-        self._mark(att.record())
+        self._mark(att)
         self._touch_app(app)
         self._emit(AttemptEnded(app, att, now))
 
@@ -354,7 +353,7 @@ class LedgerBase:
                 self._complete_container(c, EXIT_ABORTED, diag, now)
         node.to_cleanup.clear()
         node.apps_to_cleanup.clear()
-        self._mark(node.record())
+        self._mark(node)
 
 
     def _attempt(self, app: App, attempt_id: str) -> Attempt | None:
@@ -385,10 +384,7 @@ class LedgerBase:
             self._free_on(node, c.resource)
         self.capacity_freed = True
         app = self.apps.get(c.app_id)
-        if self.config.durable:
-            self._mark(c.record())
-        else:
-            self.version += 1
+        self._mark(c)
         if app is None:
             return
         self.views.app_changed(app.app_id)

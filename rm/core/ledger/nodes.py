@@ -50,7 +50,7 @@ class NodeCommands(LedgerBase):
         for s in statuses:  # containers we do not know (a previous RM life) are cleaned up
             if s.state != "COMPLETE" and ContainerId(s.container_id) not in self.containers:
                 node.to_cleanup.add(ContainerId(s.container_id))
-        self._mark(node.record())
+        self._mark(node)
         return node
 
     def node_heartbeat(
@@ -74,7 +74,7 @@ class NodeCommands(LedgerBase):
             node.health_report = health_report
             node.last_health_update = now
             self._nodes_changed(node)
-            self._mark(node.record())
+            self._mark(node)
         for s in statuses:
             cid = ContainerId(s.container_id)
             c = self.containers.get(cid)
@@ -85,14 +85,14 @@ class NodeCommands(LedgerBase):
             if s.state == "RUNNING" and c.state in ("ALLOCATED", "ACQUIRED"):
                 c.state = "RUNNING"
                 c.start_time = s.start_time or now
-                self._mark(c.record())
+                self._mark(c)
                 app = self.apps.get(c.app_id)
                 if c.is_am and app is not None:
                     att = self._attempt(app, c.attempt_id)
                     if att is not None and att.state in ("ALLOCATED", "SCHEDULED"):
                         att.state = "LAUNCHED"
                         att.last_contact = now
-                        self._mark(att.record())
+                        self._mark(att)
                     if att is not None and att is app.current and app.state == "ACCEPTED":
                         self._app_started(app, now)  # the AM process runs, whether or not it ever registers
             elif s.state == "RUNNING" and c.is_am and c.live:

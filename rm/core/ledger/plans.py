@@ -77,7 +77,7 @@ class PlanCommands(LedgerBase):
                 att.state = "ALLOCATED"
                 att.last_contact = now
                 app.launch_time = now
-                self._mark(att.record())
+                self._mark(att)
                 self._touch_app(app)
                 self._launches.append(LaunchAM(
                     app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
@@ -91,8 +91,7 @@ class PlanCommands(LedgerBase):
                 ask = att.asks[p.allocation_request_id]
                 ask.num_containers -= 1
                 att.undelivered.append(cid)
-            if self.config.durable:
-                self._mark(c.record())
+            self._mark(c)
             applied.append(p)
         for app_id, share in plan.shares.items():
             app = self.apps.get(app_id)
