@@ -64,6 +64,8 @@ class _StageState:
     tasks: list[TaskState] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
     measured_sum: float = 0.0  # of ``measured``, kept as it grows: estimates are read on every heartbeat
+    # the tasks not yet succeeded, in index order: remaining-work sums skip the others (each adds 0.0 exactly)
+    unfinished: dict[int, None] = field(default_factory=dict)
 
 
 class DagState:
@@ -76,6 +78,7 @@ class DagState:
         for i, spec in enumerate(job.stages):
             st = _StageState(spec=spec, index=i, depth=depths[spec.name])
             st.tasks = [TaskState(stage=spec.name, index=t) for t in range(spec.tasks)]
+            st.unfinished = dict.fromkeys(range(spec.tasks))
             self._stages[spec.name] = st
         self._by_container: dict[str, TaskState] = {}
         self._failed: TaskState | None = None
@@ -116,7 +119,9 @@ class DagState:
 
     def runnable(self, stage: str) -> list[int]:
         """Indices of the stage's tasks that may start now and are not running."""
-        return [t.index for t in self._stages[stage].tasks if t.status == "RUNNABLE"]
+        st = self._stages[stage]
+        tasks = st.tasks
+        return [i for i in st.unfinished if tasks[i].status == "RUNNABLE"]
 
     def stage_done(self, stage: str) -> bool:
         st = self._stages[stage]
@@ -181,7 +186,9 @@ class DagState:
     def remaining_stage_s(self, stage: str, now: float) -> float:
         if self.stage_done(stage):
             return 0.0
-        return sum(self.remaining_task_s(t, now) for t in self._stages[stage].tasks)
+        st = self._stages[stage]
+        tasks = st.tasks
+        return sum(self.remaining_task_s(tasks[i], now) for i in st.unfinished)
 
     def remaining_work_s(self, now: float) -> float:
         """Estimated container-seconds still to run, for all unfinished tasks of the job."""
@@ -229,6 +236,7 @@ class DagState:
 
         if exit_status == EXIT_SUCCESS:
             task.status = "SUCCEEDED"
+            self._stages[task.stage].unfinished.pop(task.index, None)
             task.measured_s = duration
             self._stages[task.stage].measured.append(duration)
             self._stages[task.stage].measured_sum += duration
