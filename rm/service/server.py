@@ -30,6 +30,7 @@ from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
 from rm.service import convert
 from rm.service.config import RMConfig
+from rm.service.operations import Operations
 from rm.service.persistence import LeaseKeeper, StoreWriter, lease_owner, open_store
 from rm.service.slo import SloService
 from rm.service.store import LeaseLost, Store, StoreError, default_sqlite_url
@@ -340,10 +341,8 @@ class ResourceManager:
             error = f"{exc.code().name}: {exc.details()}"
         if error:
             log.warning("launching AM container %s failed: %s", launch.container_id, error)
-            self.state.am_launch_failed(launch.container_id, error, self.now())
-            self.kick()
             with contextlib.suppress(StoreUnavailable):  # queued and retried; the writer logs the outage
-                await self.persist()
+                await Operations(self).am_launch_failed(launch.container_id, error)
         else:
             log.info("launched AM container %s for %s on %s", launch.container_id, launch.app_id, node.node_id)
 
