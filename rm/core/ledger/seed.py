@@ -8,17 +8,54 @@ busy with something else, an app that already holds containers elsewhere.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Self
 
 from common import ids
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import Resources
 from rm.core.entities import App, Ask, Attempt, Node
+from rm.core.events import Event, Journal
+from rm.core.explain import WaitingNotes
 from rm.core.ledger.base import LedgerBase
 from rm.core.model import QueueView
+from rm.core.reservations_glue import ReservationRelease
+from rm.core.run_history import RunHistory
+
+OWN_LISTENERS = (ReservationRelease, RunHistory, WaitingNotes)
+"""The listeners every ledger subscribes itself; a fork keeps (copies of) these and no others."""
+
+
+class _LeftBehind:
+    """What a listener the fork does not keep becomes in it: it hears nothing."""
+
+    hears: frozenset[type] = frozenset()
+
+    def on_event(self, event: Event, journal: Journal) -> None:
+        return None
+
+
+LEFT_BEHIND = _LeftBehind()
 
 
 class Seeding(LedgerBase):
+    def fork(self) -> Self:
+        """A deep copy to ask what-if questions of (the dry run): nothing it does reaches this ledger.
+
+        The copy is non-durable (no journal kept, no tokens minted for containers), has no AM launches
+        waiting, and hears only the ledger's own listeners (run history, reservation release, waiting
+        notes), copied with it; listeners a driver subscribed are left behind.
+        """
+        memo: dict[int, Any] = {id(x): LEFT_BEHIND for x in self.listeners if not isinstance(x, OWN_LISTENERS)}
+        clone = copy.deepcopy(self, memo)
+        clone.listeners[:] = [x for x in clone.listeners if x is not LEFT_BEHIND]
+        clone.config = replace(clone.config, durable=False)
+        clone.journal = Journal(keep=False)
+        clone.drain_launches()
+        return clone
+
     def set_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
         """Replace the queue tree (apps keep their queue paths)."""
         self.queues = dict(queues)
