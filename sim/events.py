@@ -53,7 +53,14 @@ class PlanTick:
     """A reservation plan step boundary (policies with reservations): roll the plan, DRA when due."""
 
 
-Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue | PlanTick
+@dataclass(frozen=True, slots=True)
+class AppEnds:
+    """An app the simulator runs no AM for ends now (a dry run's assumption for apps without a job spec)."""
+
+    app_id: str
+
+
+Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue | PlanTick | AppEnds
 
 
 class EventQueue:
