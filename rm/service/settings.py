@@ -1,14 +1,6 @@
-"""Layered daemon settings: defaults < files < environment < flags, every value with its source.
-
-Settings are named by Hadoop's property names where one exists (``yarn.resourcemanager.webapp.address``)
-and under ``shepherd.`` otherwise. The file layer is, in order, the Hadoop site files of the
-configuration directory (``--hadoop-conf-dir``, else ``YARN_CONF_DIR``/``HADOOP_CONF_DIR``: core-site.xml,
-yarn-site.xml, capacity-scheduler.xml) and then shepherd's own YAML file (``--config``), whose keys are
-the same property names (flat, or nested mappings joined with dots) plus an optional ``queues:`` tree.
-Each setting may also come from one environment variable, and the daemons' flags win over everything.
-
-:func:`load_rm_settings` resolves the ResourceManager's ``RMConfig`` with :func:`common.settings.load_layers`,
-as :mod:`nodemanager.config` resolves the NodeManager's.
+"""The ResourceManager's settings: the properties it reads (``RM_SETTINGS``), layered as every daemon's are
+(``common.settings``: defaults < Hadoop site files < shepherd's YAML file < environment < flags, each value
+with its source), and :func:`load_rm_settings`, which resolves them into an ``RMConfig``.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, make_url, text
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy import Engine, make_url, text
+from sqlalchemy.exc import IntegrityError
 
 import rm
 from rm.core.records import (
@@ -45,7 +45,6 @@ from rm.service.store import Store, StoreError, default_sqlite_url, make_engine,
 from rm.service.store.models import Base
 
 # The server's maintenance database; each test gets its own database beside it.
-PG_ADMIN_URL = os.environ.get("SHEPHERD_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 REPO_ROOT = Path(rm.__file__).resolve().parent.parent
 EMPTY = StoredState(meta=None, apps=(), attempts=(), containers=(), nodes=())
 
@@ -206,25 +205,6 @@ def reload(url: str) -> StoredState:
 
 
 # -- fixtures ----------------------------------------------------------------------------------------
-
-
-def _postgres_unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"PostgreSQL at {PG_ADMIN_URL} is required under CI: {reason}")
-    pytest.skip(f"PostgreSQL at {PG_ADMIN_URL} is not reachable: {reason}")
-
-
-@pytest.fixture(scope="session")
-def pg_admin() -> Iterator[Engine]:
-    engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except OperationalError as e:
-        engine.dispose()
-        _postgres_unavailable(str(e.orig))
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

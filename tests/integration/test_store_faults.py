@@ -35,7 +35,6 @@ import pytest
 import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine, create_engine, make_url, text
-from sqlalchemy.exc import OperationalError
 
 from common.errors import StoreUnavailable
 from common.hadoop.client import IpcClient, RemoteError
@@ -50,7 +49,7 @@ from rm.service.persistence import StoreWriter
 from rm.service.server import ResourceManager
 from rm.service.store import Store, StoreError, StoreLocked, StoreMissing, default_sqlite_url
 from tests.e2e.conftest import kill_strays, sleep_job, submit_job, wait_final, wait_until, write_job
-from tests.integration.test_store import PG_ADMIN_URL, meta, node
+from tests.integration.test_store import meta, node
 
 LEASE_S = 1.5
 RETRIABLE = "org.apache.hadoop.ipc.RetriableException"
@@ -59,19 +58,6 @@ NEW_APP = "/ws/v1/cluster/apps/new-application"
 
 
 # -- fixtures ----------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def pg_admin() -> Iterator[Engine]:
-    engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except OperationalError as e:
-        engine.dispose()
-        pytest.skip(f"PostgreSQL at {PG_ADMIN_URL} is not reachable: {e.orig}")
-    yield engine
-    engine.dispose()
 
 
 def _empty_pg_database(admin: Engine) -> Iterator[str]:
