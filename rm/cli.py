@@ -23,6 +23,7 @@ from rm.client import ClientError, RMClient
 from rm.commands.apps import app_group
 from rm.commands.cluster import node_group, queue_group
 from rm.commands.config import config_group
+from rm.commands.job import job_group
 from rm.commands.slo import slo_group
 from sim.cli import sim_app
 
@@ -393,6 +394,7 @@ app.add_typer(app_group, name="app")
 app.add_typer(node_group, name="node")
 app.add_typer(queue_group, name="queue")
 app.add_typer(config_group, name="config")
+app.add_typer(job_group, name="job")
 app.add_typer(slo_group, name="slo")
 app.add_typer(sim_app, name="sim")
 

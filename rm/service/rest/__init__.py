@@ -17,6 +17,7 @@ from rm.service.rest.apps import add_app_routes
 from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.errors import install_handlers, remote_exception
 from rm.service.rest.extras import add_extra_routes
+from rm.service.rest.plan import add_plan_routes
 from rm.service.rest.reservations import add_reservation_routes
 from rm.service.rest.slo import add_slo_routes
 from rm.service.rest.submit import add_submit_routes
@@ -40,5 +41,6 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_app_routes(api, rm, ops)
     add_reservation_routes(api, rm, ops)
     add_slo_routes(api, rm, ops)
+    add_plan_routes(api, rm)
     add_extra_routes(api, rm)
     return api
