@@ -200,7 +200,8 @@ def waiting_line(reason: Reason | None) -> str:
 
 class WaitingNotes:
     """Listens to the ledger: after every applied plan, each unfinished app's diagnostics say why its asks
-    still wait (``App.waiting``), and stop saying it once they no longer do."""
+    still wait (``App.waiting``), and stop saying it once they no longer do. A ledger that keeps no records
+    (the simulator's, a dry run's) has no clients to read them, and skips the work."""
 
     hears: frozenset[type] = frozenset({PlanApplied})
 
@@ -209,7 +210,7 @@ class WaitingNotes:
         self.waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
 
     def on_event(self, event: Event, journal: Journal) -> None:
-        if not isinstance(event, PlanApplied):
+        if not isinstance(event, PlanApplied) or not journal.keep:  # no store, no clients to read them
             return
         refused = rejections_by_app(event.plan)
         still: set[AppId] = set()
