@@ -125,6 +125,17 @@ class QueueView:
         return not self.children
 
 
+class LayoutMemo:
+    """A slot where a cycle's node index keeps what it derives from the nodes alone (their ids, hosts, racks,
+    capabilities and health), for the next cycles to reuse. The ledger hands the same memo to every snapshot
+    until a node registers, changes state or goes away; then it starts a new one."""
+
+    __slots__ = ("layout",)
+
+    def __init__(self) -> None:
+        self.layout: object = None
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     version: int
@@ -134,6 +145,7 @@ class ClusterSnapshot:
     reservations: ReservationView = EMPTY_VIEW  # the reservations active at this cycle's step
     # the total capability of the schedulable nodes, when the builder keeps it (else summed here, once)
     total: Resources | None = field(default=None, repr=False, compare=False)
+    layout: LayoutMemo | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.total is not None:

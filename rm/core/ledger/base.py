@@ -40,7 +40,7 @@ from rm.core.events import (
 )
 from rm.core.explain import WaitingNotes
 from rm.core.ledger.views import ViewCache
-from rm.core.model import ClusterSnapshot, QueueView
+from rm.core.model import ClusterSnapshot, LayoutMemo, QueueView
 from rm.core.plan import Plan
 from rm.core.records import MetaRecord, Record, SloDecisionRecord
 from rm.core.reservation.system import ReservationSystem
@@ -91,6 +91,7 @@ class LedgerBase:
                          WaitingNotes(self.apps)):
             self.subscribe(listener)
         self.views = ViewCache()
+        self.layout = LayoutMemo()  # what the node index derives from the nodes alone, until they change
         # scheduling hints for a driver that runs cycles only when they can place something (the simulator):
         # capacity came free / an ask grew since the driver last cleared them
         self.capacity_freed = True
@@ -129,8 +130,9 @@ class LedgerBase:
         self._mark(app)
 
     def _nodes_changed(self, node: Node) -> None:
-        """A node registered, changed state or capability: views, headroom and limits follow."""
+        """A node registered, changed state or capability: views, headroom, limits and layout follow."""
         self.views.node_changed(node.node_id)
+        self.layout = LayoutMemo()
         self._free = None
         self._nodes_known = False
 

@@ -179,7 +179,8 @@ class PlanCommands(LedgerBase):
         if now is not None and self.reservations.reservations:
             view = self.reservation_plan().view(now)
         return ClusterSnapshot(version=self.version, nodes=dict(views.nodes), apps=dict(views.apps),
-                               queues=self.queues, reservations=view, total=self.cluster_capacity())
+                               queues=self.queues, reservations=view, total=self.cluster_capacity(),
+                               layout=self.layout)
 
     def _node_view(self, node_id: NodeId) -> NodeView | None:
         n = self.nodes.get(node_id)

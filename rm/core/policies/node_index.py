@@ -37,6 +37,7 @@ from common.ids import NodeId
 from common.resources import Resources
 from rm.core.model import AskView, NodeView
 from rm.core.policies.api import LinearScorer, NodeScorer
+from rm.core.policies.node_layout import node_layout
 from rm.core.policies.node_math import Floats, Positions, best_position, round_like_python
 from rm.core.policies.tetris import OFF_SWITCH, SCORE_DIGITS, FreeMemo, best_node, locality_level
 
@@ -96,27 +97,18 @@ class NodeIndex:
     def __init__(self, ctx: CycleContext, limit: int = DEFAULT_CANDIDATE_LIMIT) -> None:
         self.ctx = ctx
         self.limit = limit
-        self.nodes = sorted((n for n in ctx.snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
-        self.position = {n.node_id: i for i, n in enumerate(self.nodes)}
+        layout = node_layout(ctx.snap)
+        self.nodes = [ctx.snap.nodes[nid] for nid in layout.ids]
+        self.position = layout.position
         self.free = FreeMemo()
         self.capacity = ctx.snap.capacity
-        self.by_name: dict[str, list[int]] = {}
-        self.by_rack: dict[str, list[int]] = {}
-        for i, n in enumerate(self.nodes):
-            self.by_name.setdefault(n.node_id, []).append(i)
-            if n.host != n.node_id:
-                self.by_name.setdefault(n.host, []).append(i)
-            self.by_rack.setdefault(n.rack, []).append(i)
+        self.by_name = layout.by_name
+        self.by_rack = layout.by_rack
         self.cursor = ctx.rng.randrange(len(self.nodes)) if len(self.nodes) > limit else 0
-        self.col: dict[str, int] = {}
-        for n in self.nodes:
-            for r in n.capability.amounts:
-                self.col.setdefault(r, len(self.col))
+        self.col = layout.col
         types = list(self.col)
         shape = (len(types), len(self.nodes))
-        self.capability_matrix = np.array(
-            [[n.capability.amounts.get(r, 0) for n in self.nodes] for r in types], dtype=np.int64
-        ).reshape(shape)
+        self.capability_matrix = layout.capability_matrix
         allocated = np.array(
             [[n.allocated.amounts.get(r, 0) for n in self.nodes] for r in types], dtype=np.int64
         ).reshape(shape)
@@ -133,19 +125,8 @@ class NodeIndex:
         self._base: list[list[int]] = base.tolist()
         self._extra: list[list[int]] = extra.tolist()
         self.free_lists: list[list[int]] = self.room.tolist()
-        self.inverse = [1.0 / c if (c := self.capacity.get(r)) > 0 else 0.0 for r in types]
-        # best_node sums a node's waste over its free vector, which keeps its capability's type order. Summing
-        # the matrix rows in one order gives the same floats when there are at most two types (addition
-        # commutes) or every node's order is a subsequence of one full order (a type a node lacks, or has
-        # none of free, adds +0.0, which changes no sum). Otherwise waste is summed node by node.
-        self.waste_order: list[int] | None = None
-        if len(types) <= 2:
-            self.waste_order = list(range(len(types)))
-        else:
-            orders = {tuple(n.capability.amounts) for n in self.nodes}
-            full = [o for o in orders if len(o) == len(types)]
-            if len(full) == 1 and all(_subsequence(o, full[0]) for o in orders):
-                self.waste_order = [self.col[r] for r in full[0]]
+        self.inverse = layout.inverse
+        self.waste_order = layout.waste_order
         self.log: list[int] = []  # the node (position) of every placement, in order
         self.shrinking = True  # no placement has given capacity back (a negative amount)
         self._shapes: dict[Shape, _ShapeInfo] = {}
@@ -450,11 +431,6 @@ class NodeIndex:
             info.fit_pos = info.fit.nonzero()[0]
         info.score_key[pos] = round_like_python(self._score(info, room))
         info.waste_key[pos] = round_like_python(self._waste(info, room))
-
-
-def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-    rest = iter(long)
-    return all(r in rest for r in short)
 
 
 def node_index(ctx: CycleContext) -> NodeIndex:

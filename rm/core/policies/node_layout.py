@@ -1,0 +1,78 @@
+"""What a cycle's node index derives from the schedulable nodes alone — their order, where each name and
+rack is, the resource types, the capability matrix, the waste order — kept in the snapshot's
+``LayoutMemo`` so that cycles reuse it until a node registers, changes state or goes away."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from common.ids import NodeId
+from rm.core.model import ClusterSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLayout:
+    ids: tuple[NodeId, ...]  # the schedulable nodes, by id
+    position: dict[NodeId, int]
+    by_name: dict[str, list[int]]  # node id and host name -> positions
+    by_rack: dict[str, list[int]]
+    col: dict[str, int]  # resource type -> row of the matrices
+    capability_matrix: npt.NDArray[np.int64]  # type x node
+    inverse: list[float]  # 1 / the cluster's capacity of each type (0 where it has none)
+    # the order best_node sums a node's waste in, when one order serves every node (else None: node by node)
+    waste_order: list[int] | None
+
+
+def node_layout(snap: ClusterSnapshot) -> NodeLayout:
+    """The layout of the snapshot's nodes: from its memo when an earlier cycle made it, else made now."""
+    memo = snap.layout
+    if memo is not None and isinstance(memo.layout, NodeLayout):
+        return memo.layout
+    layout = _build(snap)
+    if memo is not None:
+        memo.layout = layout
+    return layout
+
+
+def _build(snap: ClusterSnapshot) -> NodeLayout:
+    nodes = sorted((n for n in snap.nodes.values() if n.schedulable), key=lambda n: n.node_id)
+    by_name: dict[str, list[int]] = {}
+    by_rack: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        by_name.setdefault(n.node_id, []).append(i)
+        if n.host != n.node_id:
+            by_name.setdefault(n.host, []).append(i)
+        by_rack.setdefault(n.rack, []).append(i)
+    col: dict[str, int] = {}
+    for n in nodes:
+        for r in n.capability.amounts:
+            col.setdefault(r, len(col))
+    types = list(col)
+    shape = (len(types), len(nodes))
+    capability = np.array([[n.capability.amounts.get(r, 0) for n in nodes] for r in types],
+                          dtype=np.int64).reshape(shape)
+    capability.setflags(write=False)  # shared by every cycle until the nodes change
+    inverse = [1.0 / c if (c := snap.capacity.get(r)) > 0 else 0.0 for r in types]
+    # best_node sums a node's waste over its free vector, which keeps its capability's type order. Summing the
+    # matrix rows in one order gives the same floats when there are at most two types (addition commutes) or
+    # every node's order is a subsequence of one full order (a type a node lacks, or has none of free, adds
+    # +0.0, which changes no sum). Otherwise waste is summed node by node.
+    waste_order: list[int] | None = None
+    if len(types) <= 2:
+        waste_order = list(range(len(types)))
+    else:
+        orders = {tuple(n.capability.amounts) for n in nodes}
+        full = [o for o in orders if len(o) == len(types)]
+        if len(full) == 1 and all(_subsequence(o, full[0]) for o in orders):
+            waste_order = [col[r] for r in full[0]]
+    return NodeLayout(ids=tuple(n.node_id for n in nodes), position={n.node_id: i for i, n in enumerate(nodes)},
+                      by_name=by_name, by_rack=by_rack, col=col, capability_matrix=capability, inverse=inverse,
+                      waste_order=waste_order)
+
+
+def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    rest = iter(long)
+    return all(r in rest for r in short)
