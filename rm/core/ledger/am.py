@@ -113,7 +113,8 @@ class AmCommands(LedgerBase):
         changed = False
         for a in asks:
             undelivered = sum(1 for cid in att.undelivered
-                              if self.containers[cid].allocation_request_id == a.allocation_request_id)
+                              if self.containers[cid].allocation_request_id == a.allocation_request_id) \
+                if att.undelivered else 0
             a.num_containers = max(0, a.num_containers - undelivered)
             if a.num_containers == 0:
                 changed |= att.asks.pop(a.allocation_request_id, None) is not None
@@ -131,10 +132,11 @@ class AmCommands(LedgerBase):
                 node = self.nodes.get(c.node_id)
                 if node is not None:
                     node.to_cleanup.add(c.container_id)
-        blacklist = set(att.blacklist)
-        att.blacklist.update(NodeId(n) for n in blacklist_add)
-        att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
-        changed |= att.blacklist != blacklist
+        if blacklist_add or blacklist_remove:
+            blacklist = set(att.blacklist)
+            att.blacklist.update(NodeId(n) for n in blacklist_add)
+            att.blacklist.difference_update(NodeId(n) for n in blacklist_remove)
+            changed |= att.blacklist != blacklist
         if 0.0 <= progress <= 1.0 and progress != app.progress:
             app.progress = progress
         terms = app.terms
