@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
+# The server's maintenance database; each test gets its own database beside it (empty_pg_database).
 PG_ADMIN_URL = os.environ.get("SHEPHERD_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
@@ -30,3 +32,15 @@ def pg_admin() -> Iterator[Engine]:
         postgres_unavailable(str(e.orig))
     yield engine
     engine.dispose()
+
+
+def empty_pg_database(admin: Engine) -> Iterator[str]:
+    """A new, empty PostgreSQL database for one test (its URL), dropped afterwards."""
+    name = f"shepherd_test_{secrets.token_hex(6)}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
-import secrets
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import make_url, text
 from sqlalchemy.exc import IntegrityError
 
 import rm
@@ -43,8 +42,8 @@ from rm.core.records import (
 from rm.core.reservation.records import ReservationRecord
 from rm.service.store import Store, StoreError, default_sqlite_url, make_engine, migrations_dir
 from rm.service.store.models import Base
+from tests.integration.conftest import empty_pg_database
 
-# The server's maintenance database; each test gets its own database beside it.
 REPO_ROOT = Path(rm.__file__).resolve().parent.parent
 EMPTY = StoredState(meta=None, apps=(), attempts=(), containers=(), nodes=())
 
@@ -212,15 +211,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield default_sqlite_url(tmp_path / "data" / "rm")
         return
-    admin: Engine = request.getfixturevalue("pg_admin")
-    name = f"shepherd_test_{secrets.token_hex(6)}"
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin.url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield from empty_pg_database(request.getfixturevalue("pg_admin"))
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import secrets
 import signal
 import subprocess
 import sys
@@ -49,6 +48,7 @@ from rm.service.persistence import StoreWriter
 from rm.service.server import ResourceManager
 from rm.service.store import Store, StoreError, StoreLocked, StoreMissing, default_sqlite_url
 from tests.e2e.conftest import kill_strays, sleep_job, submit_job, wait_final, wait_until, write_job
+from tests.integration.conftest import empty_pg_database
 from tests.integration.test_store import meta, node
 
 LEASE_S = 1.5
@@ -60,24 +60,13 @@ NEW_APP = "/ws/v1/cluster/apps/new-application"
 # -- fixtures ----------------------------------------------------------------------------------------
 
 
-def _empty_pg_database(admin: Engine) -> Iterator[str]:
-    name = f"shepherd_test_{secrets.token_hex(6)}"
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield admin.url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Where a store would be: a SQLite file not yet there, or an empty PostgreSQL database."""
     if request.param == "sqlite":
         yield default_sqlite_url(tmp_path / "data" / "rm")
         return
-    yield from _empty_pg_database(request.getfixturevalue("pg_admin"))
+    yield from empty_pg_database(request.getfixturevalue("pg_admin"))
 
 
 def config(tmp_path: Path, store_url: str | None = None, **overrides: Any) -> RMConfig:
@@ -481,7 +470,7 @@ def _ipc_new_app(port: int) -> RemoteError | None:
 def test_postgresql_unreachable_for_30_s_loses_nothing_and_no_finished_app_runs_again(
         tmp_path: Path, pg_admin: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHEPHERD_STORE_LEASE_MS", "2000")
-    databases = _empty_pg_database(pg_admin)
+    databases = empty_pg_database(pg_admin)
     url = make_url(next(databases))
     try:
         with Proxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
