@@ -1,0 +1,228 @@
+"""One leaf queue's book of deadline claims: the lazy layout every admitted deadline keeps, try-and-commit
+admission, the earliest feasible finish of a new job, and what each claim is owed now.
+
+The book is the deadline half of the queue's ledger of promises (DESIGN.md, "Promises"): its capacity is the
+queue's, less what the queue's fixed reservations (Morpheus) book at each step (``FixedLoad``), so a deadline
+never takes capacity a reservation holds, and a reservation is admitted only if every claim here still fits
+(``fits_with``).
+
+A claim is laid as late as its deadline allows when it is admitted, into the room the claims already there
+leave (MRM's slack), so **an admission never moves, and so never breaks, an admitted claim**. ``relayout``
+lays every claim again, latest deadline first, and keeps the new layout only when every claim fits in it;
+``sync`` re-lays one claim after its remaining work changed (it ran ahead or fell behind its layout). Steps
+are absolute: step ``s`` covers ``[s·dt, (s+1)·dt)``; a layout starts at the first whole step after ``now``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rm.core.deadlines.layout import FloatArray, Phase, Placed, critical_path, fill_early, lay_late, usable
+
+FixedLoad = Callable[[int, int], FloatArray]
+"""Units booked by fixed reservations at absolute steps ``[s0, s1)``."""
+
+ON_TRACK = "ON_TRACK"
+AT_RISK = "AT_RISK"
+
+
+def no_fixed_load(s0: int, s1: int) -> FloatArray:
+    return np.zeros(max(0, s1 - s0))
+
+
+@dataclass(slots=True)
+class Claim:
+    """An admitted deadline: finish ``phases`` (the remaining work) by ``deadline`` (seconds since the epoch)."""
+
+    key: str
+    deadline: float
+    phases: tuple[Phase, ...]
+    admitted_at: float = 0.0
+    price: float = 0.0
+    status: str = ON_TRACK
+    placed: Placed = field(default_factory=lambda: Placed(0, np.zeros(0)))
+
+    @property
+    def work(self) -> float:
+        return sum(p.work for p in self.phases)
+
+
+class Infeasible(Exception):
+    """A deadline the book cannot admit; ``earliest`` is the earliest finish it could admit now."""
+
+    def __init__(self, message: str, earliest: float) -> None:
+        super().__init__(message)
+        self.earliest = earliest
+
+
+class DeadlineBook:
+    def __init__(self, capacity: float, *, dt: float = 1.0, fixed: FixedLoad = no_fixed_load) -> None:
+        if dt <= 0:
+            raise ValueError(f"the deadline step must be positive, got {dt}")
+        self.capacity = float(capacity)
+        self.dt = float(dt)
+        self.fixed = fixed
+        self.claims: dict[str, Claim] = {}
+        self.version = 0
+
+    # ------------------------------------------------------------------------------------------ time
+
+    def first_step(self, now: float) -> int:
+        """The first whole step after ``now``: where new layouts start."""
+        return math.ceil(now / self.dt - 1e-9)
+
+    def step_of(self, t: float) -> int:
+        return math.floor(t / self.dt + 1e-9)
+
+    def _horizon(self, now: float, *ends: float) -> int:
+        last = max([now, *ends, *(c.deadline for c in self.claims.values())])
+        return self.step_of(last) + 2
+
+    # ------------------------------------------------------------------------------------------ room
+
+    def free(self, s0: int, s1: int, *, without: Iterable[str] = ()) -> FloatArray:
+        """Units nobody holds at absolute steps ``[s0, s1)`` (claims in ``without`` not counted)."""
+        n = max(0, s1 - s0)
+        out: FloatArray = self.capacity - self.fixed(s0, s1)
+        skip = set(without)
+        for c in self.claims.values():
+            if c.key in skip:
+                continue
+            p = c.placed
+            lo, hi = max(s0, p.start), min(s1, p.start + len(p.rate))
+            if lo < hi:
+                out[lo - s0 : hi - s0] -= p.rate[lo - p.start : hi - p.start]
+        return out[:n]
+
+    def beyond(self) -> float:
+        """Units free past every claim's deadline (the worst the fixed reservations leave there)."""
+        return self.capacity
+
+    # ------------------------------------------------------------------------------------ admission
+
+    def earliest_finish(self, phases: tuple[Phase, ...], now: float) -> float:
+        """The earliest time the phases can finish if admitted now, filling the room the admitted claims
+        leave (MRM's f^e): never before now + their critical path."""
+        s0 = self.first_step(now)
+        s1 = self._horizon(now, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
+                                           max(self.capacity, 1e-9)))
+        fill = fill_early(self.free(s0, s1), phases, self.dt, self.beyond())
+        steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
+        return (s0 + steps) * self.dt
+
+    def try_place(self, phases: tuple[Phase, ...], deadline: float, now: float,
+                  *, without: Iterable[str] = ()) -> Placed | None:
+        """The lazy layout the phases would get with ``deadline``, or None when they do not fit."""
+        s0 = self.first_step(now)
+        s1 = self._horizon(now, deadline)
+        free = self.free(s0, s1, without=without)
+        got = lay_late(free, phases, deadline - s0 * self.dt, self.dt)
+        if got is None:
+            return None
+        return Placed(s0 + got.start, got.rate)
+
+    def admit(self, key: str, phases: tuple[Phase, ...], deadline: float, now: float,
+              *, price: float = 0.0) -> Claim:
+        """Admit a deadline, or raise ``Infeasible`` with the earliest finish it could have (nothing changes)."""
+        if key in self.claims:
+            raise ValueError(f"{key} already holds a deadline")
+        placed = self.try_place(phases, deadline, now)
+        if placed is None:
+            raise Infeasible(f"cannot finish {sum(p.work for p in phases):.0f} unit-seconds by {deadline:.3f}",
+                             self.earliest_finish(phases, now))
+        claim = Claim(key, deadline, phases, now, price, placed=placed)
+        self.claims[key] = claim
+        self.version += 1
+        return claim
+
+    def remove(self, key: str) -> Claim | None:
+        claim = self.claims.pop(key, None)
+        if claim is not None:
+            self.version += 1
+        return claim
+
+    def restore(self, claim: Claim, now: float) -> None:
+        """Put back a claim the store kept (after a restart): laid again late; AT_RISK when it no longer fits."""
+        claim.placed = Placed(0, np.zeros(0))
+        self.claims[claim.key] = claim
+        self.sync(claim.key, claim.phases, now)
+
+    # --------------------------------------------------------------------------------------- moving
+
+    def sync(self, key: str, phases: tuple[Phase, ...], now: float) -> str:
+        """The claim's remaining work is now ``phases``: lay it again late in its own room and whatever is
+        free. When it no longer fits by its deadline it keeps as much of its old layout as it still needs
+        and is AT_RISK (it then gets its old claim and its fair share; nothing else moves)."""
+        claim = self.claims[key]
+        claim.phases = phases
+        placed = self.try_place(phases, claim.deadline, now, without=(key,))
+        if placed is not None:
+            claim.placed = placed
+            claim.status = ON_TRACK
+        else:
+            s = self.step_of(now)
+            p = claim.placed
+            k = max(0, s - p.start)
+            claim.placed = Placed(p.start + k, p.rate[k:].copy())
+            claim.status = AT_RISK
+        self.version += 1
+        return claim.status
+
+    def relayout(self, now: float) -> bool:
+        """Lay every claim again as late as it can go, latest deadline first; keep that layout only if every
+        claim fits in it (else keep the current one). True when the new layout was kept."""
+        if not self.claims:
+            return True
+        s0 = self.first_step(now)
+        s1 = self._horizon(now)
+        free: FloatArray = self.capacity - self.fixed(s0, s1)
+        new: dict[str, Placed] = {}
+        for c in sorted(self.claims.values(), key=lambda c: (-c.deadline, c.key)):
+            got = lay_late(free, c.phases, c.deadline - s0 * self.dt, self.dt)
+            if got is None:
+                return False
+            new[c.key] = Placed(s0 + got.start, got.rate)
+        for k, p in new.items():
+            self.claims[k].placed = p
+            self.claims[k].status = ON_TRACK
+        self.version += 1
+        return True
+
+    def fits_with(self, extra: FixedLoad) -> bool:
+        """Whether every claim keeps its layout if fixed reservations also book ``extra`` (a reservation
+        about to be admitted): the check a reservation's admission makes against the deadlines."""
+        if not self.claims:
+            return True
+        s0 = min(c.placed.start for c in self.claims.values())
+        s1 = max(c.placed.start + len(c.placed.rate) for c in self.claims.values())
+        return bool((self.free(s0, s1) - extra(s0, s1) >= -1e-6).all())
+
+    # ------------------------------------------------------------------------------------- reading
+
+    def owed(self, key: str, now: float) -> float:
+        """Units the claim's layout gives it at the step holding ``now``."""
+        claim = self.claims.get(key)
+        return claim.placed.at(self.step_of(now)) if claim is not None else 0.0
+
+    def slack_until(self, t: float, now: float) -> float:
+        """Free unit-seconds between now and ``t`` in the current layout (the room later jobs may use)."""
+        s0 = self.first_step(now)
+        s1 = self.step_of(t)
+        if s1 <= s0:
+            return 0.0
+        return float(np.clip(self.free(s0, s1), 0.0, None).sum() * self.dt)
+
+    def usable(self, phases: tuple[Phase, ...], start: float, end: float, now: float) -> float:
+        """Unit-seconds a job as wide as its widest phase could still run between ``start`` and ``end``."""
+        s0 = self.first_step(now)
+        s1 = self._horizon(now, end)
+        rate = max((p.rate for p in phases), default=0.0)
+        return usable(self.free(s0, s1), start - s0 * self.dt, end - s0 * self.dt, self.dt, rate,
+                      self.beyond())
+
+    def edf(self) -> list[Claim]:
+        return sorted(self.claims.values(), key=lambda c: (c.deadline, c.key))

@@ -1,0 +1,100 @@
+"""Price–deadline quotes (MRM §4–5): the earliest feasible finish and the price of every later deadline.
+
+The price of finishing job ``j`` by ``d`` is MRM's eq. 13,
+
+    c(d) = κ · ( p_j / (δ_j + 1)  +  Σ_{i queued, d_i > d} [ p_i / (δ'_i + 1) − p_i / (δ_i + 1) ] ),
+
+floored at ``p_j`` (one token buys one unit-second), where
+
+* ``p_j`` is the job's work, the upper bound of its prediction interval, in unit-seconds;
+* ``δ_j`` is the slack it offers: the unit-seconds it could still run, at its own width, in the room between
+  its earliest finish and ``d``, normalised by the average job's work;
+* ``δ_i`` is the slack an admitted claim ``i`` has until its deadline (the free unit-seconds before ``d_i``
+  in the lazy layout, normalised the same way) and ``δ'_i`` the same after ``j`` takes its ``p_j`` before
+  ``d_i``. The sum charges ``j`` for the slack it takes from every deadline it jumps ahead of; it is zero for
+  a deadline after every queued one.
+
+The first term falls as ``d`` grows and the sum loses terms, so prices never rise with the deadline; they are
+load dependent through the sum and through the room the earliest finish sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rm.core.deadlines.book import DeadlineBook
+from rm.core.deadlines.layout import Phase, critical_path
+
+DEFAULT_KAPPA = 2.0
+CURVE_POINTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+"""Deadlines of a curve, as f^e + x × the job's critical path (at least one step)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    deadline: float
+    price: float
+
+
+@dataclass(frozen=True, slots=True)
+class PriceQuote:
+    earliest: float  # f^e, seconds since the epoch
+    critical_path: float  # seconds
+    work: float  # p_j: unit-seconds (the PI upper bound)
+    curve: tuple[Point, ...]
+
+
+class Pricer:
+    """Eq. 13 over one book at one instant (the slack of each claim computed once)."""
+
+    def __init__(self, book: DeadlineBook, phases: tuple[Phase, ...], now: float, *, kappa: float = DEFAULT_KAPPA,
+                 avg_work: float) -> None:
+        if kappa <= 0 or avg_work <= 0:
+            raise ValueError(f"pricing needs kappa > 0 and an average work > 0, got {kappa}, {avg_work}")
+        self.book = book
+        self.phases = phases
+        self.now = now
+        self.kappa = kappa
+        self.avg = avg_work
+        self.work = sum(p.work for p in phases)
+        self.earliest = book.earliest_finish(phases, now)
+        claims = book.edf()
+        self._deadlines = np.array([c.deadline for c in claims])
+        self._work = np.array([c.work for c in claims])
+        slack = np.array([book.slack_until(c.deadline, now) for c in claims])
+        self._delta = slack / avg_work
+        self._delta_after = np.clip(slack - self.work, 0.0, None) / avg_work
+
+    def jump_ahead(self, deadline: float) -> float:
+        """The sum of eq. 13: what a job finishing by ``deadline`` takes from the deadlines after it."""
+        later = self._deadlines > deadline
+        if not later.any():
+            return 0.0
+        w = self._work[later]
+        return float((w / (self._delta_after[later] + 1.0) - w / (self._delta[later] + 1.0)).sum())
+
+    def price(self, deadline: float) -> float:
+        """The price of finishing by ``deadline`` (infinite before the earliest finish)."""
+        if deadline < self.earliest - 1e-9:
+            return float("inf")
+        offered = self.book.usable(self.phases, self.earliest, deadline, self.now) / self.avg
+        c = self.kappa * (self.work / (offered + 1.0) + self.jump_ahead(deadline))
+        return max(c, self.work)
+
+    def quote(self, points: tuple[float, ...] = CURVE_POINTS) -> PriceQuote:
+        cp = critical_path(self.phases)
+        unit = max(cp, self.book.dt)
+        deadlines = sorted({self.earliest + x * unit for x in points}
+                           | {float(d) for d in self._deadlines if d > self.earliest})
+        curve = tuple(Point(d, self.price(d)) for d in deadlines)
+        return PriceQuote(self.earliest, cp, self.work, curve)
+
+
+def cheapest_by(curve: tuple[Point, ...], max_price: float) -> Point | None:
+    """The earliest point of a curve priced at most ``max_price``."""
+    for p in curve:
+        if p.price <= max_price + 1e-9:
+            return p
+    return None
