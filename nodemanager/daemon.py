@@ -17,6 +17,7 @@ import grpc
 
 from common.hadoop.server import IpcServer
 from common.resources import MEMORY, VCORES
+from common.sdnotify import Notifier
 from nodemanager.config import (
     FlagParser,
     NodeManagerConfig,
@@ -173,31 +174,40 @@ async def run_nodemanager(
     ready: asyncio.Event | None = None,
     stop: asyncio.Event | None = None,
     on_ready: Callable[[NodeManager], None] | None = None,
+    notifier: Notifier | None = None,
 ) -> int:
     """Run a NodeManager until ``stop`` is set (0) or the RM orders it to shut down (1).
 
     ``ready`` is set (and ``on_ready`` called) once the node has registered with the RM.
-    Containers are stopped before this returns.
+    Containers are stopped before this returns. ``notifier`` (systemd's notify socket) hears READY=1 as soon
+    as every listener accepts connections, before the node has reached the RM, then keep-alives while the
+    heartbeat loop runs, and STOPPING=1.
     """
     stop = stop if stop is not None else asyncio.Event()
+    notifier = notifier if notifier is not None else Notifier({})
     nm = NodeManager(cfg)
     try:
         await nm.start()
+        listening = f"node_id={nm.node_id} http={nm.http_address} ipc={nm.host}:{nm.ipc_port}"
+        notifier.ready(f"serving {listening}; registering with {cfg.rm_address}")
         heartbeats = asyncio.create_task(nm.updater.run(stop))
         registered = asyncio.create_task(nm.updater.registered.wait())
         stopped = asyncio.create_task(stop.wait())
+        watchdog = asyncio.create_task(notifier.watchdog(lambda: not heartbeats.done()), name="watchdog")
         try:
             await asyncio.wait({heartbeats, registered, stopped}, return_when=asyncio.FIRST_COMPLETED)
             if nm.updater.registered.is_set():
+                notifier.status(f"serving {listening}; registered with {cfg.rm_address}")
                 if ready is not None:
                     ready.set()
                 if on_ready is not None:
                     on_ready(nm)
             await asyncio.wait({heartbeats, stopped}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (heartbeats, registered, stopped):
+            notifier.stopping("stopping")
+            for task in (heartbeats, registered, stopped, watchdog):
                 task.cancel()
-            await asyncio.gather(heartbeats, registered, stopped, return_exceptions=True)
+            await asyncio.gather(heartbeats, registered, stopped, watchdog, return_exceptions=True)
         if heartbeats.done() and not heartbeats.cancelled() and heartbeats.exception() is not None:
             log.error("the heartbeat loop failed", exc_info=heartbeats.exception())
             return 1
@@ -273,7 +283,8 @@ async def _main_async(cfg: NodeManagerConfig) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    return await run_nodemanager(cfg, stop=stop, on_ready=_print_ready)
+    notifier = Notifier.from_environment()  # under systemd; containers do not inherit the socket
+    return await run_nodemanager(cfg, stop=stop, on_ready=_print_ready, notifier=notifier)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

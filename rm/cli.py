@@ -97,6 +97,7 @@ def run_rm(
     (see `shepherd config show --sources`)."""
     import dataclasses
 
+    from common.sdnotify import Notifier
     from common.settings import SettingsError
     from rm.service.server import ResourceManager
     from rm.service.settings import RMFlags, load_rm_settings
@@ -113,6 +114,7 @@ def run_rm(
         raise typer.Exit(2) from None
     for warning in settings.warnings:
         logging.getLogger("shepherd.rm").warning("%s", warning)
+    notifier = Notifier.from_environment()  # NOTIFY_SOCKET/WATCHDOG_USEC under systemd; AMs do not inherit it
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
                               ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)
 
@@ -124,10 +126,15 @@ def run_rm(
         rm = ResourceManager(cfg)
         await rm.start()
         ipc = f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
-        print(f"resourcemanager ready grpc={rm.grpc_address} rest={rm.rest_url}{ipc}", flush=True)
+        ready = f"grpc={rm.grpc_address} rest={rm.rest_url}{ipc}"
+        print(f"resourcemanager ready {ready}", flush=True)
+        notifier.ready(f"serving {ready}")  # systemd Type=notify: every listener accepts connections by now
+        watchdog = asyncio.create_task(notifier.watchdog(lambda: not rm.halted.is_set()), name="watchdog")
         try:
             await rm.wait(stop)
         finally:
+            notifier.stopping("stopping")
+            watchdog.cancel()
             await rm.stop()
         return not rm.halted.is_set()
 
