@@ -59,9 +59,13 @@ class AdmissionRefused(BadRequest):
     exception = "AdmissionRefusedException"
     java_class = "org.apache.hadoop.yarn.exceptions.YarnException"
 
-    def __init__(self, message: str, quote: dict[str, object] | None = None) -> None:
+    def __init__(self, message: str, quote: dict[str, object] | None = None, *, conflict: bool = False) -> None:
         super().__init__(message)
         self.quote = dict(quote or {})
+        if conflict:  # valid, but not possible in the cluster's state now (an infeasible or expired deadline)
+            self.status = 409
+            self.exception = "ConflictException"
+            self.java_class = "org.apache.hadoop.yarn.webapp.ConflictException"
 
 
 class Conflict(YarnError):

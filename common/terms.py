@@ -44,16 +44,55 @@ class SizeEstimate:
 
 
 @dataclass(frozen=True, slots=True)
+class DeadlineClaim:
+    """What an admitted deadline holds (MRM): the work it was admitted with, per phase ``(unit-seconds, width
+    in units, shortest duration in seconds)``, its price, and the estimate behind it."""
+
+    phases: tuple[tuple[float, float, float], ...]
+    price: float
+    mean: float  # the estimate of its work, unit-seconds
+    std: float
+    upper: float  # the prediction interval's upper bound: what the claim holds
+    z: float
+    method: str  # the estimator: bin, ridge, declared
+    runs: int  # of history behind the estimate
+    earliest: float  # the earliest feasible finish when it was admitted
+    quote_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phases": [list(p) for p in self.phases], "price": self.price, "mean": self.mean, "std": self.std,
+                "upper": self.upper, "z": self.z, "method": self.method, "runs": self.runs,
+                "earliest": self.earliest, "quote_id": self.quote_id}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> DeadlineClaim:
+        return DeadlineClaim(
+            phases=tuple((float(a), float(b), float(c)) for a, b, c in d["phases"]), price=float(d["price"]),
+            mean=float(d["mean"]), std=float(d["std"]), upper=float(d["upper"]), z=float(d["z"]),
+            method=str(d["method"]), runs=int(d["runs"]), earliest=float(d["earliest"]),
+            quote_id=str(d.get("quote_id", "")))
+
+
+@dataclass(frozen=True, slots=True)
 class AppTerms:
     deadline: float | None = None  # finish by then, seconds since the epoch
     guarantee: Resources | None = None  # the capacity its AM asks to be guaranteed now
     size: SizeEstimate | None = None
+    # at submission: buy this quote / the earliest deadline at most this price; once admitted: the claim
+    quote_id: str | None = None
+    max_price: float | None = None
+    claim: DeadlineClaim | None = None
 
     def with_size(self, size: SizeEstimate | None) -> AppTerms:
         return replace(self, size=size)
 
     def with_guarantee(self, guarantee: Resources | None) -> AppTerms:
         return replace(self, guarantee=guarantee)
+
+    @property
+    def wants_deadline(self) -> bool:
+        """The submission asks for a deadline: a time, a quote to buy, or a price to buy the earliest at."""
+        return self.deadline is not None or self.quote_id is not None or self.max_price is not None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form the store keeps (empty for no terms)."""
@@ -62,6 +101,12 @@ class AppTerms:
             out["deadline"] = self.deadline
         if self.guarantee is not None:
             out["guarantee"] = self.guarantee.to_dict()
+        if self.quote_id is not None:
+            out["quote_id"] = self.quote_id
+        if self.max_price is not None:
+            out["max_price"] = self.max_price
+        if self.claim is not None:
+            out["claim"] = self.claim.to_dict()
         if self.size is not None:
             out["size"] = {"remaining_s": self.size.remaining_s, "source": self.size.source,
                            "total_s": self.size.total_s, "confidence": self.size.confidence}
@@ -79,6 +124,9 @@ class AppTerms:
             size=SizeEstimate(remaining_s=float(size["remaining_s"]), source=size.get("source", "declared"),
                               total_s=size.get("total_s"), confidence=float(size.get("confidence", 0.0)))
             if size else None,
+            quote_id=str(data["quote_id"]) if data.get("quote_id") is not None else None,
+            max_price=float(data["max_price"]) if data.get("max_price") is not None else None,
+            claim=DeadlineClaim.from_dict(data["claim"]) if data.get("claim") else None,
         )
 
 

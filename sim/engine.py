@@ -37,6 +37,7 @@ from common.ids import ContainerId, NodeId, QueuePath
 from common.resources import Resources
 from common.terms import AppTerms, SizeEstimate
 from rm.core.cycle import run_cycle
+from rm.core.deadlines.admission import DeadlineAdmission
 from rm.core.entities import Ask, CompletedStatus
 from rm.core.events import ContainerCompleted, Event, Journal
 from rm.core.ledger import Ledger
@@ -77,6 +78,7 @@ class Simulator:
             raise ValueError("the simulated cluster needs at least one node")
         self.jobs = list(jobs)
         self.policy = policy
+        self._prices = policy.admission == DeadlineAdmission.name  # deadlines are bought: the RM reads job files
         self.cfg = config or SimConfig()
         self.timing = self.cfg.timing
         self.rng = Random(self.cfg.seed)
@@ -211,6 +213,7 @@ class Simulator:
                 app_id=app_id, name=job.id, queue=self._queue_of(job), user=job.user or "sim",
                 app_type="SHEPHERD", priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
                 reservation_id=reservation or "", terms=AppTerms(deadline=deadline),
+                job_spec_json=job.to_json() if deadline is not None and self._prices else "",
             ), self.now)
         except AdmissionRefused:  # the scheduler's admission rule turned the job away
             record.status = "REFUSED"

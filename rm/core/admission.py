@@ -28,6 +28,7 @@ class Admit:
 class Refuse:
     reason: str
     quote: Mapping[str, object] = field(default_factory=dict)  # the alternative the rule would admit
+    conflict: bool = False  # valid but not possible now (409, e.g. a deadline before the earliest finish)
 
 
 AdmissionDecision = Admit | Refuse

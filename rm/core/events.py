@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from common.ids import AppId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
@@ -30,6 +30,9 @@ from rm.core.records import (
 )
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.system import ReservationSystem
+
+if TYPE_CHECKING:
+    from rm.core.deadlines.system import DeadlineSystem
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,8 @@ class LedgerView(Protocol):
     def reservations(self) -> ReservationSystem: ...
     @property
     def last_plan(self) -> Plan | None: ...
+
+    def deadline_system(self) -> DeadlineSystem: ...
 
     def get_app(self, app_id: str) -> App: ...
     def cluster_capacity(self) -> Resources: ...

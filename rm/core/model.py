@@ -9,6 +9,7 @@ from typing import Literal
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import Resources
 from common.terms import NO_TERMS, AppTerms
+from rm.core.deadlines.view import NO_DEADLINES, DeadlineView
 from rm.core.reservation.view import EMPTY_VIEW, ReservationView
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
@@ -143,6 +144,7 @@ class ClusterSnapshot:
     apps: Mapping[AppId, AppView]
     queues: Mapping[QueuePath, QueueView]
     reservations: ReservationView = EMPTY_VIEW  # the reservations active at this cycle's step
+    deadlines: DeadlineView = NO_DEADLINES  # the admitted deadlines, EDF order, with what each is owed now
     # the total capability of the schedulable nodes, when the builder keeps it (else summed here, once)
     total: Resources | None = field(default=None, repr=False, compare=False)
     layout: LayoutMemo | None = field(default=None, repr=False, compare=False)

@@ -9,6 +9,7 @@ from typing import Any
 from common.ids import AppId, AttemptId, ContainerId, NodeId
 from common.resources import Resources
 from common.terms import NO_TERMS, AppTerms
+from rm.core.deadlines.system import DeadlineConfig
 from rm.core.entities import CompletedStatus
 
 AM_ASK_ID = -1  # the allocation-request id under which an attempt's AM container is asked for
@@ -29,6 +30,7 @@ class CoreConfig:
     # False for drivers with no store and no NodeManagers to check tokens (the simulator): no durable records
     # are collected and containers carry no tokens
     durable: bool = True
+    deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
 
 
 @dataclass(frozen=True, slots=True)

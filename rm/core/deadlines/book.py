@@ -155,8 +155,8 @@ class DeadlineBook:
 
     def sync(self, key: str, phases: tuple[Phase, ...], now: float) -> str:
         """The claim's remaining work is now ``phases``: lay it again late in its own room and whatever is
-        free. When it no longer fits by its deadline it keeps as much of its old layout as it still needs
-        and is AT_RISK (it then gets its old claim and its fair share; nothing else moves)."""
+        free. When it no longer fits by its deadline it is AT_RISK and laid as early as the free room allows
+        from now (so it finishes as soon as it can without taking any other claim's room)."""
         claim = self.claims[key]
         claim.phases = phases
         placed = self.try_place(phases, claim.deadline, now, without=(key,))
@@ -164,17 +164,19 @@ class DeadlineBook:
             claim.placed = placed
             claim.status = ON_TRACK
         else:
-            s = self.step_of(now)
-            p = claim.placed
-            k = max(0, s - p.start)
-            claim.placed = Placed(p.start + k, p.rate[k:].copy())
+            s0 = self.step_of(now)
+            s1 = self._horizon(now, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
+                                               max(self.capacity, 1e-9)))
+            fill = fill_early(self.free(s0, s1, without=(key,)), phases, self.dt, self.beyond())
+            claim.placed = Placed(s0 + fill.start, fill.rate) if math.isfinite(fill.finish) else Placed(0, np.zeros(0))
             claim.status = AT_RISK
         self.version += 1
         return claim.status
 
     def relayout(self, now: float) -> bool:
-        """Lay every claim again as late as it can go, latest deadline first; keep that layout only if every
-        claim fits in it (else keep the current one). True when the new layout was kept."""
+        """Lay every claim again as late as it can go, latest deadline first, and keep that layout when every
+        claim fits in it (True). Else each claim is laid again in turn, earliest deadline first, into the
+        room the others leave; those that no longer fit are AT_RISK (False)."""
         if not self.claims:
             return True
         s0 = self.first_step(now)
@@ -183,7 +185,9 @@ class DeadlineBook:
         new: dict[str, Placed] = {}
         for c in sorted(self.claims.values(), key=lambda c: (-c.deadline, c.key)):
             got = lay_late(free, c.phases, c.deadline - s0 * self.dt, self.dt)
-            if got is None:
+            if got is None:  # someone fell behind: each claim, earliest deadline first, in what is left
+                for late in self.edf():
+                    self.sync(late.key, late.phases, now)
                 return False
             new[c.key] = Placed(s0 + got.start, got.rate)
         for k, p in new.items():

@@ -74,6 +74,7 @@ class WorkEstimate:
     z: float
     method: str
     runs: int
+    shapes: tuple[PhaseShape, ...]  # the phases' task counts and container sizes the claim is laid with
 
     @property
     def mean(self) -> float:
@@ -87,10 +88,10 @@ class WorkEstimate:
     def upper(self) -> float:
         return sum(p.upper for p in self.phases)
 
-    def claim(self, features: JobFeatures) -> tuple[Phase, ...]:
+    def claim(self) -> tuple[Phase, ...]:
         """The phases a deadline claim holds: each phase's PI upper bound at its full width."""
         out = []
-        for est, shape in zip(self.phases, features.phases, strict=True):
+        for est, shape in zip(self.phases, self.shapes, strict=True):
             width = max(shape.tasks, 1) * max(shape.units, 1e-9)
             out.append(Phase(est.upper, width, max(est.min_s, 0.0)))
         return tuple(out)
@@ -112,29 +113,41 @@ class BinEstimator:
     def __init__(self, z: float = DEFAULT_Z, min_runs: int = MIN_BIN_RUNS) -> None:
         self.z = z
         self.min_runs = min_runs
-        self._by_job: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
+        self._by_job: dict[str, list[RunRecord]] = defaultdict(list)
 
     def fit(self, runs: Sequence[RunRecord]) -> None:
         self._by_job.clear()
         for r in runs:
-            self._by_job[(r.features.name, len(r.work))].append(r)
+            self._by_job[r.features.name].append(r)
+
+    def _runs(self, features: JobFeatures) -> list[RunRecord]:
+        """The same job's runs with as many phases as it has (a job that does not say: its most common)."""
+        runs = self._by_job.get(features.name, [])
+        depth = len(features.phases)
+        if not depth and runs:
+            counts: dict[int, int] = defaultdict(int)
+            for r in runs:
+                counts[len(r.work)] += 1
+            depth = max(counts, key=lambda k: (counts[k], k))
+        return [r for r in runs if len(r.work) == depth]
 
     def runs_of(self, features: JobFeatures) -> int:
-        return len(self._by_job.get((features.name, len(features.phases)), ()))
+        return len(self._runs(features))
 
     def estimate(self, features: JobFeatures) -> WorkEstimate | None:
-        runs = self._by_job.get((features.name, len(features.phases)), [])
+        runs = self._runs(features)
         if len(runs) < self.min_runs:
             return None
         n = len(runs)
+        shapes = features.phases or runs[-1].features.phases
         phases = []
-        for k in range(len(features.phases)):
+        for k in range(len(shapes)):
             w = np.array([r.work[k] for r in runs], dtype=np.float64)
             mu = float(w.mean())
             sd = float(w.std(ddof=1)) * math.sqrt(1.0 + 1.0 / n)  # the spread of one more run
             longest = max((r.longest[k] for r in runs if len(r.longest) > k), default=0.0)
             phases.append(PhaseEstimate(mu, sd, mu + self.z * sd, longest))
-        return WorkEstimate(tuple(phases), self.z, self.name, n)
+        return WorkEstimate(tuple(phases), self.z, self.name, n, shapes)
 
 
 FloatArray = npt.NDArray[np.float64]
@@ -196,7 +209,7 @@ class RidgeEstimator:
             sd = s * math.sqrt(1.0 + float(x @ inv @ x))
             upper = mu + self.z * sd
             phases.append(PhaseEstimate(mu, sd, upper, upper * ratio))
-        return WorkEstimate(tuple(phases), self.z, self.name, self._runs)
+        return WorkEstimate(tuple(phases), self.z, self.name, self._runs, features.phases)
 
 
 class AutoEstimator:

@@ -64,7 +64,7 @@ class AppCommands(LedgerBase):
         decision = self.admission.admit(spec, queue.path, self, now)
         if isinstance(decision, Refuse):
             raise AdmissionRefused(f"the admission rule {self.admission.name} refused {spec.app_id}: "
-                                   f"{decision.reason}", dict(decision.quote))
+                                   f"{decision.reason}", dict(decision.quote), conflict=decision.conflict)
         reservation_id = spec.reservation_id
         if reservation_id:  # YARN: an app submitted with a reservation id runs inside it
             self.reservation_plan().attach(spec.app_id, reservation_id, queue.path)

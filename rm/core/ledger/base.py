@@ -26,8 +26,11 @@ from common.exits import (
 )
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources, component_max
+from rm.core import deadlines_glue
 from rm.core import reservations_glue as glue
 from rm.core.admission import Admission, AdmitAll
+from rm.core.deadlines.system import DeadlineSystem
+from rm.core.deadlines_glue import DeadlineProgress
 from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
 from rm.core.events import (
     AppFinished,
@@ -87,8 +90,10 @@ class LedgerBase:
         # before its run is recorded; waiting diagnostics follow every applied plan
         self.listeners: list[Listener] = []
         self._hearing: dict[type, list[Listener]] = {}
+        # deadlines you can buy (MRM): per leaf queue a book of claims, fed by completed containers and runs
+        self.deadlines = DeadlineSystem(self.config.deadlines)
         for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
-                         WaitingNotes(self.apps)):
+                         DeadlineProgress(self.deadlines), WaitingNotes(self.apps)):
             self.subscribe(listener)
         self.views = ViewCache()
         self.layout = LayoutMemo()  # what the node index derives from the nodes alone, until they change
@@ -439,6 +444,11 @@ class LedgerBase:
                                                    self._plan_capacity)
         return self.reservations
 
+
+    def deadline_system(self) -> DeadlineSystem:
+        """The deadline system, with its books' capacities brought up to date with the cluster and the plans."""
+        deadlines_glue.sync_capacities(self.deadlines, self.nodes, self.queues, self.reservation_plan())
+        return self.deadlines
 
     def cluster_capacity(self) -> Resources:
         """The total capability of the schedulable nodes."""

@@ -9,6 +9,8 @@ from common import ids, tokens
 from common.exits import EXIT_PREEMPTED
 from common.ids import AppId, ContainerId, NodeId
 from common.resources import Resources
+from rm.core.deadlines.system import units_done
+from rm.core.deadlines.view import NO_DEADLINES
 from rm.core.entities import Container
 from rm.core.events import PlanApplied
 from rm.core.ledger.base import LedgerBase
@@ -20,7 +22,8 @@ from rm.core.reservation.view import EMPTY_VIEW
 from rm.core.state_types import AM_ASK_ID, LaunchAM
 
 PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
-PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation")  # summed from every applied plan
+PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation", "deadline_reclaims", "placed_for_deadline")
+"""Summed from every applied plan."""
 
 
 class PlanCommands(LedgerBase):
@@ -178,9 +181,25 @@ class PlanCommands(LedgerBase):
         view = EMPTY_VIEW
         if now is not None and self.reservations.reservations:
             view = self.reservation_plan().view(now)
+        deadlines = NO_DEADLINES
+        if now is not None and self.deadlines.held:
+            deadlines = self.deadline_system().view(now, lambda app_id: self._running_work(app_id, now))
         return ClusterSnapshot(version=self.version, nodes=dict(views.nodes), apps=dict(views.apps),
-                               queues=self.queues, reservations=view, total=self.cluster_capacity(),
-                               layout=self.layout)
+                               queues=self.queues, reservations=view, deadlines=deadlines,
+                               total=self.cluster_capacity(), layout=self.layout)
+
+    def _running_work(self, app_id: AppId, now: float) -> float:
+        """Unit-seconds the app's running task containers did so far (a deadline claim's progress)."""
+        app = self.apps.get(app_id)
+        if app is None:
+            return 0.0
+        unit = self.deadlines.config.unit
+        out = 0.0
+        for cid in app.containers:
+            c = self.containers.get(cid)
+            if c is not None and c.live and not c.is_am and 0 < c.start_time < now:
+                out += units_done(c.resource, now - c.start_time, unit)
+        return out
 
     def _node_view(self, node_id: NodeId) -> NodeView | None:
         n = self.nodes.get(node_id)

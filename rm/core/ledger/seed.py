@@ -16,6 +16,7 @@ from typing import Any, Self
 from common import ids
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import Resources
+from rm.core.deadlines_glue import DeadlineProgress
 from rm.core.entities import App, Ask, Attempt, Node
 from rm.core.events import Event, Journal
 from rm.core.explain import WaitingNotes
@@ -24,7 +25,7 @@ from rm.core.model import QueueView
 from rm.core.reservations_glue import ReservationRelease
 from rm.core.run_history import RunHistory
 
-OWN_LISTENERS = (ReservationRelease, RunHistory, WaitingNotes)
+OWN_LISTENERS = (ReservationRelease, RunHistory, DeadlineProgress, WaitingNotes)
 """The listeners every ledger subscribes itself; a fork keeps (copies of) these and no others."""
 
 
@@ -45,7 +46,7 @@ class Seeding(LedgerBase):
         """A deep copy to ask what-if questions of (the dry run): nothing it does reaches this ledger.
 
         The copy is non-durable (no journal kept, no tokens minted for containers), has no AM launches
-        waiting, and hears only the ledger's own listeners (run history, reservation release, waiting
+        waiting, and hears only the ledger's own listeners (run history, reservation release, deadline progress, waiting
         notes), copied with it; listeners a driver subscribed are left behind.
         """
         memo: dict[int, Any] = {id(x): LEFT_BEHIND for x in self.listeners if not isinstance(x, OWN_LISTENERS)}

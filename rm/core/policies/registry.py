@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from rm.core.admission import Admission, AdmitAll
+from rm.core.deadlines.admission import DeadlineAdmission
+from rm.core.deadlines.stage import DeadlineStage, EdfOrder, EdfStage
 from rm.core.policies.api import (
     AppOrder,
     Input,
@@ -70,8 +72,9 @@ def _leftover(mode: str) -> StageFactory:
 SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
 ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.name: FifoOrder,
-                                             SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder}
-ADMISSIONS: dict[str, Callable[[], Admission]] = {AdmitAll.name: AdmitAll}
+                                             SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder,
+                                             EdfOrder.name: EdfOrder}
+ADMISSIONS: dict[str, Callable[[], Admission]] = {AdmitAll.name: AdmitAll, DeadlineAdmission.name: DeadlineAdmission}
 ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs}
 STAGES: dict[str, StageEntry] = {
     DrfStage.name: StageEntry(lambda scorer, _: DrfStage(scorer)),
@@ -80,8 +83,11 @@ STAGES: dict[str, StageEntry] = {
     "leftover-pack": StageEntry(_leftover("pack"), LeftoverArgs),
     # Morpheus: reservations first, what they leave is lent
     ReservationStage.name: StageEntry(lambda scorer, _: ReservationStage(scorer)),
+    # MRM: admitted deadline apps, EDF, get what their claims are owed now
+    DeadlineStage.name: StageEntry(lambda scorer, _: DeadlineStage(scorer)),
     # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
     FifoStage.name: StageEntry(lambda scorer, _: FifoStage(scorer)),
+    EdfStage.name: StageEntry(lambda scorer, _: EdfStage(scorer)),
     SjfStage.name: StageEntry(lambda scorer, _: SjfStage(scorer)),
     PackingStage.name: StageEntry(
         lambda scorer, settings: PackingStage(scorer, settings.get(PackingArgs).fairness), PackingArgs),
@@ -205,6 +211,12 @@ SCHEDULERS: dict[str, SchedulerArgs] = {
     # Morpheus: capacity the reservation plan promises now goes to reservation apps first, then Carbyne
     "morpheus": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, *CARBYNE), settings=_CAPPED),
                               ALTRUISTIC),
+    # all of it: reservations, then bought deadlines (EDF), then Carbyne; deadlines are admitted only when
+    # feasible (MRM)
+    "mrm": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, DeadlineStage.name, *CARBYNE),
+                                      settings=_CAPPED), ALTRUISTIC, DeadlineAdmission.name),
+    # MRM's scheduler on its own: feasible deadlines only, then earliest deadline first takes all it can
+    "edf": SchedulerArgs(PipelineArgs(stages=(EdfStage.name,)), admission=DeadlineAdmission.name),
     "fifo": SchedulerArgs(PipelineArgs(stages=(FifoStage.name,))),
     "sjf": SchedulerArgs(PipelineArgs(stages=(SjfStage.name,))),
     "tetris": SchedulerArgs(PipelineArgs(stages=(PackingStage.name,))),  # fairness f = 0, Carbyne's baseline
