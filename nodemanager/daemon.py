@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -15,6 +16,7 @@ from typing import Any
 
 import grpc
 
+from common import credentials
 from common.hadoop.server import IpcServer
 from common.resources import MEMORY, VCORES
 from common.sdnotify import Notifier
@@ -236,8 +238,11 @@ def _parser() -> FlagParser:
     p.add_argument(
         "--node-secret",
         default=os.environ.get("SHEPHERD_NODE_SECRET"),
-        help="cluster node secret (default: $SHEPHERD_NODE_SECRET)",
+        help="cluster node secret (default: $SHEPHERD_NODE_SECRET, else --credentials)",
     )
+    p.add_argument("--credentials", type=Path, default=None,
+                   help="the cluster's credentials file, for the node secret (default: $SHEPHERD_CREDENTIALS, "
+                        "else the file a ResourceManager on this machine recorded for --rm)")
     p.add_argument("--rack", default=d["rack"].default)
     p.add_argument("--heartbeat-interval", type=float, default=d["heartbeat_interval_s"].default)
     p.add_argument(
@@ -274,6 +279,19 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
     )
 
 
+def with_node_secret(cfg: NodeManagerConfig, path: Path | None) -> NodeManagerConfig:
+    """``cfg`` with the node secret of the cluster's credentials file, unless it has one already."""
+    if cfg.node_secret:
+        return cfg
+    path = path or credentials.find_file(cfg.rm_address)
+    if path is None:
+        logging.getLogger("shepherd.nm").warning(
+            "no node secret (--node-secret, $SHEPHERD_NODE_SECRET or --credentials): the ResourceManager will "
+            "refuse this node")
+        return cfg
+    return dataclasses.replace(cfg, node_secret=credentials.load(path).node_secret)
+
+
 def _print_ready(nm: NodeManager) -> None:
     print(f"nodemanager ready node_id={nm.node_id} http={nm.http_address} ipc={nm.host}:{nm.ipc_port}", flush=True)
 
@@ -298,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         explicit = _parser().explicit(argv)
         cfg = load_nm_settings(config_from_args(args), env=os.environ, explicit=explicit,
                                config_file=args.config, conf_dir=args.hadoop_conf_dir).config
+        cfg = with_node_secret(cfg, args.credentials)
         return asyncio.run(_main_async(cfg))
     except (OSError, ValueError) as exc:
         print(f"nodemanager: {exc}", file=sys.stderr)

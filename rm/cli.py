@@ -81,6 +81,11 @@ def run_rm(
     queues: Path | None = typer.Option(None, help="YAML/JSON file with the queue tree (children of root)"),
     node_secret: str | None = typer.Option(None, help="default: $SHEPHERD_NODE_SECRET"),
     client_secret: str | None = typer.Option(None, help="default: $SHEPHERD_CLIENT_SECRET"),
+    credentials: Path | None = typer.Option(None, "--credentials", help="secrets not given come from this file, "
+                                            "created (0600) with random ones if missing [default: "
+                                            "<data-dir>/credentials.json]"),
+    insecure: bool | None = typer.Option(None, "--insecure", help="no secrets: anyone on this machine may "
+                                         "submit, kill and register nodes (loopback only; logged)"),
     config: Path | None = typer.Option(None, "--config", "-c", help="shepherd YAML config file"),
     hadoop_conf_dir: Path | None = typer.Option(None, help="directory of yarn-site.xml and "
                                                 "capacity-scheduler.xml [default: $YARN_CONF_DIR, $HADOOP_CONF_DIR]"),
@@ -105,7 +110,8 @@ def run_rm(
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     flags = RMFlags(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
                     nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
-                    queues_file=queues, node_secret=node_secret, client_secret=client_secret)
+                    queues_file=queues, node_secret=node_secret, client_secret=client_secret,
+                    credentials_file=credentials, insecure=insecure)
     try:
         settings = load_rm_settings(env=dict(os.environ), flags=flags, config_file=config,
                                     conf_dir=hadoop_conf_dir)
@@ -188,12 +194,27 @@ def up(
         for nm in cluster.node_ids:
             console.print(f"NodeManager      {nm}")
         console.print(f"data             {data_dir.resolve()}")
+        console.print(f"credentials      {cluster.credentials_path} (readable only by you; clients on this "
+                      "machine find it on their own)")
+        console.print("to use it from another shell or tool:")
+        for line in _exports(cluster):
+            print(f"  {line}", flush=True)
         console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit examples/wordcount.yaml --wait")
         print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
         while not stop["now"] and cluster.alive():
             time.sleep(0.2)
     finally:
         cluster.stop()
+
+
+def _exports(cluster: Any) -> list[str]:
+    """Shell lines that point shepherd's CLI and clients at a local cluster."""
+    lines = [f"export SHEPHERD_RM={cluster.rm_address}", f"export SHEPHERD_REST={cluster.rest_url}"]
+    if not cluster.insecure:
+        lines.append(f"export SHEPHERD_CREDENTIALS={cluster.credentials_path}")
+        if cluster.hadoop_token_path.exists():
+            lines.append(f"export HADOOP_TOKEN_FILE_LOCATION={cluster.hadoop_token_path}")
+    return lines
 
 
 @app.command("demo")

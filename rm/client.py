@@ -8,6 +8,7 @@ from typing import Any, Self
 
 import grpc
 
+from common import credentials
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
@@ -28,7 +29,7 @@ class ClientError(Exception):
 class RMClient:
     def __init__(self, address: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
         self.address = address or os.environ.get("SHEPHERD_RM", DEFAULT_RM)
-        self.secret = secret if secret is not None else os.environ.get("SHEPHERD_CLIENT_SECRET")
+        self.secret = credentials.client_secret(self.address, secret)  # as kubectl finds its kubeconfig
         self.timeout = timeout
         self._channel = grpc.insecure_channel(self.address)
         self._stub = pbg.ApplicationClientStub(self._channel)

@@ -99,8 +99,14 @@ class LocalCluster:
         ipc_client_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8032); 0 = any free port
         ipc_scheduler_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8030)
         create_store: bool = True,  # the cluster's own data directory: create its store on the first start
+        insecure: bool = False,  # no secrets at all (the RM logs it loudly)
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
+        self.insecure = insecure
+        # the secrets: created (0600) by the RM on its first start, read by the NodeManagers and local clients
+        self.credentials_path = self.data_dir / "credentials.json"
+        # an RM delegation token for stock Hadoop clients (HADOOP_TOKEN_FILE_LOCATION), written by the RM
+        self.hadoop_token_path = self.data_dir / "hadoop.token"
         self.num_nodes = nodes
         self.grpc_port = grpc_port
         self.rest_port = rest_port
@@ -126,7 +132,10 @@ class LocalCluster:
     def _rm_daemon(self) -> Daemon:
         args = [sys.executable, "-m", "rm.cli", "rm", "--grpc-port", str(self.grpc_port),
                 "--rest-port", str(self.rest_port), "--data-dir", str(self.data_dir / "rm"),
-                "--nm-expiry", str(self.nm_expiry_s), "--am-expiry", str(self.am_expiry_s), *self.rm_args]
+                "--nm-expiry", str(self.nm_expiry_s), "--am-expiry", str(self.am_expiry_s),
+                "--credentials", str(self.credentials_path), *self.rm_args]
+        if self.insecure:
+            args.append("--insecure")
         if self.store_url:
             args += ["--store-url", self.store_url]
         if self.create_store:
@@ -156,6 +165,8 @@ class LocalCluster:
         args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--port", "0", "--http-port", "0",
                 "--memory-mb", str(self.node_memory_mb), "--vcores", str(self.node_vcores),
                 "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
+        if not self.insecure:
+            args += ["--credentials", str(self.credentials_path)]
         d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", _NM_READY)
         m = d.start()
         node_id, http = m.group(1), m.group(2)
@@ -168,6 +179,19 @@ class LocalCluster:
             self.node_ids.append(node_id)
             self.node_http.append(http)
         return d
+
+    @property
+    def client_secret(self) -> str:
+        """The secret clients present to change anything ("" on an insecure cluster)."""
+        from common.credentials import load
+
+        return "" if self.insecure else load(self.credentials_path).client_secret
+
+    @property
+    def node_secret(self) -> str:
+        from common.credentials import load
+
+        return "" if self.insecure else load(self.credentials_path).node_secret
 
     def start(self) -> None:
         try:

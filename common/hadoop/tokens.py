@@ -144,3 +144,65 @@ def verify_container(keys: tuple[bytes, ...], token: ipc.Token, *, now_ms: int) 
     if grant.expiry_ms and now_ms > grant.expiry_ms:
         raise TokenError(f"container token for {grant.container_id} expired")
     return grant
+
+
+# ---------------------------------------------------------------- RM delegation
+
+
+KIND_RM_DELEGATION = "RM_DELEGATION_TOKEN"
+RM_DELEGATION_MAX_LIFETIME_MS = 7 * 24 * 3600 * 1000  # yarn.resourcemanager.delegation.token.max-lifetime
+
+
+@dataclass(frozen=True, slots=True)
+class Delegation:
+    """Who an RM delegation token lets its holder act as, and until when."""
+
+    owner: str
+    renewer: str
+    issue_ms: int
+    max_ms: int
+    sequence: int
+
+
+def rm_delegation_key(client_secret: str) -> bytes:
+    """The key RM delegation tokens are signed with: derived from the client secret, so tokens survive an RM
+    restart and die with the secret."""
+    return hmac.new(client_secret.encode(), b"shepherd RM delegation token key", hashlib.sha256).digest()
+
+
+def rm_delegation_token(key: bytes, d: Delegation, service: str) -> ipc.Token:
+    ident = yt.YARNDelegationTokenIdentifierProto(
+        owner=d.owner, renewer=d.renewer, realUser="", issueDate=d.issue_ms, maxDate=d.max_ms,
+        sequenceNumber=d.sequence, masterKeyId=KEY_ID)
+    return _token(key, KIND_RM_DELEGATION, ident.SerializeToString(), service)
+
+
+def read_rm_delegation(identifier: bytes) -> Delegation:
+    try:
+        ident = yt.YARNDelegationTokenIdentifierProto.FromString(identifier)
+    except DecodeError as exc:
+        raise TokenError(f"malformed RM delegation token identifier: {exc}") from exc
+    if not ident.owner or not ident.HasField("maxDate"):
+        raise TokenError("an RM delegation token identifier names an owner and a maximum date")
+    return Delegation(owner=ident.owner, renewer=ident.renewer, issue_ms=ident.issueDate, max_ms=ident.maxDate,
+                      sequence=ident.sequenceNumber)
+
+
+def rm_delegation_password(key: bytes, identifier: bytes, *, now_ms: int) -> bytes | None:
+    """The password of an unexpired RM delegation token with this identifier (None: not one, or expired)."""
+    try:
+        d = read_rm_delegation(identifier)
+    except TokenError:
+        return None
+    if now_ms > d.max_ms:
+        return None
+    return password(key, KIND_RM_DELEGATION, identifier)
+
+
+def issue_rm_delegation(client_secret: str, owner: str, service: str, *, now_ms: int, sequence: int = 0,
+                        renewer: str = "") -> ipc.Token:
+    """An RM delegation token for ``owner``, valid for the longest lifetime from ``now_ms``: what the RM issues
+    to a holder of its client secret (who may act as anyone)."""
+    d = Delegation(owner=owner, renewer=renewer or owner, issue_ms=now_ms,
+                   max_ms=now_ms + RM_DELEGATION_MAX_LIFETIME_MS, sequence=sequence)
+    return rm_delegation_token(rm_delegation_key(client_secret), d, service)

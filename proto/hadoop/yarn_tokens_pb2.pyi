@@ -60,3 +60,21 @@ class ContainerTokenIdentifier(_message.Message):
     allocation_request_id: int
     allocation_tags: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, container_id: _Optional[_Union[_yarn_records_pb2.ContainerId, _Mapping]] = ..., nm_host_addr: _Optional[str] = ..., app_submitter: _Optional[str] = ..., resource: _Optional[_Union[_yarn_records_pb2.Resource, _Mapping]] = ..., expiry_time_stamp: _Optional[int] = ..., master_key_id: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., priority: _Optional[_Union[_yarn_records_pb2.Priority, _Mapping]] = ..., creation_time: _Optional[int] = ..., node_label_expression: _Optional[str] = ..., container_type: _Optional[_Union[_yarn_records_pb2.ContainerType, str]] = ..., execution_type: _Optional[_Union[_yarn_records_pb2.ExecutionType, str]] = ..., version: _Optional[int] = ..., allocation_request_id: _Optional[int] = ..., allocation_tags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class YARNDelegationTokenIdentifierProto(_message.Message):
+    __slots__ = ("owner", "renewer", "realUser", "issueDate", "maxDate", "sequenceNumber", "masterKeyId")
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    RENEWER_FIELD_NUMBER: _ClassVar[int]
+    REALUSER_FIELD_NUMBER: _ClassVar[int]
+    ISSUEDATE_FIELD_NUMBER: _ClassVar[int]
+    MAXDATE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCENUMBER_FIELD_NUMBER: _ClassVar[int]
+    MASTERKEYID_FIELD_NUMBER: _ClassVar[int]
+    owner: str
+    renewer: str
+    realUser: str
+    issueDate: int
+    maxDate: int
+    sequenceNumber: int
+    masterKeyId: int
+    def __init__(self, owner: _Optional[str] = ..., renewer: _Optional[str] = ..., realUser: _Optional[str] = ..., issueDate: _Optional[int] = ..., maxDate: _Optional[int] = ..., sequenceNumber: _Optional[int] = ..., masterKeyId: _Optional[int] = ...) -> None: ...

@@ -9,6 +9,7 @@ from typing import Any, Self
 
 import httpx
 
+from common import credentials
 from rm.client import ClientError
 
 DEFAULT_REST = "http://127.0.0.1:8088"
@@ -43,7 +44,7 @@ def _from_hadoop_conf() -> str | None:
 class RestClient:
     def __init__(self, base: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
         self.base = rest_base(base)
-        secret = secret if secret is not None else os.environ.get("SHEPHERD_CLIENT_SECRET")
+        secret = credentials.client_secret(self.base, secret)
         headers = {"Authorization": f"Bearer {secret}"} if secret else {}
         self._http = httpx.Client(base_url=self.base, timeout=timeout, headers=headers)
 

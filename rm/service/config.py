@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from common.credentials import FILE_NAME
+from common.credentials import ensure as ensure_credentials
 from common.resources import Resources
 from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
 from rm.core.policies.api import PolicyArgs
@@ -35,8 +37,10 @@ class RMConfig:
     admission: str | None = None  # a rule of rm.core.policies.registry.ADMISSIONS; None: the scheduler's
     leftover_cap: float | None = None  # LeftoverArgs.cap: what one app takes from the leftover, × its fair share
     share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
-    node_secret: str | None = None  # NodeManagers must present it (required off loopback)
-    client_secret: str | None = None  # clients that submit or kill must present it (required off loopback)
+    node_secret: str | None = None  # NodeManagers must present it (None: the credentials file's)
+    client_secret: str | None = None  # clients that change anything must present it (None: the file's)
+    credentials_file: Path | None = None  # None: data_dir/credentials.json (created 0600 if missing)
+    insecure: bool = False  # no secrets at all: loopback only, and loudly logged
     # Hadoop IPC for stock YARN clients (rm/service/ipc/config.py): None = from yarn-site.xml, else YARN's
     # 8032/8030; 0 = any free port; negative = no listener
     ipc_client_port: int | None = None  # yarn.resourcemanager.address
@@ -55,6 +59,21 @@ class RMConfig:
         )
 
     @property
+    def credentials_path(self) -> Path:
+        return self.credentials_file if self.credentials_file is not None else self.data_dir / FILE_NAME
+
+    def with_secrets(self) -> tuple[RMConfig, Path | None]:
+        """This configuration with both secrets set: those not configured come from the credentials file,
+        which is created with random ones if missing. Also the file, if the client secret came from it.
+        The insecure setting leaves unset secrets unset."""
+        if self.insecure or (self.client_secret and self.node_secret):
+            return self, None
+        creds, _ = ensure_credentials(self.credentials_path)
+        cfg = replace(self, client_secret=self.client_secret or creds.client_secret,
+                      node_secret=self.node_secret or creds.node_secret)
+        return cfg, None if self.client_secret else self.credentials_path
+
+    @property
     def http_host(self) -> str:
         return self.rest_host if self.rest_host is not None else self.host
 
@@ -65,11 +84,11 @@ class RMConfig:
     def validate(self) -> None:
         if self.nm_expiry_s < self.heartbeat_interval_s:
             raise ValueError("the NodeManager expiry interval must not be shorter than the heartbeat interval")
-        if not self.loopback and (not self.node_secret or not self.client_secret):
+        if self.insecure and not self.loopback:
             where = self.host if not is_loopback(self.host) else self.http_host
             raise ValueError(
-                f"listening on {where} (not loopback) needs both a node secret and a client secret "
-                "(--node-secret/--client-secret or SHEPHERD_NODE_SECRET/SHEPHERD_CLIENT_SECRET)"
+                f"listening on {where} (not loopback) needs the node and client secrets: the insecure setting "
+                "(shepherd.resourcemanager.insecure) is for loopback only"
             )
         self.check_scheduler()
         if self.max_app_attempts < 1:

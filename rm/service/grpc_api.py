@@ -18,7 +18,7 @@ from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.core.state_types import SubmitSpec
-from rm.service import convert
+from rm.service import audit, convert
 from rm.service.operations import Operations
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("shepherd.rm.grpc")
 T = TypeVar("T")
 
-_STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 403: grpc.StatusCode.PERMISSION_DENIED,
+_STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 401: grpc.StatusCode.UNAUTHENTICATED, 403: grpc.StatusCode.PERMISSION_DENIED,
            404: grpc.StatusCode.NOT_FOUND, 409: grpc.StatusCode.FAILED_PRECONDITION,
            503: grpc.StatusCode.UNAVAILABLE}
 _COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
@@ -55,9 +55,33 @@ async def guarded(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[
         await _abort(context, err)
 
 
+class NoCredentials(Forbidden):
+    status = 401
+
+
 def _check_secret(expected: str | None, context: grpc.aio.ServicerContext, who: str) -> None:
-    if expected and not hmac.compare_digest(bearer(context).encode(), expected.encode()):
-        raise Forbidden(f"{who} must present the cluster's {who} secret")
+    if not expected:
+        return
+    given = bearer(context)
+    if not given:
+        raise NoCredentials(f"{who} must present the cluster's {who} secret (authorization: Bearer <secret>)")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise Forbidden(f"the {who} secret does not match")
+
+
+async def audited(context: grpc.aio.ServicerContext, operation: str, target: str, user: str, app_id: str,
+                  fn: Callable[[], Awaitable[T]]) -> T:
+    """``fn()``, with its audit line: SUCCESS, or FAILURE with the refusal."""
+    ip = audit.peer_ip(context.peer() or "")
+    try:
+        out = await fn()
+    except YarnError as err:
+        audit.record(user=user, ip=ip, operation=operation, target=target, ok=False, app_id=app_id,
+                     description=f"{err.exception}: {err.message}")
+        raise
+    audit.record(user=user, ip=ip, operation=operation, target=target, ok=True,
+                 app_id=app_id or getattr(out, "application_id", ""))
+    return out
 
 
 class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
@@ -67,7 +91,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
 
     async def RegisterNodeManager(self, request: pb.RegisterNodeRequest,
                                   context: grpc.aio.ServicerContext) -> pb.RegisterNodeResponse:
-        async def run() -> pb.RegisterNodeResponse:
+        async def register() -> pb.RegisterNodeResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
             st = self.rm.state
             await self.ops.register_node(
@@ -80,6 +104,10 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
                 rm_identifier=st.meta.cluster_timestamp,
             )
+
+        async def run() -> pb.RegisterNodeResponse:
+            return await audited(context, audit.REGISTER_NODE, audit.RESOURCE_TRACKER,
+                                 convert.node_id_str(request.node_id), "", register)
         return await guarded(context, run)
 
     async def NodeHeartbeat(self, request: pb.NodeHeartbeatRequest,
@@ -168,20 +196,26 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
     def _auth(self, context: grpc.aio.ServicerContext) -> None:
         _check_secret(self.rm.cfg.client_secret, context, "client")
 
+    async def _write(self, context: grpc.aio.ServicerContext, operation: str, user: str, app_id: str,
+                     fn: Callable[[], Awaitable[T]]) -> T:
+        async def checked() -> T:
+            self._auth(context)
+            return await fn()
+        return await guarded(context, lambda: audited(context, operation, audit.CLIENT_SERVICE, user, app_id,
+                                                      checked))
+
     async def GetNewApplication(self, request: pb.GetNewApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
         async def run() -> pb.GetNewApplicationResponse:
-            self._auth(context)
             new = await self.ops.new_application()
             mx = new.max_allocation
             return pb.GetNewApplicationResponse(
                 application_id=new.app_id, maximum_capability=convert.resources_to_pb(mx) if mx else None)
-        return await guarded(context, run)
+        return await self._write(context, audit.NEW_APP, "", "", run)
 
     async def SubmitApplication(self, request: pb.SubmitApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.SubmitApplicationResponse:
         async def run() -> pb.SubmitApplicationResponse:
-            self._auth(context)
             c = request.context
             spec = c.am_container_spec
             am_launch = {
@@ -201,7 +235,8 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             )
             await self.ops.submit(sub)  # a known id is answered as accepted, as by every door
             return pb.SubmitApplicationResponse()
-        return await guarded(context, run)
+        return await self._write(context, audit.SUBMIT_APP, request.context.user or "dr.who",
+                                 request.context.application_id, run)
 
     async def GetApplicationReport(self, request: pb.GetApplicationReportRequest,
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
@@ -266,10 +301,9 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
     async def KillApplication(self, request: pb.KillApplicationRequest,
                               context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
         async def run() -> pb.KillApplicationResponse:
-            self._auth(context)
             await self.ops.kill(request.application_id, request.diagnostics)  # an ended app: done already
             return pb.KillApplicationResponse(is_kill_completed=True)
-        return await guarded(context, run)
+        return await self._write(context, audit.KILL_APP, "", request.application_id, run)
 
     async def GetClusterMetrics(self, request: pb.GetClusterMetricsRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetClusterMetricsResponse:

@@ -36,6 +36,7 @@ from rm.service.slo import SloService
 from rm.service.store import LeaseLost, Store, StoreError, default_sqlite_url
 
 log = logging.getLogger("shepherd.rm")
+HADOOP_TOKEN_FILE = "hadoop.token"
 
 
 class _Uvicorn(uvicorn.Server):
@@ -50,6 +51,7 @@ class ResourceManager:
     def __init__(self, cfg: RMConfig) -> None:
         cfg.validate()
         self.cfg = cfg
+        self.credentials_file: Any = None  # the file local clients find the secrets in (set at start), or None
         self.queues = build_queues(cfg.queues)
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
         self.store = Store(self.store_url)
@@ -142,6 +144,8 @@ class ResourceManager:
             LeaseKeeper(self.store, self.writer, self.store_executor, self.cfg.store_lease_s).run(),
             name="store-lease"))
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        # secrets not configured come from the credentials file, created now (not before the store is known)
+        self.cfg, self.credentials_file = self.cfg.with_secrets()
         stored = await loop.run_in_executor(self.store_executor, self.store.load)
         now = self.now()
         if stored.meta is None:
@@ -166,7 +170,44 @@ class ResourceManager:
         log.info("ResourceManager started: gRPC %s, REST %s, store %s, cluster %d",
                  self.grpc_address, self.rest_url, _safe_url(self.store_url),
                  self.state.meta.cluster_timestamp)
+        open_doors = [what for what, secret in (("client writes", self.cfg.client_secret),
+                                                 ("node registrations", self.cfg.node_secret)) if not secret]
+        if open_doors:
+            log.warning("INSECURE (shepherd.resourcemanager.insecure): %s need no secret; anyone who can reach "
+                        "%s can start processes on its NodeManagers", " and ".join(open_doors), self.grpc_address)
+        self._register_credentials(True)
         self.started.set()
+
+    def _addresses(self) -> list[str]:
+        ipc = [self.ipc.client_address, self.ipc.scheduler_address] if self.ipc is not None else []
+        return [self.grpc_address, self.rest_url, *ipc]
+
+    def _write_hadoop_token(self) -> None:
+        """Stock Hadoop clients of this user authenticate to the client listener with an RM delegation token
+        from ``hadoop.token`` beside the credentials file (export HADOOP_TOKEN_FILE_LOCATION)."""
+        if self.credentials_file is None or self.ipc is None or not self.ipc.client_address:
+            return
+        import getpass
+
+        path = self.credentials_file.parent / HADOOP_TOKEN_FILE
+        self.ipc.write_token_file(path, getpass.getuser())
+        log.info("Hadoop clients: export HADOOP_TOKEN_FILE_LOCATION=%s", path)
+
+    def _register_credentials(self, on: bool) -> None:
+        """On loopback, tell this user's clients where the credentials file is (common/credentials.py)."""
+        if self.credentials_file is None or not self.cfg.loopback:
+            return
+        from common import credentials
+
+        try:
+            if on:
+                credentials.register(self._addresses(), self.credentials_file)
+                self._write_hadoop_token()
+            else:
+                credentials.unregister(self._addresses(), self.credentials_file)
+        except OSError as exc:
+            log.warning("cannot record the cluster's credentials file for local clients in %s: %s",
+                        credentials.home() / "clusters", exc)
 
     async def _start_grpc(self) -> None:
         from rm.service.grpc_api import (
@@ -205,6 +246,8 @@ class ResourceManager:
             await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
+        if self.started.is_set():
+            self._register_credentials(False)
         for t in self._tasks:
             if t.get_name() != "http":
                 t.cancel()

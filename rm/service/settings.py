@@ -64,9 +64,15 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.fair-share-interval-ms", "1000", None,
             "how often the DRF fair shares sent to ApplicationMasters are recomputed"),
     Setting("shepherd.resourcemanager.node-secret", None, "SHEPHERD_NODE_SECRET",
-            "NodeManagers must present it (required off loopback)", secret=True),
+            "NodeManagers must present it (unset: the credentials file's)", secret=True),
     Setting("shepherd.resourcemanager.client-secret", None, "SHEPHERD_CLIENT_SECRET",
-            "clients that change anything must present it (required off loopback)", secret=True),
+            "clients that change anything must present it (unset: the credentials file's)", secret=True),
+    Setting("shepherd.resourcemanager.credentials-file", None, "SHEPHERD_RM_CREDENTIALS_FILE",
+            "secrets not set above come from this file, created 0600 with random ones if missing "
+            "(unset: <data-dir>/credentials.json)"),
+    Setting("shepherd.resourcemanager.insecure", "false", "SHEPHERD_INSECURE",
+            "true: no secrets at all, anyone on the machine may submit and register nodes (loopback only; "
+            "logged as a warning)"),
 )
 
 
@@ -89,6 +95,8 @@ class RMFlags:
     queues_file: Path | None = None
     node_secret: str | None = None
     client_secret: str | None = None
+    credentials_file: Path | None = None
+    insecure: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +133,9 @@ def _rm_flags(flags: RMFlags, pre: Layered) -> dict[str, tuple[str, str]]:
         ("yarn.resourcemanager.am.max-attempts", flags.max_app_attempts, "--max-app-attempts", 1),
         ("shepherd.resourcemanager.node-secret", flags.node_secret, "--node-secret", 1),
         ("shepherd.resourcemanager.client-secret", flags.client_secret, "--client-secret", 1),
+        ("shepherd.resourcemanager.credentials-file", flags.credentials_file, "--credentials", 1),
+        ("shepherd.resourcemanager.insecure", None if flags.insecure is None else str(flags.insecure).lower(),
+         "--insecure", 1),
     ]
     for key, value, flag, scale in simple:
         if value is not None:
@@ -223,10 +234,23 @@ def load_rm_settings(
                                     "share_interval_s"),
             node_secret=layers.text("shepherd.resourcemanager.node-secret"),
             client_secret=layers.text("shepherd.resourcemanager.client-secret"),
+            credentials_file=_path(layers.text("shepherd.resourcemanager.credentials-file")),
+            insecure=_flag(layers, "shepherd.resourcemanager.insecure"),
         )
     except (TypeError, ValueError) as exc:
         raise SettingsError(str(exc)) from exc
     return RMSettings(cfg, layers, queues_source, tuple(warnings))
+
+
+def _path(text: str | None) -> Path | None:
+    return Path(text).expanduser() if text else None
+
+
+def _flag(layers: Layered, key: str) -> bool:
+    value = (layers.text(key) or "false").strip().lower()
+    if value not in ("true", "false"):
+        raise SettingsError(f"{key} = {value!r} ({layers.source(key)}): expected true or false")
+    return value == "true"
 
 
 def _queues(layers: Layered, flags: RMFlags) -> tuple[dict[str, Any] | None, str]:

@@ -46,9 +46,15 @@ def java_home() -> str:
     return str(Path(JAVA).resolve().parents[1])
 
 
+TOKEN_FILES: dict[Path, Path] = {}  # HADOOP_CONF_DIR -> the RM delegation token file of its cluster
+
+
 def hadoop_conf(cluster: LocalCluster, where: Path) -> Path:
-    """A HADOOP_CONF_DIR pointing stock clients at the cluster's Hadoop IPC listeners."""
+    """A HADOOP_CONF_DIR pointing stock clients at the cluster's Hadoop IPC listeners (and, for the client
+    environment, the token file the RM wrote: what `shepherd up` tells its user to export)."""
     where.mkdir(parents=True, exist_ok=True)
+    assert cluster.hadoop_token_path.exists()
+    TOKEN_FILES[where] = cluster.hadoop_token_path
     (where / "core-site.xml").write_text(
         "<configuration><property><name>fs.defaultFS</name><value>file:///</value></property></configuration>")
     props = {"yarn.resourcemanager.hostname": "127.0.0.1",
@@ -59,19 +65,29 @@ def hadoop_conf(cluster: LocalCluster, where: Path) -> Path:
     return where
 
 
-def yarn(conf: Path, tool: str, *args: str) -> str:
-    """Run the stock YARN CLI (``application`` or ``node``); return its stdout."""
+def run_yarn(conf: Path, tool: str, *args: str, token: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the stock YARN CLI (``application`` or ``node``), with the cluster's token file or without."""
     main = {"application": "ApplicationCLI", "node": "NodeCLI"}[tool]
-    out = subprocess.run(
+    env = {**os.environ, "JAVA_HOME": java_home()}
+    env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
+    if token:
+        env["HADOOP_TOKEN_FILE_LOCATION"] = str(TOKEN_FILES[conf])
+    return subprocess.run(
         [JAVA or "java", "-cp", f"{conf}:{pyspark_home() / 'jars'}/*", f"org.apache.hadoop.yarn.client.cli.{main}",
-         tool, *args], check=False, capture_output=True, text=True, timeout=120, env={**os.environ, "JAVA_HOME": java_home()},
+         tool, *args], check=False, capture_output=True, text=True, timeout=120, env=env,
     )
+
+
+def yarn(conf: Path, tool: str, *args: str) -> str:
+    """Run the stock YARN CLI with the cluster's token file; return its stdout."""
+    out = run_yarn(conf, tool, *args)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
 
 def spark_env(conf: Path) -> dict[str, str]:
-    return {**os.environ, "JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1"}
+    return {**os.environ, "JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1",
+            "HADOOP_TOKEN_FILE_LOCATION": str(TOKEN_FILES[conf])}
 
 
 def spark_args(tmp: Path, mode: str, *extra: str, slices: int = 4) -> list[str]:
@@ -172,6 +188,11 @@ def test_yarn_kill_ends_a_running_spark_app(make_cluster: Callable[..., LocalClu
                             and m.group(0), 120, "spark-submit to submit")
         with RMClient(cluster.rm_address) as rm:
             wait_until(lambda: _running_with_executors(rm, app_id), 120, "the Spark app to run with executors")
+            # without the token file the stock client authenticates SIMPLE, which proves nothing: refused
+            refused = run_yarn(conf, "application", "-kill", app_id, token=False)
+            assert refused.returncode != 0, refused.stdout[-3000:]
+            assert "AccessControlException" in refused.stderr + refused.stdout, refused.stderr[-3000:]
+            assert rm.app(app_id).state == "RUNNING"
             killed = yarn(conf, "application", "-kill", app_id)
             assert f"Killing application {app_id}" in killed
             report = rm.app(app_id)

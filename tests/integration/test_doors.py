@@ -25,6 +25,7 @@ from common.ids import app_id as make_app_id
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.service.config import RMConfig
@@ -138,12 +139,13 @@ class Rest:
 class Grpc:
     name = "grpc"
 
-    def __init__(self, stub: pbg.ApplicationClientStub) -> None:
+    def __init__(self, stub: pbg.ApplicationClientStub, secret: str) -> None:
         self.stub = stub
+        self.metadata = [("authorization", f"Bearer {secret}")]
 
     async def _call(self, method: str, request: Any) -> Any:
         try:
-            return await getattr(self.stub, method)(request, timeout=10)
+            return await getattr(self.stub, method)(request, timeout=10, metadata=self.metadata)
         except grpc.aio.AioRpcError as exc:
             return Refused((exc.code().name, (exc.details() or "").split(":", 1)[0]))
 
@@ -178,12 +180,13 @@ class Grpc:
 class Ipc:
     name = "ipc"
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, token: ipc.Token | None) -> None:
         self.port = port
+        self.token = token  # an RM delegation token for USER, as in a HADOOP_TOKEN_FILE_LOCATION file
 
     async def _call(self, method: str, request: Any, response: type[Any]) -> Any:
         try:
-            async with IpcClient("127.0.0.1", self.port, IPC_CLIENT, user=USER) as c:
+            async with IpcClient("127.0.0.1", self.port, IPC_CLIENT, user=USER, token=self.token) as c:
                 return await c.call(method, request, response)
         except RemoteError as exc:
             return Refused(exc.java_class)
@@ -238,10 +241,13 @@ async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
             tracker = pbg.ResourceTrackerStub(channel)
             node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
+            node = [("authorization", f"Bearer {server.cfg.node_secret}")]
             await tracker.RegisterNodeManager(pb.RegisterNodeRequest(
-                node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())))
+                node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())),
+                metadata=node)
             await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
-                node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")))
+                node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
+                metadata=node)
         assert server.state.max_allocation() == NODE
         yield server
     finally:
@@ -250,9 +256,12 @@ async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
 
 @pytest_asyncio.fixture
 async def doors(rm: ResourceManager) -> AsyncIterator[list[Door]]:
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10) as http, \
+    secret = rm.cfg.client_secret or ""
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10,
+                                 headers={"Authorization": f"Bearer {secret}"}) as http, \
             grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
-        yield [Rest(http), Grpc(pbg.ApplicationClientStub(channel)), Ipc(rm.ipc.client_port)]
+        yield [Rest(http), Grpc(pbg.ApplicationClientStub(channel), secret),
+               Ipc(rm.ipc.client_port, rm.ipc.delegation_token(USER))]
 
 
 def expect(error: Canonical | None, door: Door) -> Answer:
@@ -344,3 +353,44 @@ async def test_unknown_and_finished_apps_get_the_same_answers(rm: ResourceManage
             assert (app.state, app.finish_time) == ("KILLED", finished)
             assert await other.report(app_id) == Seen("victim", "batch", "SPARK", USER, "KILLED"), (
                 door.name, other.name)
+
+
+async def test_no_door_changes_anything_without_credentials(rm: ResourceManager,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """S15 in process: REST without or with a forged secret, gRPC likewise, Hadoop IPC with SIMPLE authentication
+    or a token signed with a guessed key: every write refused, one audit denial each, nothing stored."""
+    from common.hadoop import tokens
+
+    caplog.set_level("INFO", logger="shepherd.rm.audit")
+    known = make_app_id(rm.state.meta.cluster_timestamp, 1)
+    sub = Submission(name="intruder", command="touch /tmp/pwned")
+    forged = tokens.rm_delegation_token(b"guessed" * 4, tokens.Delegation("root", "root", 0, 2**62, 1),
+                                        f"127.0.0.1:{rm.ipc.client_port}")
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10) as anonymous, \
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10,
+                              headers={"Authorization": "Bearer forged"}) as forger, \
+            grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        for http in (anonymous, forger):
+            assert (await http.post("/ws/v1/cluster/apps/new-application")).status_code in (401, 403)
+            assert await Rest(http).submit(known, sub) in (Refused((401, "AuthorizationException")),
+                                                            Refused((403, "ForbiddenException")))
+            assert isinstance(await Rest(http).kill(known), Refused)
+        for secret in ("", "forged"):
+            grpc_door = Grpc(pbg.ApplicationClientStub(channel), secret)
+            refused = await grpc_door.submit(known, sub)
+            assert isinstance(refused, Refused)
+            assert refused.spelling[0] in ("UNAUTHENTICATED", "PERMISSION_DENIED")
+        simple = Ipc(rm.ipc.client_port, None)
+        assert await simple.submit(known, sub) == Refused("org.apache.hadoop.security.AccessControlException")
+        assert await simple.kill(known) == Refused("org.apache.hadoop.security.AccessControlException")
+        assert isinstance(await Ipc(rm.ipc.client_port, forged).submit(known, sub), Refused)
+        # reads stay open
+        assert (await anonymous.get("/ws/v1/cluster/apps")).status_code == 200
+        assert isinstance(await simple.report(known), Refused)  # not found, not refused for lack of credentials
+    assert not rm.state.apps
+    denials = [r.getMessage() for r in caplog.records if r.name == "shepherd.rm.audit" and "RESULT=FAILURE"
+               in r.getMessage()]
+    # REST: 2 × (new, submit, kill); gRPC: 2 submits; IPC SIMPLE: submit, kill (the forged token fails SASL)
+    assert len(denials) == 10, denials
+    assert sum("TARGET=ClientRMService" in d for d in denials) == 4
+    assert all("IP=127.0.0.1" in d for d in denials)

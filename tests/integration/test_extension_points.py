@@ -127,7 +127,8 @@ async def _until(predicate: Any, what: str, timeout: float = 30.0) -> None:
 async def test_live_with_a_nodemanager_on_loopback(live: ResourceManager) -> None:
     placements = Placements(live)
     live.state.subscribe(placements)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{live.rest_port}", timeout=10) as http:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{live.rest_port}", timeout=10,
+                                 headers={"Authorization": f"Bearer {live.cfg.client_secret}"}) as http:
         assert (await _submit(http, "blocker", "sleep 3", NODE)).status_code == 202
         await _until(lambda: placements.names == ["blocker"], "the blocker's AM container")
         for name in WAITING:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from google.protobuf.message import Message
 
 from common.hadoop import credentials, records
+from common.hadoop import tokens as hadoop_tokens
 from common.hadoop.client import IpcClient, RemoteError
 from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
@@ -57,7 +59,11 @@ def call(address: str, protocol: str, method: str, request: Message, response: t
 
 
 def client_call(c: LocalCluster, method: str, request: Message, response: type[R], user: str = "root") -> R:
-    return call(c.ipc_client_address, CLIENT, method, request, response, user=user)
+    """A call as ``user``, authenticated with an RM delegation token for that user (as the RM issues to a holder
+    of the client secret, and writes for `shepherd up`'s user into hadoop.token)."""
+    token = hadoop_tokens.issue_rm_delegation(c.client_secret, user, c.ipc_client_address,
+                                              now_ms=int(time.time() * 1000))
+    return call(c.ipc_client_address, CLIENT, method, request, response, user=user, token=token)
 
 
 def report(c: LocalCluster, app: yr.ApplicationId, user: str = "root") -> yr.ApplicationReport:

@@ -34,7 +34,7 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 def http(cluster: LocalCluster) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=cluster.rest_url, timeout=30.0) as client:
+    with httpx.Client(base_url=cluster.rest_url, timeout=30.0, headers=writer(cluster)) as client:
         wait_until(lambda: client.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["activeNodes"] == 1,
                    30, "the NodeManager to register")
         yield client
@@ -52,6 +52,11 @@ def definition(arrival: int, *, containers: int = 2, duration_ms: int = 600_000,
                                      "min-concurrency": 1, "duration": duration_ms}],
         },
     }
+
+
+def writer(cluster: LocalCluster) -> dict[str, str]:
+    """The header that lets a client change anything (the secret the RM wrote into the cluster's credentials)."""
+    return {"Authorization": f"Bearer {cluster.client_secret}"}
 
 
 def new_id(http: httpx.Client) -> str:
@@ -175,7 +180,7 @@ def test_reservation_survives_an_rm_restart(cluster: LocalCluster, http: httpx.C
                                               "reservation-definition": definition(arrival)}))
     before = listed(http, **{"include-resource-allocations": "true"})
     cluster.restart_rm()
-    with httpx.Client(base_url=cluster.rest_url, timeout=30.0) as again:
+    with httpx.Client(base_url=cluster.rest_url, timeout=30.0, headers=writer(cluster)) as again:
         after = listed(again, **{"include-resource-allocations": "true"})
         assert after == before  # the same bookings, nothing placed again
         # the id counter continues: ids are never handed out twice

@@ -25,8 +25,10 @@ import pytest
 import yaml
 
 from common.hadoop import records as ipc_records
+from common.hadoop import tokens
 from common.hadoop.client import IpcClient
 from common.resources import Resources
+from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.client import RMClient
@@ -110,6 +112,10 @@ def seeded(tmp_path: Path) -> Iterator[tuple[LocalCluster, float, float]]:
         kill_strays(tmp_path)
 
 
+def writer(cluster: LocalCluster) -> dict[str, str]:
+    return {"Authorization": f"Bearer {cluster.client_secret}"}
+
+
 def remote(resp: httpx.Response, status: int, exception: str = "") -> str:
     assert resp.status_code == status, resp.text
     body = resp.json()["RemoteException"]
@@ -147,7 +153,7 @@ def cli(cluster: LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
 def test_proposals_accept_reject_restart_and_bad_requests(seeded: tuple[LocalCluster, float, float],
                                                           tmp_path: Path) -> None:
     cluster, earliest, deadline = seeded
-    with httpx.Client(base_url=cluster.rest_url, timeout=120.0) as http:
+    with httpx.Client(base_url=cluster.rest_url, timeout=120.0, headers=writer(cluster)) as http:
         listed = proposals(http)
         assert sorted(listed) == ["hourly-sync", "nightly-report"]  # adhoc: 2 runs; erratic: no period
         p = show(http, "nightly-report")
@@ -226,7 +232,7 @@ def test_proposals_accept_reject_restart_and_bad_requests(seeded: tuple[LocalClu
         assert sorted(proposals(http, status="accepted,proposed")) == ["nightly-report"]
 
     cluster.restart_rm()
-    with httpx.Client(base_url=cluster.rest_url, timeout=120.0) as http:
+    with httpx.Client(base_url=cluster.rest_url, timeout=120.0, headers=writer(cluster)) as http:
         after = proposals(http)
         assert (after["nightly-report"]["status"], after["nightly-report"]["reservationId"]) == ("accepted", rid)
         assert after["hourly-sync"]["status"] == "rejected"
@@ -269,24 +275,30 @@ def test_proposals_accept_reject_restart_and_bad_requests(seeded: tuple[LocalClu
         assert "already accepted" in out.stderr
 
 
-def ipc_submit(address: str, ctx: yr.ApplicationSubmissionContext) -> None:
+def etl_token(cluster: LocalCluster) -> ipc.Token:
+    """An RM delegation token for user etl, as the RM issues to a holder of the client secret."""
+    return tokens.issue_rm_delegation(cluster.client_secret, "etl", cluster.ipc_client_address,
+                                      now_ms=int(time.time() * 1000))
+
+
+def ipc_submit(address: str, ctx: yr.ApplicationSubmissionContext, token: ipc.Token) -> None:
     host, _, port = address.rpartition(":")
 
     async def go() -> None:
         async with IpcClient(host, int(port), "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB",
-                             user="etl") as c:
+                             user="etl", token=token) as c:
             await c.call("submitApplication", yp.SubmitApplicationRequest(application_submission_context=ctx),
                          yp.SubmitApplicationResponse)
 
     asyncio.run(go())
 
 
-def ipc_new_app(address: str) -> yr.ApplicationId:
+def ipc_new_app(address: str, token: ipc.Token) -> yr.ApplicationId:
     host, _, port = address.rpartition(":")
 
     async def go() -> yr.ApplicationId:
         async with IpcClient(host, int(port), "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB",
-                             user="etl") as c:
+                             user="etl", token=token) as c:
             resp = await c.call("getNewApplication", yp.GetNewApplicationRequest(), yp.GetNewApplicationResponse)
             return resp.application_id
 
@@ -298,7 +310,7 @@ def test_a_finished_job_leaves_its_run_and_dataset_accesses(tmp_path: Path) -> N
                            ipc_scheduler_port=-1, node_memory_mb=4096, node_vcores=4)
     cluster.start()
     try:
-        with httpx.Client(base_url=cluster.rest_url, timeout=30.0) as http, RMClient(cluster.rm_address) as rm:
+        with httpx.Client(base_url=cluster.rest_url, timeout=30.0, headers=writer(cluster)) as http, RMClient(cluster.rm_address) as rm:
             wait_until(lambda: http.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["activeNodes"] == 1,
                        30, "the NodeManager to register")
             # a reservation to run in (an hour from now, one container for ten minutes)
@@ -327,14 +339,14 @@ def test_a_finished_job_leaves_its_run_and_dataset_accesses(tmp_path: Path) -> N
             assert bad.returncode == 2
             assert "unknown" in bad.stderr
 
-            new = ipc_new_app(cluster.ipc_client_address)
+            new = ipc_new_app(cluster.ipc_client_address, etl_token(cluster))
             ipc_submit(cluster.ipc_client_address, yr.ApplicationSubmissionContext(
                 application_id=new, application_name="spark-etl", application_type="SPARK",
                 am_container_spec=yr.ContainerLaunchContext(command=["sleep", "1"]),
                 resource=ipc_records.resource_pb(Resources.of(memory_mb=256, vcores=1)),
                 application_tags=["shepherd.inputs=/lake/Clean,/lake/dims", "shepherd.outputs=/lake/marts"],
                 reservation_id=yr.ReservationId(cluster_timestamp=parse_reservation_id(rid)[0],
-                                                id=parse_reservation_id(rid)[1])))
+                                                id=parse_reservation_id(rid)[1])), etl_token(cluster))
             via_ipc = ipc_records.app_id_str(new)
             wait_until(lambda: rm.app(via_ipc).state in ("RUNNING", "FINISHED"), 60, "the IPC app to run")
 
@@ -381,7 +393,7 @@ def test_apps_of_an_accepted_job_run_in_its_reservation_without_naming_it(tmp_pa
                            rm_args=["--config", str(config)])
     cluster.start()
     try:
-        with httpx.Client(base_url=cluster.rest_url, timeout=120.0) as http:
+        with httpx.Client(base_url=cluster.rest_url, timeout=120.0, headers=writer(cluster)) as http:
             wait_until(lambda: http.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["activeNodes"] == 1,
                        30, "the NodeManager to register")
             resp = http.post(f"{SLO}/nightly-report/accept")

@@ -36,9 +36,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine, create_engine, make_url, text
 
 from common.errors import StoreUnavailable
+from common.hadoop import tokens
 from common.hadoop.client import IpcClient, RemoteError
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from rm.client import ClientError, RMClient
 from rm.core.records import Record
@@ -55,6 +57,8 @@ LEASE_S = 1.5
 RETRIABLE = "org.apache.hadoop.ipc.RetriableException"
 IPC_CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 NEW_APP = "/ws/v1/cluster/apps/new-application"
+SECRET = "client-secret"  # the RMs here are configured with it
+AUTH = {"Authorization": f"Bearer {SECRET}"}
 
 
 # -- fixtures ----------------------------------------------------------------------------------------
@@ -72,7 +76,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def config(tmp_path: Path, store_url: str | None = None, **overrides: Any) -> RMConfig:
     fields: dict[str, Any] = {"data_dir": tmp_path / "rm", "store_url": store_url, "grpc_port": 0, "rest_port": 0,
                               "ipc_client_port": 0, "ipc_scheduler_port": -1, "store_lease_s": LEASE_S,
-                              "create_store": True}
+                              "create_store": True, "client_secret": SECRET, "node_secret": "node-secret"}
     fields.update(overrides)
     return RMConfig(**fields)
 
@@ -250,7 +254,7 @@ async def test_store_faults_give_retryable_errors_at_every_door_and_nothing_is_l
         real_write(records)
 
     monkeypatch.setattr(server.store, "write", write)
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.rest_port}", timeout=10) as http, \
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.rest_port}", timeout=10, headers=AUTH) as http, \
             grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
         kept = await submit(http)
         killed = await submit(http)
@@ -259,11 +263,13 @@ async def test_store_faults_give_retryable_errors_at_every_door_and_nothing_is_l
         assert_retriable(await new_app(http))
         assert_retriable(await http.put(f"/ws/v1/cluster/apps/{killed}/state", json={"state": "KILLED"}))
         with pytest.raises(grpc.aio.AioRpcError) as rpc:
-            await pbg.ApplicationClientStub(channel).GetNewApplication(pb.GetNewApplicationRequest())
+            await pbg.ApplicationClientStub(channel).GetNewApplication(pb.GetNewApplicationRequest(),
+                                                                       metadata=[("authorization", f"Bearer {SECRET}")])
         assert rpc.value.code() == grpc.StatusCode.UNAVAILABLE
         assert RETRIABLE in (rpc.value.details() or "")
         with pytest.raises(RemoteError) as ipc:
-            async with IpcClient("127.0.0.1", server.ipc.client_port, IPC_CLIENT, user="alice") as c:
+            async with IpcClient("127.0.0.1", server.ipc.client_port, IPC_CLIENT, user="alice",
+                                 token=alice_token(SECRET, server.ipc.client_port)) as c:
                 await c.call("getNewApplication", yp.GetNewApplicationRequest(), yp.GetNewApplicationResponse)
         assert ipc.value.java_class == RETRIABLE
 
@@ -305,7 +311,7 @@ async def test_a_second_rm_on_the_same_store_refuses_to_start_and_a_clean_stop_f
     message = str(refused.value)
     assert first.lease_owner in message
     assert "expires in" in message
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{first.rest_port}", timeout=10) as http:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{first.rest_port}", timeout=10, headers=AUTH) as http:
         app_id = await submit(http)  # the first RM still writes
     assert app_id in stored_apps(store_url)
 
@@ -343,7 +349,7 @@ async def test_a_fenced_rm_stops_instead_of_writing(tmp_path: Path, store_url: s
         conn.execute(text("UPDATE store_lease SET owner = 'usurper:1:x', epoch = epoch + 1, expires_at = :t"),
                      {"t": time.time() + 3600})
     usurper.dispose()
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.rest_port}", timeout=10) as http:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.rest_port}", timeout=10, headers=AUTH) as http:
         resp = await new_app(http)
     assert resp.status_code == 503, resp.text
     await eventually(server.halted.is_set, 5, "the fenced RM to halt")
@@ -454,10 +460,14 @@ class Proxy:
         self._conns -= {writer, up_writer}
 
 
-def _ipc_new_app(port: int) -> RemoteError | None:
+def alice_token(secret: str, port: int) -> ipc.Token:
+    return tokens.issue_rm_delegation(secret, "alice", f"127.0.0.1:{port}", now_ms=int(time.time() * 1000))
+
+
+def _ipc_new_app(port: int, secret: str) -> RemoteError | None:
     async def call() -> RemoteError | None:
         try:
-            async with IpcClient("127.0.0.1", port, IPC_CLIENT, user="alice") as c:
+            async with IpcClient("127.0.0.1", port, IPC_CLIENT, user="alice", token=alice_token(secret, port)) as c:
                 await c.call("getNewApplication", yp.GetNewApplicationRequest(), yp.GetNewApplicationResponse)
         except RemoteError as e:
             return e
@@ -492,7 +502,8 @@ def _outage_and_restart(cluster: LocalCluster, proxy: Proxy, tmp_path: Path) -> 
     assert rm is not None
     finishing = submit_job(cluster, write_job(tmp_path, sleep_job("finishes-in-outage", 10, tasks=2)), tmp_path)
     killing = submit_job(cluster, write_job(tmp_path, sleep_job("killed-in-outage", 600, tasks=1)), tmp_path)
-    with RMClient(cluster.rm_address) as client, httpx.Client(base_url=cluster.rest_url, timeout=20) as http:
+    with RMClient(cluster.rm_address) as client, httpx.Client(base_url=cluster.rest_url, timeout=20,
+                                                             headers={"Authorization": f"Bearer {cluster.client_secret}"}) as http:
         # both jobs run all their containers (the scheduler places nothing new while the store is away)
         wait_until(lambda: len([c for c in client.containers(finishing) if c.state == "RUNNING"]) == 3, 60,
                    "the finishing job's AM and two tasks to run")
@@ -504,7 +515,7 @@ def _outage_and_restart(cluster: LocalCluster, proxy: Proxy, tmp_path: Path) -> 
         with pytest.raises(ClientError) as refused:
             client.new_application()
         assert refused.value.code == "UNAVAILABLE"
-        error = _ipc_new_app(int(cluster.ipc_client_address.rsplit(":", 1)[1]))
+        error = _ipc_new_app(int(cluster.ipc_client_address.rsplit(":", 1)[1]), cluster.client_secret)
         assert error is not None
         assert error.java_class == RETRIABLE
         assert_retriable(http.put(f"/ws/v1/cluster/apps/{killing}/state", json={"state": "KILLED"}))

@@ -28,7 +28,7 @@ def site(tmp_path: Path, **props: str) -> Path:
 
 def test_yarn_defaults() -> None:
     s = settings(Cfg(), env={})
-    assert (s.client_port, s.scheduler_port, s.allow_simple_writes) == (8032, 8030, True)
+    assert (s.client_port, s.scheduler_port, s.allow_simple_writes) == (8032, 8030, False)
 
 
 def test_yarn_site_addresses_with_substitution(tmp_path: Path) -> None:
@@ -46,7 +46,8 @@ def test_explicit_ports_win(tmp_path: Path) -> None:
     assert (s.client_port, s.scheduler_port) == (0, -1)
 
 
-def test_simple_writes_beyond_loopback_need_an_opt_in(tmp_path: Path) -> None:
+def test_simple_writes_need_an_opt_in_on_loopback_too(tmp_path: Path) -> None:
+    assert not settings(Cfg(), env={}).allow_simple_writes
     assert not settings(Cfg(host="0.0.0.0", loopback=False), env={}).allow_simple_writes
     path = site(tmp_path, **{"yarn.resourcemanager.ipc.allow-simple-writes": "true"})
     assert settings(Cfg(host="0.0.0.0", loopback=False, yarn_site=path), env={}).allow_simple_writes

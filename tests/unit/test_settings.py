@@ -127,7 +127,9 @@ def test_rm_defaults_are_loopback_and_secure() -> None:
     assert cfg.queues is None
     assert cfg.maximum_allocation is None
     cfg.validate()
-    exposed = load_rm_settings(env={"SHEPHERD_RM_HOSTNAME": "0.0.0.0"}).config
+    assert not cfg.insecure
+    exposed = load_rm_settings(env={"SHEPHERD_RM_HOSTNAME": "0.0.0.0", "SHEPHERD_INSECURE": "true"}).config
+    assert exposed.insecure
     with pytest.raises(ValueError, match="secret"):
         exposed.validate()
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from common.errors import BadRequest, Forbidden
-from common.hadoop import records
-from common.hadoop.server import CallContext, Method, Protocol
+from common.hadoop import records, tokens
+from common.hadoop.server import CallContext, Method, Protocol, RpcError
 from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.reservation.requests import reservation_id
 from rm.core.state_types import SubmitSpec
+from rm.service import audit
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from rm.service.ipc.facade import IpcFacade
 
 log = logging.getLogger("shepherd.ipc.client")
+T = TypeVar("T")
 
 NAME = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 HADOOP_CLC = "hadoop_clc"  # am_launch key: the submitted ContainerLaunchContext, base64
@@ -55,6 +58,19 @@ def am_resource(ctx: yr.ApplicationSubmissionContext) -> Resources | None:
     return None
 
 
+class AccessControl(Forbidden):
+    exception = "AccessControlException"
+    java_class = "org.apache.hadoop.security.AccessControlException"
+
+
+def _app_id(msg: yr.ApplicationId) -> str:
+    """The id for the audit line ("" if it is not a valid one)."""
+    try:
+        return records.app_id_str(msg)
+    except ValueError:
+        return ""
+
+
 class ApplicationClient:
     def __init__(self, facade: IpcFacade) -> None:
         self.facade = facade
@@ -73,35 +89,75 @@ class ApplicationClient:
             "getQueueInfo": Method(yp.GetQueueInfoRequest, self.get_queue_info),
         })
 
-    def _may_mutate(self, ctx: CallContext) -> None:
-        """Hadoop IPC in SIMPLE mode cannot prove who the caller is: off loopback, refuse changes
-        unless the operator allowed it."""
-        if not self.facade.settings.allow_simple_writes:
-            raise Forbidden(f"{ctx.method} over Hadoop IPC with SIMPLE authentication is refused: the RM "
-                            "listens beyond loopback (allow it with "
-                            "yarn.resourcemanager.ipc.allow-simple-writes)")
+    def passwords_for(self, identifier: bytes) -> list[bytes]:
+        """DIGEST-MD5 on the client listener: an unexpired RM delegation token signed with this RM's key."""
+        secret = self.rm.cfg.client_secret
+        if not secret:
+            return []
+        pw = tokens.rm_delegation_password(tokens.rm_delegation_key(secret), identifier,
+                                           now_ms=int(self.rm.now() * 1000))
+        return [pw] if pw is not None else []
 
-    def _report(self, app: App, caller: str = "") -> yr.ApplicationReport:
-        # the AMRMToken of an unmanaged AM goes to its submitter; a SIMPLE user name proves nothing
-        # beyond loopback, so there it goes nowhere unless the operator allowed SIMPLE writes
-        trusted = caller if self.facade.settings.allow_simple_writes else ""
+    @staticmethod
+    def principal(ctx: CallContext) -> str | None:
+        """The user the connection proved it acts for (an RM delegation token's owner); None: unproven."""
+        if ctx.token is None:
+            return None
+        try:
+            return tokens.read_rm_delegation(ctx.token).owner
+        except tokens.TokenError:
+            return None
+
+    def _writer(self, ctx: CallContext) -> str:
+        """The user a change is made for: the token's owner. SIMPLE authentication proves nothing, so it may
+        change nothing unless the RM is insecure or the operator allowed it."""
+        owner = self.principal(ctx)
+        if owner is not None:
+            return owner
+        if not self.rm.cfg.client_secret or self.facade.settings.allow_simple_writes:
+            return ctx.user
+        raise AccessControl(f"{ctx.method} over Hadoop IPC needs an RM delegation token (SIMPLE authentication "
+                        "proves nothing): point HADOOP_TOKEN_FILE_LOCATION at the token file the RM wrote "
+                        "(`shepherd up` prints it)")
+
+    async def _audited(self, ctx: CallContext, operation: str, app_id: str,
+                       change: Callable[[str], Awaitable[T]]) -> T:
+        """``change(user)`` after the write check, with its audit line."""
+        ip = audit.peer_ip(ctx.peer)
+        user = self.principal(ctx) or ctx.user
+        try:
+            with as_rpc_errors():
+                out = await change(self._writer(ctx))
+        except RpcError as err:
+            audit.record(user=user, ip=ip, operation=operation, target=audit.CLIENT_SERVICE, ok=False,
+                         app_id=app_id, description=f"{err.java_class.rsplit('.', 1)[-1]}: {err}")
+            raise
+        audit.record(user=user, ip=ip, operation=operation, target=audit.CLIENT_SERVICE, ok=True, app_id=app_id)
+        return out
+
+    def _report(self, app: App, ctx: CallContext) -> yr.ApplicationReport:
+        # the AMRMToken of an unmanaged AM goes to its submitter; a SIMPLE user name proves nothing, so
+        # there it goes nowhere unless the RM is insecure or the operator allowed SIMPLE writes
+        trusted = self.principal(ctx)
+        if trusted is None and (not self.rm.cfg.client_secret or self.facade.settings.allow_simple_writes):
+            trusted = ctx.user
         return reports.app_report(self.rm.state, app, scheduler_address=self.facade.scheduler_address,
-                                  web_url=self.facade.web_url, caller=trusted)
+                                  web_url=self.facade.web_url, caller=trusted or "")
 
     async def get_new_application(self, ctx: CallContext, req: yp.GetNewApplicationRequest
                                   ) -> yp.GetNewApplicationResponse:
-        with as_rpc_errors():
-            self._may_mutate(ctx)
+        async def change(user: str) -> yp.GetNewApplicationResponse:
             new = await self.ops.new_application()
             return yp.GetNewApplicationResponse(application_id=records.app_id_pb(new.app_id),
                                                 maximum_capability=records.resource_pb(
                                                     reports.max_allocation(self.rm.state)))
+        return await self._audited(ctx, audit.NEW_APP, "", change)
 
     async def submit_application(self, ctx: CallContext, req: yp.SubmitApplicationRequest
                                  ) -> yp.SubmitApplicationResponse:
-        with as_rpc_errors():
-            self._may_mutate(ctx)
-            sub = req.application_submission_context
+        sub = req.application_submission_context
+
+        async def change(user: str) -> yp.SubmitApplicationResponse:
             if not sub.HasField("application_id"):
                 raise BadRequest("the submission context has no application id")
             app_id = records.app_id_str(sub.application_id)
@@ -111,7 +167,7 @@ class ApplicationClient:
             if sub.HasField("reservation_id"):
                 rid = reservation_id(sub.reservation_id.cluster_timestamp, sub.reservation_id.id)
             spec = SubmitSpec(
-                app_id=app_id, name=sub.application_name, queue=sub.queue, user=ctx.user,
+                app_id=app_id, name=sub.application_name, queue=sub.queue, user=user,
                 app_type=sub.application_type, priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
@@ -119,12 +175,13 @@ class ApplicationClient:
             )
             await self.ops.submit(spec)  # a known id is answered as accepted, as by every door
             return yp.SubmitApplicationResponse()
+        return await self._audited(ctx, audit.SUBMIT_APP, _app_id(sub.application_id), change)
 
     async def get_application_report(self, ctx: CallContext, req: yp.GetApplicationReportRequest
                                      ) -> yp.GetApplicationReportResponse:
         with as_rpc_errors():
             app = self.ops.app(records.app_id_str(req.application_id))
-            return yp.GetApplicationReportResponse(application_report=self._report(app, ctx.user))
+            return yp.GetApplicationReportResponse(application_report=self._report(app, ctx))
 
     async def get_applications(self, ctx: CallContext, req: yp.GetApplicationsRequest
                                ) -> yp.GetApplicationsResponse:
@@ -148,17 +205,17 @@ class ApplicationClient:
                 continue
             if (req.finish_begin and finish < req.finish_begin) or (req.finish_end and finish > req.finish_end):
                 continue
-            out.append(self._report(app, ctx.user))
+            out.append(self._report(app, ctx))
         if req.limit > 0:
             out = out[-req.limit:]
         return yp.GetApplicationsResponse(applications=out)
 
     async def force_kill_application(self, ctx: CallContext, req: yp.KillApplicationRequest
                                      ) -> yp.KillApplicationResponse:
-        with as_rpc_errors():
-            self._may_mutate(ctx)
-            await self.ops.kill(records.app_id_str(req.application_id), req.diagnostics, ctx.user)
+        async def change(user: str) -> yp.KillApplicationResponse:
+            await self.ops.kill(records.app_id_str(req.application_id), req.diagnostics, user)
             return yp.KillApplicationResponse(is_kill_completed=True)
+        return await self._audited(ctx, audit.KILL_APP, _app_id(req.application_id), change)
 
     async def get_cluster_metrics(self, ctx: CallContext, req: yp.GetClusterMetricsRequest
                                   ) -> yp.GetClusterMetricsResponse:

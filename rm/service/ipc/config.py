@@ -32,7 +32,7 @@ class IpcSettings:
     host: str
     client_port: int  # < 0: no ApplicationClientProtocol listener
     scheduler_port: int  # < 0: no ApplicationMasterProtocol listener
-    allow_simple_writes: bool  # submit/kill over SIMPLE authentication
+    allow_simple_writes: bool  # submit/kill over SIMPLE authentication, without an RM delegation token
 
 
 def read_yarn_site(path: Path) -> dict[str, str]:
@@ -85,7 +85,6 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
     client = getattr(cfg, "ipc_client_port", None)
     scheduler = getattr(cfg, "ipc_scheduler_port", None)
     host = str(getattr(cfg, "host", "127.0.0.1"))
-    loopback = bool(getattr(cfg, "loopback", True))
     allow = site.get(ALLOW_SIMPLE_WRITES, "").lower() == "true" or \
         bool(getattr(cfg, "ipc_allow_simple_writes", False))
     return IpcSettings(
@@ -93,5 +92,5 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
         client_port=client if client is not None else _port(site.get(CLIENT_ADDRESS), DEFAULT_CLIENT_PORT),
         scheduler_port=scheduler if scheduler is not None else _port(site.get(SCHEDULER_ADDRESS),
                                                                      DEFAULT_SCHEDULER_PORT),
-        allow_simple_writes=loopback or allow,
+        allow_simple_writes=allow,
     )

@@ -8,8 +8,10 @@ import base64
 import contextlib
 import logging
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from common.credentials import write_private
 from common.hadoop import credentials, tokens
 from common.hadoop.client import IpcClient, RemoteError
 from common.hadoop.server import IpcServer, Protocol, TokenAuth
@@ -43,6 +45,7 @@ class IpcFacade:
         self.servers: list[IpcServer] = []
         self.client_port = -1
         self.scheduler_port = -1
+        self._sequence = 0
 
     # ------------------------------------------------------------ addresses
 
@@ -68,13 +71,17 @@ class IpcFacade:
         cfg = self.settings
         client_p, master_p = self.client.protocol(), self.master.protocol()
         auth = TokenAuth(lambda ident: ApplicationMaster.passwords_for(self.rm.state, ident))
+        # clients prove themselves with an RM delegation token (none on an insecure RM: SIMPLE only)
+        client_auth = TokenAuth(self.client.passwords_for) if self.rm.cfg.client_secret else None
         try:
             if cfg.client_port >= 0 and cfg.client_port == cfg.scheduler_port and cfg.client_port != 0:
-                port = await self._listen("ipc", [client_p, master_p], auth, cfg.client_port)
+                both = TokenAuth(lambda ident: [*ApplicationMaster.passwords_for(self.rm.state, ident),
+                                                *self.client.passwords_for(ident)])
+                port = await self._listen("ipc", [client_p, master_p], both, cfg.client_port)
                 self.client_port = self.scheduler_port = port
                 return
             if cfg.client_port >= 0:
-                self.client_port = await self._listen("ipc-client", [client_p], None, cfg.client_port)
+                self.client_port = await self._listen("ipc-client", [client_p], client_auth, cfg.client_port)
             if cfg.scheduler_port >= 0:
                 self.scheduler_port = await self._listen("ipc-scheduler", [master_p], auth, cfg.scheduler_port)
         except OSError:
@@ -97,6 +104,24 @@ class IpcFacade:
         self.servers.clear()
 
     # ------------------------------------------------------------ tokens
+
+    def delegation_token(self, owner: str, renewer: str = "") -> ipc.Token:
+        """An RM delegation token for ``owner``, for the client listener (the caller checked who may have it)."""
+        secret = self.rm.cfg.client_secret
+        if not secret or not self.client_address:
+            raise ValueError("RM delegation tokens need a client secret and a Hadoop IPC client listener")
+        self._sequence += 1
+        return tokens.issue_rm_delegation(secret, owner, _ip_service(self.client_address),
+                                          now_ms=int(self.rm.now() * 1000), sequence=self._sequence,
+                                          renewer=renewer)
+
+    def write_token_file(self, path: Path, owner: str) -> None:
+        """A Hadoop token file (HADOOP_TOKEN_FILE_LOCATION) holding an RM delegation token, readable only by
+        this user."""
+        creds = credentials.Credentials()
+        token = self.delegation_token(owner)
+        creds.add(token.service, token)
+        write_private(path, credentials.encode(creds))
 
     def container_token(self, c: Container, submitter: str) -> ipc.Token:
         st = self.rm.state

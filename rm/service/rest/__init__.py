@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from rm.service.operations import Operations
 from rm.service.rest.apps import add_app_routes
+from rm.service.rest.audit import install_audit
 from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.errors import install_handlers, remote_exception
 from rm.service.rest.extras import add_extra_routes
@@ -35,6 +36,7 @@ def build_app(rm: ResourceManager) -> FastAPI:
                     "(/ws/v1/shepherd). Errors are YARN RemoteException bodies.",
     )
     install_handlers(api)
+    install_audit(api)
     ops = Operations(rm)
     add_cluster_routes(api, rm)
     add_submit_routes(api, rm, ops)  # before the app routes: /apps/new-application is not an app id

@@ -60,6 +60,7 @@ def remote_exception(err: YarnError) -> JSONResponse:
 def install_handlers(api: FastAPI) -> None:
     @api.exception_handler(YarnError)
     async def _yarn(request: Request, exc: YarnError) -> JSONResponse:
+        request.state.audit_refusal = f"{exc.exception}: {exc.message}"
         return remote_exception(exc)
 
     @api.exception_handler(RequestValidationError)
@@ -68,6 +69,7 @@ def install_handlers(api: FastAPI) -> None:
         for e in exc.errors():
             where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("query", "path", "body"))
             parts.append(f"{where}: {e.get('msg', 'invalid')}" if where else str(e.get("msg", "invalid")))
+        request.state.audit_refusal = "; ".join(parts) or "invalid request"
         return remote_exception(BadRequest("; ".join(parts) or "invalid request"))
 
     @api.exception_handler(HTTPException)

@@ -192,6 +192,7 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> Non
     async def new_application(request: Request) -> dict[str, Any]:
         check_writer(request, secret)
         new = await ops.new_application()
+        request.state.audit_app = new.app_id
         mx = new.max_allocation or YARN_MAX_ALLOCATION
         return {"application-id": new.app_id, "maximum-resource-capability": render.yarn_resource(mx)}
 
@@ -203,6 +204,7 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> Non
         body = await json_object(request)
         user = request.query_params.get("user.name") or "dr.who"
         spec = submit_spec(body, user)
+        request.state.audit_app = spec.app_id
         await ops.submit(spec)  # a known id is answered as accepted, as by every door
         location = f"{str(request.base_url).rstrip('/')}{APPS}/{spec.app_id}"
         return Response(status_code=202, headers={"Location": location})
