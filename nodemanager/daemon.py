@@ -18,8 +18,11 @@ import grpc
 
 from common import credentials
 from common.hadoop.server import IpcServer
+from common.logs import FORMATS
+from common.logs import configure as configure_logging
 from common.resources import MEMORY, VCORES
 from common.sdnotify import Notifier
+from nodemanager.check_config import check_nm_config
 from nodemanager.config import (
     FlagParser,
     NodeManagerConfig,
@@ -34,7 +37,7 @@ from nodemanager.ipc import start_container_management
 from nodemanager.limits import CgroupV2
 from nodemanager.service import ContainerManagerService, TokenKeys
 from proto import shepherd_pb2 as pb
-from proto.serve import add_servicer
+from proto.serve import add_health_and_reflection, add_servicer
 
 log = logging.getLogger("nodemanager")
 
@@ -101,7 +104,9 @@ class NodeManager:
         self._web.table = self._table
         service = ContainerManagerService(self._table, self.keys, self.node_id)
         add_servicer(self._server, "ContainerManager", service)
+        checks = add_health_and_reflection(self._server, ["ContainerManager"])
         await self._server.start()
+        await checks.set_serving()
         self._ipc, _ = await start_container_management(
             self._table, self.keys, bind_host=cfg.host, port=cfg.ipc_port, advertised_host=self.host,
             http_port=self.http_port, work_root=cfg.work_dir,
@@ -250,6 +255,11 @@ def _parser() -> FlagParser:
     )
     p.add_argument("--no-cgroups", action="store_true", help="never use cgroup v2; monitor RSS instead")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-format", default=None, choices=FORMATS,
+                   help="text on a terminal, else JSON lines, unless told (default: $SHEPHERD_LOG_FORMAT, auto)")
+    p.add_argument("--check-config", action="store_true",
+                   help="check the configuration as this command would start with it and exit: 0 if valid, "
+                        "else 2 naming each file and key")
     p.add_argument("--config", type=Path, default=None, help="shepherd YAML config file")
     p.add_argument("--hadoop-conf-dir", type=Path, default=None,
                    help="directory of yarn-site.xml (default: $YARN_CONF_DIR or $HADOOP_CONF_DIR)")
@@ -307,16 +317,20 @@ async def _main_async(cfg: NodeManagerConfig) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
+        configure_logging("nodemanager", args.log_level, args.log_format)
         explicit = _parser().explicit(argv)
         cfg = load_nm_settings(config_from_args(args), env=os.environ, explicit=explicit,
                                config_file=args.config, conf_dir=args.hadoop_conf_dir).config
         cfg = with_node_secret(cfg, args.credentials)
+        problems = check_nm_config(cfg, env=os.environ, config_file=args.config, conf_dir=args.hadoop_conf_dir)
+        for problem in problems:
+            print(f"nodemanager: invalid: {problem}", file=sys.stderr)
+        if problems:
+            return 2
+        if args.check_config:
+            print("configuration is valid")
+            return 0
         return asyncio.run(_main_async(cfg))
     except (OSError, ValueError) as exc:
         print(f"nodemanager: {exc}", file=sys.stderr)

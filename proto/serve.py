@@ -3,11 +3,13 @@ message (grpc's own decoding answers UNKNOWN with an internal exception text).""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from proto import shepherd_pb2 as pb
 
@@ -36,3 +38,30 @@ def add_servicer(server: grpc.aio.Server, service_name: str, servicer: object) -
         for m in service.methods
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+
+
+
+class Health:
+    """``grpc.health.v1.Health`` for a server and each of its shepherd services."""
+
+    def __init__(self, services: Sequence[str]) -> None:
+        self.servicer = health.aio.HealthServicer()
+        self.services = list(services)
+
+    async def set_serving(self, serving: bool = True) -> None:
+        """The server as a whole ("") and each service: SERVING, or NOT_SERVING on the way down."""
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", *self.services):
+            await self.servicer.set(name, status)
+
+
+def add_health_and_reflection(server: grpc.aio.Server, service_names: Sequence[str]) -> Health:
+    """The operations services every daemon serves beside its own: ``grpc.health.v1.Health`` (what
+    grpc_health_probe, Kubernetes and load balancers ask) and server reflection (grpcurl, grpc_cli), for
+    ``shepherd.v1.<name>`` for each of ``service_names``. Mark them SERVING with ``set_serving()`` once the
+    server has started."""
+    full_names = [pb.DESCRIPTOR.services_by_name[name].full_name for name in service_names]
+    checks = Health(full_names)
+    health_pb2_grpc.add_HealthServicer_to_server(checks.servicer, server)
+    reflection.enable_server_reflection([*full_names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    return checks

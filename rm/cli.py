@@ -97,17 +97,27 @@ def run_rm(
     create_store: bool = typer.Option(False, "--create-store", help="create a new, empty state store if there is "
                                       "none at the store URL (without it, a missing store is an error)"),
     log_level: str = typer.Option("INFO"),
+    log_format: str | None = typer.Option(None, "--log-format", help="json, text or auto (text on a terminal, "
+                                          "else JSON lines) [default: $SHEPHERD_LOG_FORMAT, auto]"),
+    check_config: bool = typer.Option(False, "--check-config", help="check the configuration as this command "
+                                      "would start with it and exit: 0 if valid, else 2 naming each file and key"),
 ) -> None:
     """Run a ResourceManager. Settings: defaults < Hadoop site files < --config < environment < flags
     (see `shepherd config show --sources`)."""
     import dataclasses
 
+    from common.logs import configure as configure_logging
     from common.sdnotify import Notifier
     from common.settings import SettingsError
+    from rm.service.check_config import check_rm_settings
     from rm.service.server import ResourceManager
     from rm.service.settings import RMFlags, load_rm_settings
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        configure_logging("resourcemanager", log_level, log_format)
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     flags = RMFlags(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
                     nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
                     queues_file=queues, node_secret=node_secret, client_secret=client_secret,
@@ -120,6 +130,15 @@ def run_rm(
         raise typer.Exit(2) from None
     for warning in settings.warnings:
         logging.getLogger("shepherd.rm").warning("%s", warning)
+    problems = check_rm_settings(settings)  # fail fast, naming the file and key, before opening the store
+    for problem in problems:
+        err_console.print(f"[red]invalid:[/red] {problem}", highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(2)
+    if check_config:
+        files = ", ".join(settings.layers.files) or "no files: defaults, environment and flags"
+        console.print(f"configuration is valid ({files})", highlight=False, soft_wrap=True)
+        raise typer.Exit(0)
     notifier = Notifier.from_environment()  # NOTIFY_SOCKET/WATCHDOG_USEC under systemd; AMs do not inherit it
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
                               ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)

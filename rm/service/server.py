@@ -16,12 +16,11 @@ from typing import Any
 
 import grpc
 import uvicorn
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from common.errors import StoreUnavailable
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from proto.serve import add_servicer
+from proto.serve import add_health_and_reflection, add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.ledger import Ledger
 from rm.core.policies.registry import make_admission, named_pipeline, scheduler
@@ -220,15 +219,14 @@ class ResourceManager:
         add_servicer(server, "ResourceTracker", ResourceTrackerServicer(self))
         add_servicer(server, "ApplicationMaster", ApplicationMasterServicer(self))
         add_servicer(server, "ApplicationClient", ApplicationClientServicer(self))
-        health_servicer = health.aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        checks = add_health_and_reflection(server, ["ResourceTracker", "ApplicationMaster", "ApplicationClient"])
         bind = f"[{self.cfg.host}]:{self.cfg.grpc_port}" if ":" in self.cfg.host else \
             f"{self.cfg.host}:{self.cfg.grpc_port}"
         self.grpc_port = server.add_insecure_port(bind)
         if self.grpc_port == 0:
             raise OSError(f"cannot bind gRPC to {bind}")
         await server.start()
-        await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+        await checks.set_serving()
         self._grpc = server
 
     async def _start_http(self) -> None:
@@ -239,7 +237,8 @@ class ResourceManager:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, self.cfg.rest_port))
         self.rest_port = sock.getsockname()[1]
-        config = uvicorn.Config(build_app(self), log_level="warning", lifespan="off", access_log=False)
+        config = uvicorn.Config(build_app(self), log_level="warning", lifespan="off", access_log=False,
+                                log_config=None)  # uvicorn logs through the daemon's handler (JSON lines)
         self._http = _Uvicorn(config)
         self._tasks.append(asyncio.create_task(self._http.serve(sockets=[sock]), name="http"))
         while not self._http.started:
