@@ -394,7 +394,7 @@ class GetNewApplicationResponse(_message.Message):
     def __init__(self, application_id: _Optional[str] = ..., maximum_capability: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class ApplicationSubmissionContext(_message.Message):
-    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline")
+    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline", "quote_id", "max_price")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -411,6 +411,8 @@ class ApplicationSubmissionContext(_message.Message):
     OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    QUOTE_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_PRICE_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     name: str
     queue: str
@@ -427,7 +429,59 @@ class ApplicationSubmissionContext(_message.Message):
     outputs: _containers.RepeatedScalarFieldContainer[str]
     reservation_id: str
     deadline: float
-    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ...) -> None: ...
+    quote_id: str
+    max_price: float
+    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ..., quote_id: _Optional[str] = ..., max_price: _Optional[float] = ...) -> None: ...
+
+class QuoteDeadlineRequest(_message.Message):
+    __slots__ = ("queue", "user", "job_spec_json", "name", "application_type", "tags")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    JOB_SPEC_JSON_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    APPLICATION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    user: str
+    job_spec_json: str
+    name: str
+    application_type: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, queue: _Optional[str] = ..., user: _Optional[str] = ..., job_spec_json: _Optional[str] = ..., name: _Optional[str] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PricePoint(_message.Message):
+    __slots__ = ("deadline", "price")
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    PRICE_FIELD_NUMBER: _ClassVar[int]
+    deadline: float
+    price: float
+    def __init__(self, deadline: _Optional[float] = ..., price: _Optional[float] = ...) -> None: ...
+
+class QuoteDeadlineResponse(_message.Message):
+    __slots__ = ("quote_id", "expires", "mean", "stddev", "pi_upper", "z", "method", "runs", "critical_path", "earliest_finish", "curve")
+    QUOTE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    STDDEV_FIELD_NUMBER: _ClassVar[int]
+    PI_UPPER_FIELD_NUMBER: _ClassVar[int]
+    Z_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    CRITICAL_PATH_FIELD_NUMBER: _ClassVar[int]
+    EARLIEST_FINISH_FIELD_NUMBER: _ClassVar[int]
+    CURVE_FIELD_NUMBER: _ClassVar[int]
+    quote_id: str
+    expires: float
+    mean: float
+    stddev: float
+    pi_upper: float
+    z: float
+    method: str
+    runs: int
+    critical_path: float
+    earliest_finish: float
+    curve: _containers.RepeatedCompositeFieldContainer[PricePoint]
+    def __init__(self, quote_id: _Optional[str] = ..., expires: _Optional[float] = ..., mean: _Optional[float] = ..., stddev: _Optional[float] = ..., pi_upper: _Optional[float] = ..., z: _Optional[float] = ..., method: _Optional[str] = ..., runs: _Optional[int] = ..., critical_path: _Optional[float] = ..., earliest_finish: _Optional[float] = ..., curve: _Optional[_Iterable[_Union[PricePoint, _Mapping]]] = ...) -> None: ...
 
 class SubmitApplicationRequest(_message.Message):
     __slots__ = ("context",)
@@ -440,7 +494,7 @@ class SubmitApplicationResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ApplicationReport(_message.Message):
-    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers")
+    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers", "deadline")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     CURRENT_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
@@ -473,6 +527,7 @@ class ApplicationReport(_message.Message):
     PENDING_DEFAULT_ASKS_FIELD_NUMBER: _ClassVar[int]
     PENDING_ALTRUISTIC_ASKS_FIELD_NUMBER: _ClassVar[int]
     LEFTOVER_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     current_attempt_id: str
     user: str
@@ -505,7 +560,34 @@ class ApplicationReport(_message.Message):
     pending_default_asks: int
     pending_altruistic_asks: int
     leftover_containers: int
-    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ...) -> None: ...
+    deadline: DeadlineReport
+    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ..., deadline: _Optional[_Union[DeadlineReport, _Mapping]] = ...) -> None: ...
+
+class DeadlineReport(_message.Message):
+    __slots__ = ("deadline", "price", "earliest_finish", "mean", "stddev", "pi_upper", "method", "runs", "remaining_work", "laxity", "status")
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    PRICE_FIELD_NUMBER: _ClassVar[int]
+    EARLIEST_FINISH_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    STDDEV_FIELD_NUMBER: _ClassVar[int]
+    PI_UPPER_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_WORK_FIELD_NUMBER: _ClassVar[int]
+    LAXITY_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    deadline: float
+    price: float
+    earliest_finish: float
+    mean: float
+    stddev: float
+    pi_upper: float
+    method: str
+    runs: int
+    remaining_work: float
+    laxity: float
+    status: str
+    def __init__(self, deadline: _Optional[float] = ..., price: _Optional[float] = ..., earliest_finish: _Optional[float] = ..., mean: _Optional[float] = ..., stddev: _Optional[float] = ..., pi_upper: _Optional[float] = ..., method: _Optional[str] = ..., runs: _Optional[int] = ..., remaining_work: _Optional[float] = ..., laxity: _Optional[float] = ..., status: _Optional[str] = ...) -> None: ...
 
 class GetApplicationReportRequest(_message.Message):
     __slots__ = ("application_id",)

@@ -400,6 +400,11 @@ class ApplicationClientStub:
                 request_serializer=proto_dot_shepherd__pb2.GetQueueInfoRequest.SerializeToString,
                 response_deserializer=proto_dot_shepherd__pb2.GetQueueInfoResponse.FromString,
                 _registered_method=True)
+        self.QuoteDeadline = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/QuoteDeadline',
+                request_serializer=proto_dot_shepherd__pb2.QuoteDeadlineRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.QuoteDeadlineResponse.FromString,
+                _registered_method=True)
 
 
 class ApplicationClientServicer:
@@ -465,6 +470,12 @@ class ApplicationClientServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def QuoteDeadline(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ApplicationClientServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -517,6 +528,11 @@ def add_ApplicationClientServicer_to_server(servicer, server):
                     servicer.GetQueueInfo,
                     request_deserializer=proto_dot_shepherd__pb2.GetQueueInfoRequest.FromString,
                     response_serializer=proto_dot_shepherd__pb2.GetQueueInfoResponse.SerializeToString,
+            ),
+            'QuoteDeadline': grpc.unary_unary_rpc_method_handler(
+                    servicer.QuoteDeadline,
+                    request_deserializer=proto_dot_shepherd__pb2.QuoteDeadlineRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.QuoteDeadlineResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -789,6 +805,33 @@ class ApplicationClient:
             '/shepherd.v1.ApplicationClient/GetQueueInfo',
             proto_dot_shepherd__pb2.GetQueueInfoRequest.SerializeToString,
             proto_dot_shepherd__pb2.GetQueueInfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QuoteDeadline(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/QuoteDeadline',
+            proto_dot_shepherd__pb2.QuoteDeadlineRequest.SerializeToString,
+            proto_dot_shepherd__pb2.QuoteDeadlineResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -23,7 +23,7 @@ from rm.client import ClientError, RMClient
 from rm.commands.apps import app_group
 from rm.commands.cluster import node_group, queue_group
 from rm.commands.config import config_group
-from rm.commands.job import job_group
+from rm.commands.job import deadlines, job_group, parse_deadline
 from rm.commands.slo import slo_group
 from sim.cli import sim_app
 
@@ -258,7 +258,8 @@ def demo(
 
 
 def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: str | None, env: dict[str, str],
-                     wait: bool, reservation: str = "") -> int:
+                     wait: bool, reservation: str = "", deadline: float = 0.0, max_price: float = 0.0,
+                     quote: str = "") -> int:
     from am.jobspec import load_job
 
     job = load_job(job_path)
@@ -281,11 +282,14 @@ def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: s
                 am_container_spec=pb.ContainerLaunchContext(commands=["$SHEPHERD_PYTHON -m am.dag"]),
                 max_app_attempts=int(job.max_app_attempts or 0), job_spec_json=json.dumps(spec),
                 inputs=list(job.inputs), outputs=list(job.outputs), reservation_id=reservation,
+                deadline=deadline, max_price=max_price, quote_id=quote,
             )
             client.submit(ctx)
         except ClientError as exc:
             raise _fail(exc) from None
         console.print(f"submitted {app_id} ({job.name or job.id}); output in {job_env['OUTPUT_DIR']}")
+        if deadline or max_price or quote:
+            console.print(f"deadline bought: see `shepherd deadlines` or `shepherd app status {app_id}`")
         if not wait:
             return 0
         return _wait(client, app_id)
@@ -320,10 +324,17 @@ def submit(
     data_dir: Path = typer.Option(Path(".shepherd"), help="the default OUTPUT_DIR goes under it"),
     reservation: str = typer.Option("", "--reservation", "-r", help="run inside this reservation "
                                     "(reservation_<cluster>_<n>, e.g. from `shepherd slo accept`)"),
+    deadline: str | None = typer.Option(None, "--deadline", help="buy this deadline (+90s, +30m, +2h, "
+                                        "HH:MM[:SS] today, or seconds since the epoch); refused with the "
+                                        "earliest feasible finish if it is too early"),
+    max_price: float | None = typer.Option(None, "--max-price", help="buy the earliest deadline priced at "
+                                           "most this (tokens; see `shepherd job quote`)"),
+    quote: str = typer.Option("", "--quote", help="buy this quote (at its earliest finish, or --deadline)"),
     rm: str | None = RM_OPT,
 ) -> None:
     """Submit a DAG job to run under the default DAG ApplicationMaster. The job file's inputs and outputs
-    are declared to the RM (run history for `shepherd slo`)."""
+    are declared to the RM (run history for `shepherd slo`). With --deadline, --max-price or --quote the job
+    buys a deadline (the mrm scheduler): admitted only if it is feasible, then kept by EDF."""
     extra: dict[str, str] = {}
     for item in env:
         key, sep, value = item.partition("=")
@@ -334,11 +345,16 @@ def submit(
 
     try:
         code = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait,
-                                reservation=reservation.strip())
+                                reservation=reservation.strip(),
+                                deadline=parse_deadline(deadline, time.time()) if deadline else 0.0,
+                                max_price=max_price or 0.0, quote=quote.strip())
     except JobSpecError as exc:
         err_console.print(f"[red]invalid job file:[/red] {exc}")
         raise typer.Exit(2) from None
     raise typer.Exit(code)
+
+
+app.command("deadlines")(deadlines)
 
 
 @app.command("apps")

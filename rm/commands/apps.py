@@ -107,6 +107,17 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
         ("from leftover", d.get("leftover_containers", 0)), ("attempts", d.get("attempts", 0)),
         ("tracking url", d.get("tracking_url", "")), ("diagnostics", d.get("diagnostics", "")),
     ]
+    dl = d.get("deadline")
+    if dl:
+        lax = float(dl.get("laxity", -1))
+        rows += [
+            ("deadline", (f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(dl['deadline'])))} "
+                          f"({dl.get('status')}), bought for {float(dl.get('price', 0)):.1f} tokens")),
+            ("estimate", (f"{float(dl.get('mean', 0)):.0f} unit-s, claimed {float(dl.get('pi_upper', 0)):.0f} "
+                          f"({dl.get('method')}, {dl.get('runs', 0)} runs); "
+                          f"{float(dl.get('remaining_work', 0)):.0f} to go"
+                          + (f", {lax:.0f} s to spare" if lax >= 0 else ""))),
+        ]
     attempts = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "DIAGNOSTICS", title="attempts")
     for a in d.get("attempt_reports", []):
         attempts.add_row(a.get("attempt_id", ""), a.get("state", ""), a.get("am_container_id", ""),

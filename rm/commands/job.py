@@ -1,4 +1,6 @@
-"""``shepherd job plan JOB.yaml``: a dry run of a submission (``POST /ws/v1/shepherd/plan``)."""
+"""``shepherd job plan JOB.yaml``: a dry run of a submission (``POST /ws/v1/shepherd/plan``);
+``shepherd job quote JOB.yaml``: what finishing it by each deadline costs (``POST /ws/v1/shepherd/quotes``);
+``shepherd deadlines``: the deadlines bought, earliest first (``GET /ws/v1/shepherd/deadlines``)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from rm.client import ClientError
 from rm.commands.common import REST_OPT, fail
 from rm.commands.output import console, dump, err_console, kv_table
 
-job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission).")
+job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission), quote (a price for "
+                        "each deadline).")
 
 PLAN_OUT_OPT = typer.Option("table", "-o", "--output", help="table or json")
 
@@ -91,3 +94,111 @@ def plan_table(p: dict[str, Any]) -> RenderableType:
     for note in p.get("notes") or []:
         parts.append(f"note: {note}")
     return Group(*parts)
+
+
+def parse_deadline(text: str, now: float) -> float:
+    """A deadline as given on the command line: ``+90``/``+90s``/``+30m``/``+2h`` from now, ``HH:MM[:SS]``
+    today (tomorrow if that has passed), or seconds since the epoch."""
+    t = text.strip()
+    try:
+        if t.startswith("+"):
+            unit = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(t[-1].lower(), 0.0)
+            return now + float(t[1:-1] if unit else t[1:]) * (unit or 1.0)
+        if ":" in t:
+            parts = [int(p) for p in t.split(":")]
+            if len(parts) not in (2, 3):
+                raise ValueError(t)
+            day = time.localtime(now)
+            at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
+                              parts[2] if len(parts) == 3 else 0, 0, 0, -1))
+            return at if at > now else at + 86_400
+        return float(t)
+    except ValueError:
+        raise typer.BadParameter(f"--deadline {text!r}: use +90s, +30m, +2h, HH:MM[:SS] or seconds since the "
+                                 "epoch") from None
+
+
+@job_group.command("quote")
+def quote_job(
+    job: Path = typer.Argument(..., exists=True, dir_okay=False, help="job file (YAML or JSON), as for submit"),
+    queue: str | None = typer.Option(None, "--queue", "-q", help="the queue it would be submitted to"),
+    output: str = PLAN_OUT_OPT,
+    rest: str | None = REST_OPT,
+) -> None:
+    """What finishing JOB by each deadline would cost now: its estimated work with a prediction interval,
+    the earliest feasible finish, and a price curve. Buy a point with `shepherd submit JOB --quote ID
+    [--deadline ...]` before the quote expires."""
+    from am.jobspec import JobSpecError, load_job
+    from rm.commands.rest import RestClient
+
+    if output not in ("table", "json"):
+        raise typer.BadParameter(f"-o must be table or json, not {output!r}")
+    try:
+        spec = load_job(job)
+    except JobSpecError as exc:
+        err_console.print(f"[red]invalid job file:[/red] {exc}")
+        raise typer.Exit(2) from None
+    user = spec.user or os.environ.get("USER", "dr.who")
+    body = {"queue": queue or spec.queue, "job": spec.to_dict()}
+    with RestClient(rest) as client:
+        try:
+            answer = client.call("POST", f"/ws/v1/shepherd/quotes?user.name={quote(user)}", body)
+        except ClientError as exc:
+            raise fail(exc) from None
+    q = answer.get("quote", {})
+    if output == "json":
+        sys.stdout.write(dump(q, "json"))
+        return
+    console.print(quote_table(q))
+
+
+def quote_table(q: dict[str, Any]) -> RenderableType:
+    created = int(q.get("created") or 0)
+    est = q.get("estimate") or {}
+    rows: list[tuple[str, Any]] = [
+        ("quote", q.get("id")), ("job", q.get("job")), ("queue", q.get("queue")),
+        ("expires", _when(q.get("expires"), created)),
+        ("estimated work", (f"{est.get('mean', 0):.0f} unit-s ± {est.get('stddev', 0):.0f} "
+                            f"({est.get('method')}, {est.get('runs')} runs); claimed {est.get('piUpper', 0):.0f} "
+                            f"(z = {est.get('z')})")),
+        ("critical path", f"{q.get('criticalPath', 0):.1f} s"),
+        ("earliest finish", _when(q.get("earliestFinish"), created)),
+    ]
+    curve = Table(title="price by deadline", show_edge=False)
+    curve.add_column("deadline")
+    curve.add_column("price (tokens)", justify="right")
+    for p in q.get("curve", []):
+        curve.add_row(_when(p["deadline"], created), f"{p['price']:.1f}")
+    return Group(kv_table(rows), curve)
+
+
+def deadlines(
+    queue: str | None = typer.Option(None, "--queue", "-q"),
+    output: str = PLAN_OUT_OPT,
+    rest: str | None = REST_OPT,
+) -> None:
+    """The deadlines bought, earliest first: price, estimate, remaining work, laxity and status."""
+    from rm.commands.rest import RestClient
+
+    if output not in ("table", "json"):
+        raise typer.BadParameter(f"-o must be table or json, not {output!r}")
+    path = "/ws/v1/shepherd/deadlines" + (f"?queue={quote(queue)}" if queue else "")
+    with RestClient(rest) as client:
+        try:
+            answer = client.call("GET", path)
+        except ClientError as exc:
+            raise fail(exc) from None
+    rows = (answer.get("deadlines") or {}).get("deadline") or []
+    if output == "json":
+        sys.stdout.write(dump(rows, "json"))
+        return
+    now_ms = int(time.time() * 1000)
+    t = Table(show_edge=False)
+    for col in ("APP", "NAME", "QUEUE", "DEADLINE", "PRICE", "CLAIMED", "REMAINING", "LAXITY", "STATUS"):
+        t.add_column(col)
+    for d in rows:
+        lax = d.get("laxity")
+        t.add_row(d["id"], d["name"], d["queue"], _when(d["deadline"], now_ms), f"{d['price']:.1f}",
+                  f"{d['estimate']['piUpper']:.0f}", f"{d['remainingWork']:.0f}",
+                  "-" if lax is None else f"{lax:.0f} s", d["status"])
+    console.print(t)

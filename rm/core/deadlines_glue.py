@@ -13,12 +13,13 @@ import numpy as np
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import Resources
 from rm.core.deadlines.book import FixedLoad, no_fixed_load
-from rm.core.deadlines.estimate import JobFeatures
+from rm.core.deadlines.estimate import JobFeatures, RunRecord, features_from_dict, features_to_dict
 from rm.core.deadlines.features import Declared, Span, features, run_record
 from rm.core.deadlines.system import DeadlineSystem, units_done
 from rm.core.entities import App, Node
 from rm.core.events import AppFinished, ContainerCompleted, Event, Journal
 from rm.core.model import QueueView
+from rm.core.records import WorkRunRecord
 from rm.core.reservation.system import ReservationSystem
 from rm.core.reservation.timeline import Timeline
 from rm.core.reservations_glue import plan_capacity
@@ -64,6 +65,11 @@ def sync_capacities(system: DeadlineSystem, nodes: Mapping[NodeId, Node], queues
         system.set_capacity(path, share, fixed)
 
 
+def run_of(record: WorkRunRecord) -> RunRecord:
+    """A stored run, as the estimators read it."""
+    return RunRecord(features_from_dict(record.features), tuple(record.work), tuple(record.longest))
+
+
 class DeadlineProgress:
     """Listens to the ledger: completed containers count as a deadline app's work done, a finished app's
     run trains the estimator and its deadline's outcome is counted."""
@@ -92,3 +98,5 @@ class DeadlineProgress:
             self.system.finished(app.app_id, event.now, succeeded=succeeded, work=work)
             if run is not None and succeeded:
                 self.system.record_run(run)
+                journal.mark(WorkRunRecord(app.app_id, run.features.name, event.now, features_to_dict(run.features),
+                                           run.work, run.longest))

@@ -27,6 +27,7 @@ from rm.core.records import (
     NodeRecord,
     Record,
     SloDecisionRecord,
+    WorkRunRecord,
 )
 from rm.core.reservation.records import ReservationRecord
 from rm.core.reservation.system import ReservationSystem
@@ -103,7 +104,7 @@ def rec_key(rec: Record) -> str:
         return rec.container_id
     if isinstance(rec, AttemptRecord):
         return rec.attempt_id
-    if isinstance(rec, AppRecord | JobRunRecord):
+    if isinstance(rec, AppRecord | JobRunRecord | WorkRunRecord):
         return rec.app_id
     if isinstance(rec, NodeRecord):
         return rec.node_id

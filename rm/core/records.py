@@ -169,8 +169,21 @@ class SloDecisionRecord:
     overrides: dict[str, Any] = field(default_factory=dict)  # accepted: what the user changed
 
 
+@dataclass(frozen=True, slots=True)
+class WorkRunRecord:
+    """One finished application's measured work per phase, with the features it was estimated from: what the
+    deadline estimators (MRM) are fitted on."""
+
+    app_id: str
+    job: str
+    finish_time: float
+    features: dict[str, Any]  # ``rm.core.deadlines.estimate.JobFeatures.to_dict``
+    work: tuple[float, ...]  # unit-seconds per phase
+    longest: tuple[float, ...]  # seconds, the longest task per phase
+
+
 Record = (AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord | JobRunRecord
-          | DatasetAccessRecord | SloDecisionRecord)
+          | DatasetAccessRecord | SloDecisionRecord | WorkRunRecord)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +197,4 @@ class StoredState:
     nodes: tuple[NodeRecord, ...]
     reservations: tuple[ReservationRecord, ...] = ()
     slo_decisions: tuple[SloDecisionRecord, ...] = ()  # run history and dataset accesses are read on demand
+    work_runs: tuple[WorkRunRecord, ...] = ()  # the newest, oldest first (the deadline estimators' history)

@@ -10,6 +10,7 @@ from common.credentials import FILE_NAME
 from common.credentials import ensure as ensure_credentials
 from common.resources import Resources
 from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
+from rm.core.deadlines.system import DeadlineConfig
 from rm.core.policies.api import PolicyArgs
 from rm.core.state_types import CoreConfig
 
@@ -33,7 +34,7 @@ class RMConfig:
     maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
-    scheduler: str = "carbyne"  # a scheduler of rm.core.policies.registry.SCHEDULERS
+    scheduler: str = "mrm"  # a scheduler of rm.core.policies.registry.SCHEDULERS
     admission: str | None = None  # a rule of rm.core.policies.registry.ADMISSIONS; None: the scheduler's
     leftover_cap: float | None = None  # LeftoverArgs.cap: what one app takes from the leftover, × its fair share
     share_interval_s: float = 1.0  # how often DRF fair shares are recomputed for the AMs
@@ -46,6 +47,7 @@ class RMConfig:
     ipc_client_port: int | None = None  # yarn.resourcemanager.address
     ipc_scheduler_port: int | None = None  # yarn.resourcemanager.scheduler.address
     yarn_site: Path | None = None  # None: $YARN_CONF_DIR or $HADOOP_CONF_DIR/yarn-site.xml, if any
+    deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
 
     def core(self) -> CoreConfig:
         return CoreConfig(
@@ -56,6 +58,7 @@ class RMConfig:
             max_app_attempts=self.max_app_attempts,
             maximum_allocation=self.maximum_allocation,
             max_priority=self.max_priority,
+            deadlines=self.deadlines,
         )
 
     @property

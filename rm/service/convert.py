@@ -11,6 +11,7 @@ from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.ledger import Ledger
 from rm.core.model import AskType
 from rm.core.state_types import AllocatedContainer, NodeStatus
+from rm.service.deadline_report import deadline_report
 
 FINAL_STATUS_NAMES = {
     pb.FINAL_STATUS_UNDEFINED: "UNDEFINED",
@@ -104,7 +105,7 @@ def node_report(n: Node) -> pb.NodeReport:
     )
 
 
-def app_report(st: Ledger, app: App) -> pb.ApplicationReport:
+def app_report(st: Ledger, app: App, now: float = 0.0) -> pb.ApplicationReport:
     att = app.current
     _, _, pend_default, pend_alt = st.pending_of(app)
     capacity = st.cluster_capacity()
@@ -145,6 +146,7 @@ def app_report(st: Ledger, app: App) -> pb.ApplicationReport:
         pending_default_asks=pend_default,
         pending_altruistic_asks=pend_alt,
         leftover_containers=app.leftover_containers,
+        deadline=_deadline_pb(st, app, now),
     )
 
 
@@ -167,3 +169,15 @@ def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
                         total_s=request.size.total_s or None) if request.HasField("size") else None
     guarantee = resources_from_pb(request.guarantee) if request.HasField("guarantee") else None
     return AmSignals(size=size, guarantee=guarantee) if size is not None or guarantee is not None else NO_SIGNALS
+
+
+def _deadline_pb(st: Ledger, app: App, now: float) -> pb.DeadlineReport | None:
+    if app.terms.claim is None:
+        return None
+    d = deadline_report(app, st.deadlines, now)
+    if d is None:
+        return None
+    return pb.DeadlineReport(deadline=d.deadline, price=d.price, earliest_finish=d.earliest, mean=d.mean,
+                             stddev=d.std, pi_upper=d.upper, method=d.method, runs=d.runs,
+                             remaining_work=d.remaining, laxity=-1.0 if d.laxity is None else d.laxity,
+                             status=d.status)

@@ -231,18 +231,32 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
                 inputs=tuple(c.inputs), outputs=tuple(c.outputs),
-                terms=AppTerms(deadline=c.deadline) if c.deadline else NO_TERMS, **kwargs,  # type: ignore[arg-type]
+                terms=_terms(c), **kwargs,  # type: ignore[arg-type]
             )
             await self.ops.submit(sub)  # a known id is answered as accepted, as by every door
             return pb.SubmitApplicationResponse()
         return await self._write(context, audit.SUBMIT_APP, request.context.user or "dr.who",
                                  request.context.application_id, run)
 
+    async def QuoteDeadline(self, request: pb.QuoteDeadlineRequest,
+                            context: grpc.aio.ServicerContext) -> pb.QuoteDeadlineResponse:
+        async def run() -> pb.QuoteDeadlineResponse:
+            q = self.ops.quote(queue=request.queue, user=request.user or "dr.who",
+                               name=request.name or "N/A", app_type=request.application_type or "SHEPHERD",
+                               job_spec_json=request.job_spec_json, tags=tuple(request.tags))
+            est = q.estimate
+            return pb.QuoteDeadlineResponse(
+                quote_id=q.quote_id, expires=q.expires, mean=est.mean, stddev=est.std, pi_upper=est.upper,
+                z=est.z, method=est.method, runs=est.runs, critical_path=q.price.critical_path,
+                earliest_finish=q.price.earliest,
+                curve=[pb.PricePoint(deadline=p.deadline, price=p.price) for p in q.price.curve])
+        return await self._write(context, "Quote Deadline", request.user or "dr.who", "", run)
+
     async def GetApplicationReport(self, request: pb.GetApplicationReportRequest,
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
         async def run() -> pb.GetApplicationReportResponse:
             app = self.ops.app(request.application_id)
-            return pb.GetApplicationReportResponse(report=convert.app_report(self.rm.state, app))
+            return pb.GetApplicationReportResponse(report=convert.app_report(self.rm.state, app, self.rm.now()))
         return await guarded(context, run)
 
     async def GetApplications(self, request: pb.GetApplicationsRequest,
@@ -258,7 +272,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     continue
                 if request.user and app.user != request.user:
                     continue
-                out.append(convert.app_report(st, app))
+                out.append(convert.app_report(st, app, self.rm.now()))
             if request.limit > 0:
                 out = out[-request.limit:]
             return pb.GetApplicationsResponse(applications=out)
@@ -350,3 +364,10 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
 
 
 __all__ = ["ApplicationClientServicer", "ApplicationMasterServicer", "BadRequest", "ResourceTrackerServicer"]
+
+
+def _terms(c: pb.ApplicationSubmissionContext) -> AppTerms:
+    """A submission's deadline terms: a deadline, a quote to buy, a price to buy the earliest deadline at."""
+    if not (c.deadline or c.quote_id or c.max_price):
+        return NO_TERMS
+    return AppTerms(deadline=c.deadline or None, quote_id=c.quote_id or None, max_price=c.max_price or None)

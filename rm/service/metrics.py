@@ -9,11 +9,18 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from common.ids import QueuePath
 from common.resources import MEMORY, VCORES
+from rm.core.deadlines.system import DELAY_BUCKETS
 from rm.core.ledger import Ledger
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
@@ -107,6 +114,7 @@ class _StateCollector(Collector):
             nodes.add_metric([state.lower()], counts.get(state, 0))
         yield nodes
         yield from _reservation_families(st, self.rm.now())
+        yield from _deadline_families(st)
         yield from _store_families(getattr(self.rm, "writer", None))
 
 
@@ -168,6 +176,46 @@ def _reservation_families(st: Ledger, now: float) -> Iterator[Metric]:
         now_active.add_metric([queue], active[queue])
     yield total
     yield now_active
+
+
+def _deadline_families(st: Ledger) -> Iterator[Metric]:
+    """Deadlines bought (MRM): quotes, admissions by outcome, the deadlines held, outcomes and how late or
+    early the apps finished, and prediction-interval misses (counted since the RM started)."""
+    system = st.deadlines
+    n = system.counters
+    yield _counter("shepherd_deadline_quotes", "Price–deadline quotes given", n.get("quotes", 0))
+    admissions = CounterMetricFamily("shepherd_deadline_admissions", "Submissions that asked for a deadline, "
+                                     "by outcome", labels=["outcome"])
+    for outcome in ("admitted", "infeasible", "expired", "invalid"):
+        admissions.add_metric([outcome], n.get(f"admissions_{outcome}", 0))
+    yield admissions
+    active = GaugeMetricFamily("shepherd_deadlines_active", "Admitted deadlines of unfinished apps",
+                               labels=["queue"])
+    per_queue = dict.fromkeys((p for p, q in st.queues.items() if q.is_leaf), 0)
+    for held in system.held.values():
+        per_queue[held.queue] = per_queue.get(held.queue, 0) + 1
+    for queue in sorted(per_queue):
+        active.add_metric([queue], per_queue[queue])
+    yield active
+    outcomes = CounterMetricFamily("shepherd_deadline_outcomes", "Apps with a deadline that ended, met or missed",
+                                   labels=["outcome"])
+    outcomes.add_metric(["met"], n.get("met", 0))
+    outcomes.add_metric(["missed"], n.get("missed", 0))
+    yield outcomes
+    yield _counter("shepherd_deadline_pi_misses", "Deadline apps whose work exceeded the prediction interval "
+                   "they were admitted with", n.get("pi_misses", 0))
+    late = "How late apps that missed their deadline finished"
+    early = "How early apps that met their deadline finished"
+    for name, doc, hist in (("shepherd_deadline_tardiness_seconds", late, system.tardiness),
+                            ("shepherd_deadline_earliness_seconds", early, system.earliness)):
+        family = HistogramMetricFamily(name, doc)
+        family.add_metric([], [(_bound(b), float(c)) for b, c in zip(DELAY_BUCKETS, hist.counts, strict=True)],
+                          hist.total)
+        yield family
+
+
+def _bound(b: float) -> str:
+    return "+Inf" if b == float("inf") else f"{b:g}"
 
 
 def _queue_families(per_queue: Mapping[QueuePath, QueueMetricsView]) -> Iterator[Metric]:

@@ -27,12 +27,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from common.errors import BadRequest
+from common.errors import BadRequest, Conflict, NotFound
 from common.ids import AppId, QueuePath
 from common.resources import MEMORY, VCORES, Resources
-from common.terms import NO_SIGNALS, AmSignals
+from common.terms import NO_SIGNALS, AmSignals, AppTerms
+from rm.core.deadlines.system import Quote, Refusal
+from rm.core.deadlines_glue import job_of
 from rm.core.entities import App, Ask, Attempt, Container, Node
 from rm.core.ledger import Ledger
+from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.reservation.listing import ReservationInfo
 from rm.core.reservation.requests import ReservationDefinition
 from rm.core.run_history import datasets_from_tags
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("shepherd.rm.ops")
 
 DEADLINE_TAG = "shepherd.deadline"
+MAX_PRICE_TAG = "shepherd.max-price"
+QUOTE_TAG = "shepherd.quote"
 DEFAULT_APP_TYPE = "YARN"  # YARN's ApplicationSubmissionContext default, for every door
 APP_TYPE_LENGTH = 20  # YARN cuts longer application types to this
 DEFAULT_AM_RESOURCE = SubmitSpec(app_id="").am_resource
@@ -90,7 +95,7 @@ class Registered:
     max_allocation: Resources | None
 
 
-def normalized(spec: SubmitSpec) -> SubmitSpec:
+def normalized(spec: SubmitSpec, now: float) -> SubmitSpec:
     """A submission as the RM keeps it, whichever door it came through (YARN's defaults and limits)."""
     tag_inputs, tag_outputs = datasets_from_tags(spec.tags)
     tags = tuple(dict.fromkeys(t.strip().lower() for t in spec.tags if t.strip()))
@@ -100,28 +105,40 @@ def normalized(spec: SubmitSpec) -> SubmitSpec:
     for name in (MEMORY, VCORES):
         if amounts.get(name, 0) == 0:
             amounts[name] = DEFAULT_AM_RESOURCE.get(name)
-    terms = spec.terms
-    deadline = deadline_from_tags(spec.tags)
-    if deadline is not None and terms.deadline is None:
-        terms = dataclasses.replace(terms, deadline=deadline)
     return dataclasses.replace(
-        spec, app_type=app_type, tags=tags, queue=spec.queue.strip() or "default", terms=terms,
+        spec, app_type=app_type, tags=tags, queue=spec.queue.strip() or "default",
+        terms=terms_from_tags(spec.terms, spec.tags, now),
         am_resource=Resources(amounts) if amounts != res.to_dict() else res,
         inputs=(*spec.inputs, *tag_inputs), outputs=(*spec.outputs, *tag_outputs),
     )
 
 
-def deadline_from_tags(tags: Iterable[str]) -> float | None:
-    """A deadline given as the application tag ``shepherd.deadline=SECONDS_SINCE_EPOCH`` (REST and Hadoop IPC
-    submissions carry no field for it)."""
+def terms_from_tags(terms: AppTerms, tags: Iterable[str], now: float) -> AppTerms:
+    """A deadline asked for in application tags (REST and Hadoop IPC submissions carry no field for it):
+    ``shepherd.deadline=SECONDS_SINCE_EPOCH`` or ``=+SECONDS`` from now, ``shepherd.max-price=TOKENS`` (the
+    earliest deadline priced within it), ``shepherd.quote=QUOTE_ID`` (buy that quote); fields win over tags."""
+    found: dict[str, str] = {}
     for tag in tags:
         key, sep, value = tag.strip().partition("=")
-        if sep and key.strip().lower() == DEADLINE_TAG:
-            try:
-                return float(value)
-            except ValueError:
-                raise BadRequest(f"tag {DEADLINE_TAG}={value!r}: not a number of seconds since the epoch") from None
-    return None
+        key = key.strip().lower()
+        if sep and key in (DEADLINE_TAG, MAX_PRICE_TAG, QUOTE_TAG) and key not in found:
+            found[key] = value.strip()
+    changes: dict[str, Any] = {}
+    if DEADLINE_TAG in found and terms.deadline is None:
+        raw = found[DEADLINE_TAG]
+        try:
+            changes["deadline"] = now + float(raw[1:]) if raw.startswith("+") else float(raw)
+        except ValueError:
+            raise BadRequest(f"tag {DEADLINE_TAG}={raw!r}: not a number of seconds since the epoch "
+                             "(or +SECONDS from now)") from None
+    if MAX_PRICE_TAG in found and terms.max_price is None:
+        try:
+            changes["max_price"] = float(found[MAX_PRICE_TAG])
+        except ValueError:
+            raise BadRequest(f"tag {MAX_PRICE_TAG}={found[MAX_PRICE_TAG]!r}: not a number") from None
+    if QUOTE_TAG in found and terms.quote_id is None:
+        changes["quote_id"] = found[QUOTE_TAG]
+    return dataclasses.replace(terms, **changes) if changes else terms
 
 
 class Operations:
@@ -152,7 +169,8 @@ class Operations:
             await self._commit(wake=False)
             log.info("%s was submitted before; answered as accepted", known.app_id)
             return Submitted(known, created=False)
-        app = self.state.submit(normalized(spec), self.rm.now())
+        now = self.rm.now()
+        app = self.state.submit(normalized(spec, now), now)
         await self._commit(wake=True)
         log.info("accepted %s (%s, %s) into %s for %s", app.app_id, app.name, app.app_type, app.queue, app.user)
         return Submitted(app, created=True)
@@ -266,11 +284,11 @@ class Operations:
         return rid
 
     async def submit_reservation(self, rid: str, queue: str, definition: ReservationDefinition, user: str) -> None:
-        self.state.reservation_plan().submit(rid, queue, definition, user=user or "dr.who", now=self.rm.now())
+        self.state.submit_reservation(rid, queue, definition, user=user or "dr.who", now=self.rm.now())
         await self._commit(wake=True)
 
     async def update_reservation(self, rid: str, definition: ReservationDefinition) -> None:
-        self.state.reservation_plan().update(rid, definition, now=self.rm.now())
+        self.state.update_reservation(rid, definition, now=self.rm.now())
         await self._commit(wake=True)
 
     async def delete_reservation(self, rid: str) -> None:
@@ -280,6 +298,40 @@ class Operations:
     def list_reservations(self, queue: str, rid: str | None, start_ms: int, end_ms: int,
                           include_allocations: bool) -> list[ReservationInfo]:
         return self.state.reservation_plan().list_reservations(queue, rid, start_ms, end_ms, include_allocations)
+
+    # ------------------------------------------------------------------ deadlines you can buy (MRM)
+
+    def quote(self, *, queue: str, user: str, name: str, app_type: str = "SHEPHERD", job_spec_json: str = "",
+              tags: Iterable[str] = ()) -> Quote:
+        """A price–deadline quote for a job about to be submitted (nothing else changes)."""
+        state = self.state
+        try:
+            path = resolve_queue(state.queues, queue.strip() or "default").path
+        except QueueConfigError as exc:
+            raise BadRequest(str(exc)) from None
+        system = state.deadline_system()
+        spec = SubmitSpec(app_id="", name=name, queue=str(path), user=user, app_type=app_type,
+                          job_spec_json=job_spec_json, tags=tuple(t.strip().lower() for t in tags))
+        job, declared = job_of(spec, path, system.config.unit)
+        try:
+            q = system.quote(job, declared, path, self.rm.now())
+        except Refusal as r:
+            raise (Conflict(r.reason) if r.conflict else BadRequest(r.reason)) from None
+        log.info("quoted %s in %s: earliest finish %.1f s from now, %d points", name, path,
+                 q.price.earliest - q.created, len(q.price.curve))
+        return q
+
+    def quote_of(self, quote_id: str) -> Quote:
+        q = self.state.deadlines.quotes.get(quote_id)
+        if q is None:
+            raise NotFound(f"quote with id: {quote_id} not found")
+        return q
+
+    def deadline_apps(self, queue: str | None = None) -> list[App]:
+        """Apps that bought a deadline, earliest deadline first (running ones, then those that ended)."""
+        apps = [a for a in self.state.apps.values() if a.terms.claim is not None and a.terms.deadline is not None
+                and (not queue or a.queue == queue or a.queue.split(".")[-1] == queue)]
+        return sorted(apps, key=lambda a: (a.final, a.terms.deadline or 0.0, a.app_id))
 
     # ------------------------------------------------------------------ SLO proposals (Morpheus)
 

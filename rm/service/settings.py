@@ -24,6 +24,7 @@ from common.settings import (
     SettingsError,
     load_layers,
 )
+from rm.core.deadlines.system import DeadlineConfig
 from rm.core.policies.registry import LEFTOVER_CAP
 from rm.service.config import RMConfig
 
@@ -54,9 +55,20 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.scheduling-interval-ms", "50", None, "least time between two cycles"),
     Setting("shepherd.resourcemanager.admission", None, "SHEPHERD_ADMISSION",
             "the rule that admits submissions (unset: the scheduler's; admit-all admits every app)"),
-    Setting("shepherd.resourcemanager.scheduler", "carbyne", "SHEPHERD_SCHEDULER",
-            "the scheduling pipeline: carbyne (DRF + altruistic leftover), carbyne-pack, drf, or morpheus "
-            "(reservations first, then carbyne)"),
+    Setting("shepherd.resourcemanager.scheduler", "mrm", "SHEPHERD_SCHEDULER",
+            "the scheduling pipeline: mrm (reservations, then bought deadlines EDF-first, then carbyne), "
+            "carbyne (DRF + altruistic leftover), carbyne-pack, morpheus (reservations, then carbyne), drf, "
+            "edf, fifo, tetris"),
+    Setting("shepherd.resourcemanager.deadlines.kappa", "2", None,
+            "mrm: scales deadline prices (MRM's eq. 13 κ); a job with no slack pays κ × its work"),
+    Setting("shepherd.resourcemanager.deadlines.pi-z", "1.96", None,
+            "mrm: a deadline claims the estimate's mean + z × its standard deviation"),
+    Setting("shepherd.resourcemanager.deadlines.estimator", "auto", None,
+            "mrm: bin (the same job's runs), ridge (a regression over similar jobs) or auto (bin, else ridge)"),
+    Setting("shepherd.resourcemanager.deadlines.quote-ttl-ms", "30000", None, "mrm: how long a quote holds"),
+    Setting("shepherd.resourcemanager.deadlines.step-ms", "1000", None, "mrm: the deadline books' time step"),
+    Setting("shepherd.resourcemanager.deadlines.max-fraction", "0.8", None,
+            "mrm: the share of a queue's capacity its deadline claims may hold"),
     Setting("shepherd.resourcemanager.carbyne.leftover-cap", f"{LEFTOVER_CAP:g}", "SHEPHERD_LEFTOVER_CAP",
             "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
             "before the next app closest to completion; what still fits after that is handed out uncapped "
@@ -236,10 +248,29 @@ def load_rm_settings(
             client_secret=layers.text("shepherd.resourcemanager.client-secret"),
             credentials_file=_path(layers.text("shepherd.resourcemanager.credentials-file")),
             insecure=_flag(layers, "shepherd.resourcemanager.insecure"),
+            deadlines=_deadlines(layers),
         )
     except (TypeError, ValueError) as exc:
         raise SettingsError(str(exc)) from exc
     return RMSettings(cfg, layers, queues_source, tuple(warnings))
+
+
+def _deadlines(layers: Layered) -> DeadlineConfig:
+    base = DeadlineConfig()
+    key = "shepherd.resourcemanager.deadlines."
+
+    def num(name: str, default: float) -> float:
+        got = layers.number(key + name)
+        return default if got is None else got
+
+    ttl, step = layers.seconds(key + "quote-ttl-ms"), layers.seconds(key + "step-ms")
+    cfg = DeadlineConfig(kappa=num("kappa", base.kappa), z=num("pi-z", base.z),
+                         estimator=layers.text(key + "estimator") or base.estimator,
+                         quote_ttl_s=base.quote_ttl_s if ttl is None else ttl,
+                         step_s=base.step_s if step is None else step,
+                         max_fraction=num("max-fraction", base.max_fraction))
+    cfg.validate()
+    return cfg
 
 
 def _path(text: str | None) -> Path | None:

@@ -203,7 +203,7 @@ class SloService:
         state = self.rm.state
         system = state.reservation_plan()
         rid = reservation_id(system.cluster_ts, system.next_seq)  # taken only if the submit succeeds
-        system.submit(rid, signed.queue, definition, user=user or signed.user or "dr.who", now=now)
+        state.submit_reservation(rid, signed.queue, definition, user=user or signed.user or "dr.who", now=now)
         state.decide_slo(SloDecisionRecord(
             job=job, status="accepted", reservation_id=rid, based_on=d.basis, runs=d.proposal.runs,
             decided_at=now, user=user, overrides=overrides.to_json(),

@@ -48,7 +48,7 @@ def test_a_plan_answers_and_changes_nothing(rm: FakeRM) -> None:
     plan = resp.json()["plan"]
     assert plan["queue"] == "root.batch"
     assert plan["user"] == "ann"
-    assert plan["scheduler"] == "carbyne"
+    assert plan["scheduler"] == "mrm"  # the default scheduler
     assert plan["status"] == "SUCCEEDED"
     assert plan["amContainer"]["node"] in ("n1:7040", "n2:7040")
     assert plan["firstStage"]["name"] == "scan"

@@ -72,16 +72,16 @@ def spec(app_id: str, **fields: Any) -> SubmitSpec:
 def test_a_submission_gets_yarns_defaults_whichever_door_it_came_through() -> None:
     s = normalized(SubmitSpec(app_id="a", app_type="", queue=" ", tags=("Nightly", " nightly ", "",
                                                                           "shepherd.inputs=/Raw/A,/raw/b"),
-                              inputs=("/declared",), am_resource=Resources.of(memory_mb=0, vcores=0)))
+                              inputs=("/declared",), am_resource=Resources.of(memory_mb=0, vcores=0)), 0.0)
     assert (s.app_type, s.queue) == ("YARN", "default")
     assert s.tags == ("nightly", "shepherd.inputs=/raw/a,/raw/b")
     assert s.inputs == ("/declared", "/Raw/A", "/raw/b")  # dataset paths keep their case
     assert s.am_resource == Resources.of(memory_mb=1024, vcores=1)
-    assert normalized(SubmitSpec(app_id="a", app_type="T" * 30)).app_type == "T" * 20
-    assert normalized(SubmitSpec(app_id="a", am_resource=Resources.of(memory_mb=512))).am_resource == \
+    assert normalized(SubmitSpec(app_id="a", app_type="T" * 30), 0.0).app_type == "T" * 20
+    assert normalized(SubmitSpec(app_id="a", am_resource=Resources.of(memory_mb=512)), 0.0).am_resource == \
         Resources.of(memory_mb=512, vcores=1)
     negative = Resources.of(memory_mb=-1, vcores=1)
-    assert normalized(SubmitSpec(app_id="a", am_resource=negative)).am_resource == negative
+    assert normalized(SubmitSpec(app_id="a", am_resource=negative), 0.0).am_resource == negative
 
 
 def test_submit_persists_before_it_answers_and_wakes_the_scheduler(rm: FakeRM) -> None:

@@ -104,10 +104,16 @@ def test_an_am_declares_its_size_but_never_over_a_stronger_estimate() -> None:
 
 
 def test_rest_and_ipc_submissions_give_a_deadline_as_a_tag() -> None:
-    spec = normalized(SubmitSpec(app_id="application_1_0001", tags=("shepherd.deadline=1700000000",)))
+    spec = normalized(SubmitSpec(app_id="application_1_0001", tags=("shepherd.deadline=1700000000",)), 0.0)
     assert spec.terms.deadline == 1_700_000_000
+    relative = normalized(SubmitSpec(app_id="application_1_0001", tags=("shepherd.deadline=+90",
+                                                                         "shepherd.max-price=250",
+                                                                         "shepherd.quote=quote_1_0001")), 1000.0)
+    assert relative.terms.deadline == 1090.0
+    assert relative.terms.max_price == 250.0
+    assert relative.terms.quote_id == "quote_1_0001"
     with pytest.raises(BadRequest, match=r"shepherd\.deadline"):
-        normalized(SubmitSpec(app_id="application_1_0001", tags=("shepherd.deadline=tomorrow",)))
+        normalized(SubmitSpec(app_id="application_1_0001", tags=("shepherd.deadline=tomorrow",)), 0.0)
 
 
 def test_terms_survive_their_json_form() -> None:

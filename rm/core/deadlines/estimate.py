@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,17 @@ class JobFeatures:
     user: str = ""
     queue: str = ""
     input_bytes: float = 0.0
+
+
+def features_to_dict(f: JobFeatures) -> dict[str, Any]:
+    return {"name": f.name, "kind": f.kind, "user": f.user, "queue": f.queue, "input_bytes": f.input_bytes,
+            "phases": [[p.tasks, p.units] for p in f.phases]}
+
+
+def features_from_dict(d: Mapping[str, Any]) -> JobFeatures:
+    return JobFeatures(str(d["name"]), tuple(PhaseShape(int(t), float(u)) for t, u in d.get("phases", ())),
+                       kind=str(d.get("kind", "")), user=str(d.get("user", "")), queue=str(d.get("queue", "")),
+                       input_bytes=float(d.get("input_bytes", 0.0)))
 
 
 @dataclass(frozen=True, slots=True)

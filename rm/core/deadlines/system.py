@@ -46,6 +46,22 @@ from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, un
 
 MET = "MET"
 MISSED = "MISSED"
+DELAY_BUCKETS = (1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, math.inf)
+"""Seconds: the buckets of the tardiness and earliness histograms."""
+
+
+@dataclass(slots=True)
+class Histogram:
+    """Cumulative counts per upper bound (``DELAY_BUCKETS``) and the sum, as Prometheus keeps them."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * len(DELAY_BUCKETS))
+    total: float = 0.0
+
+    def observe(self, x: float) -> None:
+        for i, b in enumerate(DELAY_BUCKETS):
+            if x <= b:
+                self.counts[i] += 1
+        self.total += x
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +143,9 @@ class DeadlineSystem:
         self._dirty: set[AppId] = set()
         self._laid: dict[QueuePath, float] = {}
         self.counters: dict[str, int] = {}
-        self.outcomes: deque[Outcome] = deque(maxlen=10_000)  # recent, newest last (reports and metrics)
+        self.outcomes: deque[Outcome] = deque(maxlen=10_000)  # recent, newest last (reports)
+        self.tardiness = Histogram()  # seconds after the deadline, of the apps that finished late
+        self.earliness = Histogram()  # seconds before the deadline, of the apps that met it
 
     # ---------------------------------------------------------------------------------------- books
 
@@ -306,6 +324,10 @@ class DeadlineSystem:
         out = Outcome(app_id, held.queue, held.deadline, now, status, actual > held.claim.upper + 1e-6, succeeded)
         self.outcomes.append(out)
         self._count("met" if status == MET else "missed")
+        if status == MET:
+            self.earliness.observe(held.deadline - now)
+        elif succeeded:
+            self.tardiness.observe(now - held.deadline)
         if out.pi_miss:
             self._count("pi_misses")
         return out

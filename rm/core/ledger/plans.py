@@ -9,6 +9,7 @@ from common import ids, tokens
 from common.exits import EXIT_PREEMPTED
 from common.ids import AppId, ContainerId, NodeId
 from common.resources import Resources
+from rm.core.deadlines.book import no_fixed_load
 from rm.core.deadlines.system import units_done
 from rm.core.deadlines.view import NO_DEADLINES
 from rm.core.entities import Container
@@ -18,10 +19,14 @@ from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan
 from rm.core.preemption import choose_victims
 from rm.core.reservation import dra
+from rm.core.reservation.requests import ReservationDefinition
+from rm.core.reservation.system import ReservationRejected
 from rm.core.reservation.view import EMPTY_VIEW
 from rm.core.state_types import AM_ASK_ID, LaunchAM
 
 PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
+_BREAKS_DEADLINES = ("The reservation {rid} would take capacity that admitted deadlines hold: not admitted "
+                     "(an earlier or smaller reservation may fit)")
 PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation", "deadline_reclaims", "placed_for_deadline")
 """Summed from every applied plan."""
 
@@ -158,6 +163,34 @@ class PlanCommands(LedgerBase):
                     self.counters.get("reservation_extension_containers", 0) + d.granted
                 )
         return got
+
+    def submit_reservation(self, rid: str, queue: str, definition: ReservationDefinition, *, user: str,
+                           now: float) -> None:
+        """A reservation is admitted only if every admitted deadline still fits beside it (try-and-commit
+        over the queue's one ledger of promises)."""
+        plan = self.reservation_plan()
+        res = plan.submit(rid, queue, definition, user=user, now=now)
+        if not self._deadlines_kept():
+            plan.delete(res.reservation_id)
+            self.deadline_system()
+            raise ReservationRejected(_BREAKS_DEADLINES.format(rid=rid), "DEADLINES_WOULD_BREAK",
+                                      {"queue": str(res.queue), "deadlines": len(self.deadlines.held)})
+
+    def update_reservation(self, rid: str, definition: ReservationDefinition, *, now: float) -> None:
+        plan = self.reservation_plan()
+        old = plan.get(rid).definition
+        plan.update(rid, definition, now=now)
+        if not self._deadlines_kept():
+            plan.update(rid, old, now=now)
+            self.deadline_system()
+            raise ReservationRejected(_BREAKS_DEADLINES.format(rid=rid), "DEADLINES_WOULD_BREAK",
+                                      {"deadlines": len(self.deadlines.held)})
+
+    def _deadlines_kept(self) -> bool:
+        if not self.deadlines.held:
+            return True
+        system = self.deadline_system()  # its books now see the reservations' new bookings
+        return all(book.fits_with(no_fixed_load) for book in system.books.values())
 
     def has_pending(self) -> bool:
         """Whether any unfinished app waits for a container."""

@@ -10,6 +10,7 @@ from common.exits import EXIT_KILLED_BY_RESOURCEMANAGER, EXIT_PREEMPTED
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
 from common.terms import AppTerms
+from rm.core import deadlines_glue
 from rm.core.admission import Admission
 from rm.core.entities import App, Attempt, Node
 from rm.core.ledger.base import LedgerBase
@@ -123,5 +124,16 @@ class Recovery(LedgerBase):
                     node.to_cleanup.add(ContainerId(c.container_id))
                 self._mark(replace(c, state="COMPLETED", exit_status=EXIT_KILLED_BY_RESOURCEMANAGER,
                                  diagnostics="ResourceManager restarted", finish_time=now))
+        self._restore_deadlines(stored, now)
         self.version += 1
+
+    def _restore_deadlines(self, stored: StoredState, now: float) -> None:
+        """The estimators' history, and every unfinished app's bought deadline laid again (its work starts
+        over: containers of the previous RM life are gone)."""
+        deadlines = self.deadline_system()
+        for run in stored.work_runs:
+            deadlines.record_run(deadlines_glue.run_of(run))
+        for app in sorted(self.active.values(), key=lambda a: (a.terms.deadline or 0.0, a.app_id)):
+            if app.terms.claim is not None:
+                deadlines.restore(app.app_id, app.queue, app.terms, 0.0, now)
 

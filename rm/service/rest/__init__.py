@@ -16,6 +16,7 @@ from rm.service.operations import Operations
 from rm.service.rest.apps import add_app_routes
 from rm.service.rest.audit import install_audit
 from rm.service.rest.cluster import add_cluster_routes
+from rm.service.rest.deadlines import add_deadline_routes
 from rm.service.rest.errors import install_handlers, remote_exception
 from rm.service.rest.extras import add_extra_routes
 from rm.service.rest.plan import add_plan_routes
@@ -44,5 +45,6 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_reservation_routes(api, rm, ops)
     add_slo_routes(api, rm, ops)
     add_plan_routes(api, rm)
+    add_deadline_routes(api, rm, ops)
     add_extra_routes(api, rm)
     return api

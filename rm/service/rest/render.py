@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from common.ids import QueuePath
 from common.resources import MEMORY, VCORES, Resources
 from rm.core.entities import App, Attempt, Node
+from rm.service.rest.deadlines import deadline_json
 from rm.service.views import ClusterMetricsView, QueueMetricsView
 
 if TYPE_CHECKING:
@@ -131,6 +132,8 @@ def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True) -> di
             out["amContainerLogs"] = logs_url(node, att.am_container_id)
         if att.host:
             out["amRPCAddress"] = f"{att.host}:{att.rpc_port}"
+    if app.terms.claim is not None:
+        out["deadline"] = deadline_json(app, st.deadlines, rm.now())
     if with_requests:
         out["resourceRequests"] = resource_requests(app)
     return out

@@ -166,6 +166,19 @@ class JobRunRow(Base):
     outputs: Mapped[str] = mapped_column(Text)  # JSON array
 
 
+class WorkRunRow(Base):
+    """One finished application's measured work per phase (the deadline estimators' history)."""
+
+    __tablename__ = "work_runs"
+
+    app_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    job: Mapped[str] = mapped_column(Text, index=True)
+    finish_time: Mapped[float] = mapped_column(Double, index=True)
+    features: Mapped[str] = mapped_column(Text)  # JSON object
+    work: Mapped[str] = mapped_column(Text)  # JSON array
+    longest: Mapped[str] = mapped_column(Text)  # JSON array
+
+
 class DatasetAccessRow(Base):
     """A read or write of a declared dataset by an application."""
 

@@ -6,6 +6,7 @@ owned by Alembic (``migrations/``); call :meth:`Store.migrate` before the first 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -38,6 +39,7 @@ from rm.core.records import (
     Record,
     SloDecisionRecord,
     StoredState,
+    WorkRunRecord,
 )
 from rm.core.reservation.records import ReservationRecord
 
@@ -56,6 +58,7 @@ from .models import (
     NodeRow,
     ReservationRow,
     SloDecisionRow,
+    WorkRunRow,
 )
 
 SQLITE_FILE_NAME: Final = "rm-state.db"
@@ -150,7 +153,10 @@ _TABLES: Final[tuple[_Table, ...]] = (
            frozenset({"skyline", "inputs", "outputs"})),
     _Table(DatasetAccessRecord, DatasetAccessRow, "access_id", frozenset()),
     _Table(SloDecisionRecord, SloDecisionRow, "job", frozenset({"overrides"})),
+    _Table(WorkRunRecord, WorkRunRow, "app_id", frozenset({"features", "work", "longest"}),
+           frozenset({"work", "longest"})),
 )
+WORK_RUNS_LOADED = 5000  # the newest finished runs read back at start (the estimators' history)
 _BY_RECORD: Final[Mapping[type[Any], _Table]] = {t.record: t for t in _TABLES}
 
 
@@ -284,7 +290,14 @@ class Store:
                 nodes=read(NodeRecord, NodeRow.node_id),
                 reservations=read(ReservationRecord, ReservationRow.reservation_id),
                 slo_decisions=read(SloDecisionRecord, SloDecisionRow.job),
+                work_runs=self._work_runs(conn),
             )
+
+    def _work_runs(self, conn: Any) -> tuple[WorkRunRecord, ...]:
+        table = _BY_RECORD[WorkRunRecord]
+        newest = (select(table.row.__table__).order_by(WorkRunRow.finish_time.desc(), WorkRunRow.app_id.desc())
+                  .limit(WORK_RUNS_LOADED))
+        return tuple(reversed([table.from_row(row) for row in conn.execute(newest).mappings()]))
 
     def write(self, records: Sequence[Record]) -> None:
         """Insert or update every record, all in one transaction; on any error nothing is written.
@@ -454,10 +467,20 @@ def _configure_sqlite(engine: Engine) -> None:
 
     The sqlite3 module's legacy mode does not BEGIN before SELECT or DDL, so reads in one
     transaction could see different states; SQLAlchemy emits BEGIN itself instead.
+    The database file is made readable by its owner only (it holds the token keys) before its WAL and
+    shared-memory files exist: SQLite creates those with the database file's permissions.
     """
+    database = engine.url.database or ""
+    path = Path(database).expanduser() if database and database != ":memory:" and \
+        not database.startswith("file:") else None
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        if path is not None:
+            for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                with contextlib.suppress(OSError):
+                    if p.exists() and p.stat().st_mode & 0o077:
+                        p.chmod(0o600)
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
