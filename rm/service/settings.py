@@ -69,6 +69,8 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.deadlines.step-ms", "1000", None, "mrm: the deadline books' time step"),
     Setting("shepherd.resourcemanager.deadlines.max-fraction", "0.8", None,
             "mrm: the share of a queue's capacity its deadline claims may hold"),
+    Setting("shepherd.resourcemanager.deadlines.margin-ms", "10000", None,
+            "mrm: a claim's work is laid to end this long before its deadline (AM start, launches)"),
     Setting("shepherd.resourcemanager.carbyne.leftover-cap", f"{LEFTOVER_CAP:g}", "SHEPHERD_LEFTOVER_CAP",
             "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
             "before the next app closest to completion; what still fits after that is handed out uncapped "
@@ -263,12 +265,14 @@ def _deadlines(layers: Layered) -> DeadlineConfig:
         got = layers.number(key + name)
         return default if got is None else got
 
-    ttl, step = layers.seconds(key + "quote-ttl-ms"), layers.seconds(key + "step-ms")
+    ttl, step, margin = (layers.seconds(key + "quote-ttl-ms"), layers.seconds(key + "step-ms"),
+                         layers.seconds(key + "margin-ms"))
     cfg = DeadlineConfig(kappa=num("kappa", base.kappa), z=num("pi-z", base.z),
                          estimator=layers.text(key + "estimator") or base.estimator,
                          quote_ttl_s=base.quote_ttl_s if ttl is None else ttl,
                          step_s=base.step_s if step is None else step,
-                         max_fraction=num("max-fraction", base.max_fraction))
+                         max_fraction=num("max-fraction", base.max_fraction),
+                         margin_s=base.margin_s if margin is None else margin)
     cfg.validate()
     return cfg
 

@@ -6,7 +6,8 @@ queue's, less what the queue's fixed reservations (Morpheus) book at each step (
 never takes capacity a reservation holds, and a reservation is admitted only if every claim here still fits
 (``fits_with``).
 
-A claim is laid as late as its deadline allows when it is admitted, into the room the claims already there
+A claim is laid as late as its deadline (less a safety ``margin`` for what its work does not count: starting
+its ApplicationMaster, asking, launching) allows when it is admitted, into the room the claims already there
 leave (MRM's slack), so **an admission never moves, and so never breaks, an admitted claim**. ``relayout``
 lays every claim again, latest deadline first, and keeps the new layout only when every claim fits in it;
 ``sync`` re-lays one claim after its remaining work changed (it ran ahead or fell behind its layout). Steps
@@ -45,6 +46,7 @@ class Claim:
     price: float = 0.0
     status: str = ON_TRACK
     placed: Placed = field(default_factory=lambda: Placed(0, np.zeros(0)))
+    margin: float | None = None  # its own safety margin (None: the book's)
 
     @property
     def work(self) -> float:
@@ -60,12 +62,14 @@ class Infeasible(Exception):
 
 
 class DeadlineBook:
-    def __init__(self, capacity: float, *, dt: float = 1.0, fixed: FixedLoad = no_fixed_load) -> None:
+    def __init__(self, capacity: float, *, dt: float = 1.0, fixed: FixedLoad = no_fixed_load,
+                 margin: float = 0.0) -> None:
         if dt <= 0:
             raise ValueError(f"the deadline step must be positive, got {dt}")
         self.capacity = float(capacity)
         self.dt = float(dt)
         self.fixed = fixed
+        self.margin = margin  # seconds: a claim's work is laid to end this long before its deadline
         self.claims: dict[str, Claim] = {}
         self.version = 0
 
@@ -112,29 +116,32 @@ class DeadlineBook:
                                            max(self.capacity, 1e-9)))
         fill = fill_early(self.free(s0, s1), phases, self.dt, self.beyond())
         steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
-        return (s0 + steps) * self.dt
+        return (s0 + steps) * self.dt + self.margin
 
     def try_place(self, phases: tuple[Phase, ...], deadline: float, now: float,
-                  *, without: Iterable[str] = ()) -> Placed | None:
+                  *, without: Iterable[str] = (), margin: float | None = None) -> Placed | None:
         """The lazy layout the phases would get with ``deadline``, or None when they do not fit."""
         s0 = self.first_step(now)
         s1 = self._horizon(now, deadline)
         free = self.free(s0, s1, without=without)
-        got = lay_late(free, phases, deadline - s0 * self.dt, self.dt)
+        end = deadline - (self.margin if margin is None else margin)
+        got = lay_late(free, phases, end - s0 * self.dt, self.dt)
         if got is None:
             return None
         return Placed(s0 + got.start, got.rate)
 
     def admit(self, key: str, phases: tuple[Phase, ...], deadline: float, now: float,
-              *, price: float = 0.0) -> Claim:
-        """Admit a deadline, or raise ``Infeasible`` with the earliest finish it could have (nothing changes)."""
+              *, price: float = 0.0, margin: float | None = None) -> Claim:
+        """Admit a deadline, or raise ``Infeasible`` with the earliest finish it could have (nothing changes).
+        ``margin`` replaces the book's safety margin for this claim (a quote bought a little later has spent
+        part of it)."""
         if key in self.claims:
             raise ValueError(f"{key} already holds a deadline")
-        placed = self.try_place(phases, deadline, now)
+        placed = self.try_place(phases, deadline, now, margin=margin)
         if placed is None:
             raise Infeasible(f"cannot finish {sum(p.work for p in phases):.0f} unit-seconds by {deadline:.3f}",
                              self.earliest_finish(phases, now))
-        claim = Claim(key, deadline, phases, now, price, placed=placed)
+        claim = Claim(key, deadline, phases, now, price, placed=placed, margin=margin)
         self.claims[key] = claim
         self.version += 1
         return claim
@@ -159,7 +166,7 @@ class DeadlineBook:
         from now (so it finishes as soon as it can without taking any other claim's room)."""
         claim = self.claims[key]
         claim.phases = phases
-        placed = self.try_place(phases, claim.deadline, now, without=(key,))
+        placed = self.try_place(phases, claim.deadline, now, without=(key,), margin=claim.margin)
         if placed is not None:
             claim.placed = placed
             claim.status = ON_TRACK
@@ -184,7 +191,8 @@ class DeadlineBook:
         free: FloatArray = self.capacity - self.fixed(s0, s1)
         new: dict[str, Placed] = {}
         for c in sorted(self.claims.values(), key=lambda c: (-c.deadline, c.key)):
-            got = lay_late(free, c.phases, c.deadline - s0 * self.dt, self.dt)
+            margin = self.margin if c.margin is None else c.margin
+            got = lay_late(free, c.phases, c.deadline - margin - s0 * self.dt, self.dt)
             if got is None:  # someone fell behind: each claim, earliest deadline first, in what is left
                 for late in self.edf():
                     self.sync(late.key, late.phases, now)

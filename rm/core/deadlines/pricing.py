@@ -36,6 +36,8 @@ CURVE_POINTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 class Point:
     deadline: float
     price: float
+    jump_ahead: float = 0.0  # the part of the price charged for the slack taken from later deadlines
+    jumps: int = 0  # how many admitted deadlines it finishes ahead of
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,8 @@ class Pricer:
         unit = max(cp, self.book.dt)
         deadlines = sorted({self.earliest + x * unit for x in points}
                            | {float(d) for d in self._deadlines if d > self.earliest})
-        curve = tuple(Point(d, self.price(d)) for d in deadlines)
+        curve = tuple(Point(d, self.price(d), self.kappa * self.jump_ahead(d), int((self._deadlines > d).sum()))
+                      for d in deadlines)
         return PriceQuote(self.earliest, cp, self.work, curve)
 
 

@@ -76,11 +76,12 @@ class DeadlineConfig:
     max_runs: int = 5000  # finished runs kept to fit the estimator on
     declared_cv: float = 0.5  # no history: the job file's durations, with this relative error
     max_fraction: float = 0.8  # of a queue's capacity its deadline claims may hold (the rest: fair shares)
+    margin_s: float = 10.0  # a claim's work is laid to end this long before its deadline (AM start, launches)
 
     def validate(self) -> None:
         if not (self.kappa > 0 and self.z >= 0 and self.step_s > 0 and self.quote_ttl_s > 0
                 and self.relayout_s > 0 and self.max_runs > 0 and self.declared_cv >= 0
-                and 0 < self.max_fraction <= 1):
+                and 0 < self.max_fraction <= 1 and self.margin_s >= 0):
             raise ValueError(f"invalid deadline settings: {self}")
         if self.unit.is_zero() or any(v <= 0 for v in self.unit.amounts.values()):
             raise ValueError(f"the deadline unit must be a positive resource vector, got {self.unit}")
@@ -155,7 +156,7 @@ class DeadlineSystem:
         units = min((capacity.get(t) / v for t, v in unit.amounts.items()), default=0.0) * self.config.max_fraction
         book = self.books.get(queue)
         if book is None:
-            self.books[queue] = DeadlineBook(units, dt=self.config.step_s, fixed=fixed)
+            self.books[queue] = DeadlineBook(units, dt=self.config.step_s, fixed=fixed, margin=self.config.margin_s)
         else:
             if book.capacity != units:
                 book.capacity = units
@@ -252,8 +253,9 @@ class DeadlineSystem:
             est, phases = got, got.claim()
         pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work())
         deadline = terms.deadline
-        if deadline is None and terms.quote_id is not None and terms.max_price is None:
-            deadline = pricer.earliest
+        quoted = self.quotes[terms.quote_id].price if terms.quote_id is not None else None
+        if deadline is None and quoted is not None and terms.max_price is None:
+            deadline = quoted.earliest  # buying a quote as it stands: its earliest finish
         if deadline is None:
             if terms.max_price is None:
                 raise Refusal("a deadline, a quote or a maximum price is needed", conflict=False)
@@ -262,15 +264,19 @@ class DeadlineSystem:
                 raise Refusal(f"no deadline is priced at most {terms.max_price:g}",
                               {"earliestFinish": pricer.earliest, "cheapest": pricer.work})
             deadline = point.deadline
-        if deadline < pricer.earliest - 1e-6:
+        spent = self._spent(terms.quote_id, now)
+        if deadline < pricer.earliest - spent - 1e-6:
             raise Refusal(f"the deadline {deadline:.3f} is before the earliest feasible finish "
                           f"{pricer.earliest:.3f}", {"earliestFinish": pricer.earliest})
         price = pricer.price(deadline)
+        if quoted is not None:  # a point of the quote is sold at the quoted price
+            price = next((p.price for p in quoted.curve if abs(p.deadline - deadline) < 1e-6), price)
         if terms.max_price is not None and price > terms.max_price + 1e-9:
             raise Refusal(f"finishing by {deadline:.3f} costs {price:.1f}, above the maximum price "
                           f"{terms.max_price:g}", {"earliestFinish": pricer.earliest, "price": price})
+        margin = self.config.margin_s - spent if terms.quote_id is not None else None
         try:
-            book.admit(app_id, phases, deadline, now, price=price)
+            book.admit(app_id, phases, deadline, now, price=price, margin=margin)
         except Infeasible as exc:
             raise Refusal(str(exc), {"earliestFinish": exc.earliest}) from None
         claim = DeadlineClaim(
@@ -279,6 +285,15 @@ class DeadlineSystem:
             quote_id=terms.quote_id or "")
         self.held[app_id] = _Held(queue, claim, deadline)
         return replace(terms, deadline=deadline, claim=claim)
+
+    def _spent(self, quote_id: str | None, now: float) -> float:
+        """The time since a quote was given, in whole steps, at most the safety margin: a quote bought that
+        much later keeps its deadlines, paying for the delay out of the claim's margin."""
+        if quote_id is None:
+            return 0.0
+        dt = self.config.step_s
+        steps = math.ceil(max(0.0, now - self.quotes[quote_id].created) / dt - 1e-9) + 1
+        return min(steps * dt, self.config.margin_s)
 
     def restore(self, app_id: AppId, queue: QueuePath, terms: AppTerms, done: float, now: float) -> None:
         """Put back an admitted deadline the store kept (after a restart)."""

@@ -59,7 +59,8 @@ def quote_json(q: Quote) -> dict[str, Any]:
                                 for p, s in zip(est.phases, est.shapes, strict=True)]},
         "criticalPath": round(q.price.critical_path, 3),
         "earliestFinish": _ms(q.price.earliest),
-        "curve": [{"deadline": _ms(p.deadline), "price": round(p.price, 2)} for p in q.price.curve],
+        "curve": [{"deadline": _ms(p.deadline), "price": round(p.price, 4), "jumpAhead": round(p.jump_ahead, 4),
+                   "jumpsAhead": p.jumps} for p in q.price.curve],
     }
 
 
