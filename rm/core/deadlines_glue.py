@@ -85,9 +85,11 @@ class DeadlineProgress:
             c = event.container
             if c.is_am or c.start_time <= 0 or c.finish_time <= c.start_time:
                 return
-            self.spans[c.app_id].append((c.priority, c.start_time, c.finish_time, c.resource))
+            spans = self.spans[c.app_id]
+            spans.append((c.priority, c.start_time, c.finish_time, c.resource))
             self.system.container_done(c.app_id, units_done(c.resource, c.finish_time - c.start_time,
                                                             self.system.config.unit))
+            self.system.refresh(c.app_id, spans)
         elif isinstance(event, AppFinished):
             app = event.app
             spans = self.spans.pop(app.app_id, [])

@@ -9,6 +9,7 @@ import pytest
 
 from am.jobspec import Job, parse_job
 from common.errors import AdmissionRefused
+from common.resources import Resources
 from common.terms import AppTerms
 from rm.core.harness import Harness
 from rm.core.policies.registry import make_admission
@@ -79,3 +80,28 @@ def test_the_deadline_stage_keeps_a_bought_deadline_while_a_greedy_job_fills_the
     assert results["mrm"][0] is not None
     assert results["mrm"][0] <= 20.0 + 80.0
     assert results["mrm"][1] > 0  # taken back from beyond the hog's fair share
+
+
+def test_completed_tasks_that_ran_long_raise_the_claim_and_later_quotes_see_it() -> None:
+    from common.ids import AppId, QueuePath
+    from rm.core.deadlines.estimate import JobFeatures, PhaseShape
+    from rm.core.deadlines.features import Declared
+    from rm.core.deadlines.system import DeadlineConfig, DeadlineSystem
+
+    system = DeadlineSystem(DeadlineConfig(margin_s=0.0))
+    queue = QueuePath("root.default")
+    system.set_capacity(queue, Resources.of(memory_mb=10 * 1024, vcores=10))
+    job = JobFeatures("etl", (PhaseShape(8, 1.0),))
+    declared = Declared((80.0,), (10.0,))  # 8 tasks of 10 s, one unit each
+    terms = system.admit(AppId("application_1_0001"), queue, AppTerms(deadline=200.0), job, declared, 0.0)
+    assert terms.claim is not None
+    claimed = system.remaining_work(AppId("application_1_0001"))
+    before = system.quote(job, declared, queue, 0.0).price.curve[0].price
+    unit = Resources.of(memory_mb=1024, vcores=1)
+    spans = [(1, 0.0, 60.0, unit), (1, 0.0, 62.0, unit)]  # two tasks took 60 s: 8 of them need ~480 unit-s
+    assert system.refresh(AppId("application_1_0001"), spans)
+    system.container_done(AppId("application_1_0001"), 122.0)
+    system.view(62.0)
+    assert system.remaining_work(AppId("application_1_0001")) > claimed
+    assert system.remaining_work(AppId("application_1_0001")) == pytest.approx(8 * 61.0 - 122.0)
+    assert system.quote(job, declared, queue, 62.0).price.curve[0].price > before  # it takes more slack now

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,7 +39,7 @@ from rm.core.deadlines.estimate import (
     WorkEstimate,
     make_estimator,
 )
-from rm.core.deadlines.features import Declared
+from rm.core.deadlines.features import Declared, Span, measured
 from rm.core.deadlines.layout import Phase
 from rm.core.deadlines.pricing import DEFAULT_KAPPA, PriceQuote, Pricer, cheapest_by
 from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, units_of
@@ -128,6 +128,12 @@ class _Held:
     claim: DeadlineClaim
     deadline: float
     done: float = 0.0
+    work: list[float] | None = None  # per phase, when its completed tasks raised the claim (``refresh``)
+
+    def phases(self) -> list[tuple[float, float, float]]:
+        if self.work is None:
+            return list(self.claim.phases)
+        return [(w, width, m) for w, (_, width, m) in zip(self.work, self.claim.phases, strict=True)]
 
 
 class DeadlineSystem:
@@ -315,10 +321,34 @@ class DeadlineSystem:
             held.done += unit_seconds
             self._dirty.add(app_id)
 
+    def refresh(self, app_id: AppId, spans: Sequence[Span]) -> bool:
+        """Re-estimate a running deadline app from its completed tasks (MRM's future work, §6.2): a phase
+        whose completed tasks average more than its claim allows for all its tasks claims that much more,
+        so the app is owed more and later quotes see the bigger claim. True when the claim grew."""
+        held = self.held.get(app_id)
+        if held is None:
+            return False
+        work, _, counts, sizes = measured(spans, self.config.unit)
+        current = [w for w, _, _ in held.phases()]
+        grew = False
+        for k, (_, width, _) in enumerate(held.claim.phases):
+            if k >= len(work) or counts[k] < 2 or sizes[k] <= 0:
+                continue
+            tasks = max(counts[k], round(width / sizes[k]))
+            projected = work[k] / counts[k] * tasks
+            if projected > current[k] * (1 + 1e-6):
+                current[k] = projected
+                grew = True
+        if grew:
+            held.work = current
+            self._dirty.add(app_id)
+            self._count("claims_refreshed")
+        return grew
+
     def _remaining(self, held: _Held, running: float = 0.0) -> tuple[Phase, ...]:
         left = held.done + running
         out = []
-        for work, width, min_s in held.claim.phases:
+        for work, width, min_s in held.phases():
             take = min(work, left)
             left -= take
             rest = work - take
