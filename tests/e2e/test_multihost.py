@@ -89,6 +89,16 @@ def network() -> Iterator[Network]:
         net.remove()
 
 
+def _container_flags() -> list[str]:
+    """As root, a NodeManager runs containers as an unprivileged account unless told otherwise; this job's
+    files are in the test's private temporary directory, as a local cluster's are."""
+    if os.geteuid() != 0:
+        return []
+    usage = subprocess.run([sys.executable, "-m", "nodemanager", "--help"], capture_output=True, text=True,
+                           timeout=60, check=False, cwd=ROOT).stdout
+    return ["--allow-root-containers"] if "--allow-root-containers" in usage else []
+
+
 def _in(ns: str, *args: str) -> list[str]:
     return ["ip", "netns", "exec", ns, sys.executable, *args]
 
@@ -139,6 +149,7 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
     nm_ns = [network.add_host(n) for n in (2, 3, 4)]
     client_ns = network.add_host(5)
     env = _env(**secrets)
+    container_flags = _container_flags()
     daemons: list[Daemon] = []
     try:
         rm = Daemon("rm", _in(rm_ns, "-m", "rm.cli", "rm", "--host", RM_IP, "--grpc-port", "7030",
@@ -153,7 +164,7 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
             address = network.hosts[ns]
             nm = Daemon(f"nm{i}", _in(ns, "-m", "rm.cli", "nm", "--rm", f"{RM_IP}:7030", "--host", address,
                                       "--port", "7040", "--http-port", "8042", "--memory-mb", "2048", "--vcores", "2",
-                                      "--work-dir", str(tmp_path / f"nm{i}"), "--no-cgroups"),
+                                      "--work-dir", str(tmp_path / f"nm{i}"), "--no-cgroups", *container_flags),
                         tmp_path / "logs" / f"nm{i}.log", _NM_READY, env=env)
             daemons.append(nm)
             assert nm.start(timeout=90).group(1) == f"{address}:7040"
