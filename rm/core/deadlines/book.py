@@ -111,10 +111,20 @@ class DeadlineBook:
     def earliest_finish(self, phases: tuple[Phase, ...], now: float) -> float:
         """The earliest time the phases can finish if admitted now, filling the room the admitted claims
         leave (MRM's f^e): never before now + their critical path."""
+        s0, free = self.room(phases, now)
+        return self.earliest_in(free, s0, phases)
+
+    def room(self, phases: tuple[Phase, ...], now: float, *, until: float = 0.0) -> tuple[int, FloatArray]:
+        """The first step of a new layout and the free units from there, far enough for ``phases`` to fit
+        (and past every deadline and ``until``)."""
         s0 = self.first_step(now)
-        s1 = self._horizon(now, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
-                                           max(self.capacity, 1e-9)))
-        fill = fill_early(self.free(s0, s1), phases, self.dt, self.beyond())
+        s1 = self._horizon(now, until, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
+                                                  max(self.capacity, 1e-9)))
+        return s0, self.free(s0, s1)
+
+    def earliest_in(self, free: FloatArray, s0: int, phases: tuple[Phase, ...]) -> float:
+        """``earliest_finish`` over a ``room`` already computed."""
+        fill = fill_early(free, phases, self.dt, self.beyond())
         steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
         return (s0 + steps) * self.dt + self.margin
 

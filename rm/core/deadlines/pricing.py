@@ -25,11 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from rm.core.deadlines.book import DeadlineBook
-from rm.core.deadlines.layout import Phase, critical_path
+from rm.core.deadlines.layout import Phase, critical_path, usable
 
 DEFAULT_KAPPA = 2.0
 CURVE_POINTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 """Deadlines of a curve, as f^e + x × the job's critical path (at least one step)."""
+JUMP_POINTS = 8
+"""A curve also has a point at each of the first admitted deadlines after the earliest finish (where the price
+drops: finishing after one no longer jumps ahead of it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +64,18 @@ class Pricer:
         self.kappa = kappa
         self.avg = avg_work
         self.work = sum(p.work for p in phases)
-        self.earliest = book.earliest_finish(phases, now)
+        self.s0, self.free = book.room(phases, now)  # the free units from the first step, computed once
+        self.earliest = book.earliest_in(self.free, self.s0, phases)
         claims = book.edf()
         self._deadlines = np.array([c.deadline for c in claims])
         self._work = np.array([c.work for c in claims])
-        slack = np.array([book.slack_until(c.deadline, now) for c in claims])
+        room = np.concatenate([[0.0], np.cumsum(np.clip(self.free, 0.0, None))]) * book.dt
+        ends = np.clip(np.array([book.step_of(c.deadline) for c in claims], dtype=np.int64) - self.s0, 0,
+                       len(self.free))
+        slack = room[ends] if len(claims) else np.zeros(0)
         self._delta = slack / avg_work
         self._delta_after = np.clip(slack - self.work, 0.0, None) / avg_work
+        self._rate = max((p.rate for p in phases), default=0.0)
 
     def jump_ahead(self, deadline: float) -> float:
         """The sum of eq. 13: what a job finishing by ``deadline`` takes from the deadlines after it."""
@@ -81,15 +89,17 @@ class Pricer:
         """The price of finishing by ``deadline`` (infinite before the earliest finish)."""
         if deadline < self.earliest - 1e-9:
             return float("inf")
-        offered = self.book.usable(self.phases, self.earliest, deadline, self.now) / self.avg
+        origin = self.s0 * self.book.dt
+        offered = usable(self.free, self.earliest - origin, deadline - origin, self.book.dt, self._rate,
+                         self.book.beyond()) / self.avg
         c = self.kappa * (self.work / (offered + 1.0) + self.jump_ahead(deadline))
         return max(c, self.work)
 
     def quote(self, points: tuple[float, ...] = CURVE_POINTS) -> PriceQuote:
         cp = critical_path(self.phases)
         unit = max(cp, self.book.dt)
-        deadlines = sorted({self.earliest + x * unit for x in points}
-                           | {float(d) for d in self._deadlines if d > self.earliest})
+        after = np.sort(self._deadlines[self._deadlines > self.earliest])[:JUMP_POINTS]
+        deadlines = sorted({self.earliest + x * unit for x in points} | {float(d) for d in after})
         curve = tuple(Point(d, self.price(d), self.kappa * self.jump_ahead(d), int((self._deadlines > d).sum()))
                       for d in deadlines)
         return PriceQuote(self.earliest, cp, self.work, curve)
