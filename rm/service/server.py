@@ -151,6 +151,7 @@ class ResourceManager:
             self.state = Ledger.fresh(self.queues, self.cfg.core(), now=now, admission=self.admission)
         else:
             self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now, admission=self.admission)
+        self.state.deadlines.background_fit = True  # the estimator is fitted in a worker thread (liveness loop)
         await self.persist()
         self.slo = SloService(self)
         pruned = await loop.run_in_executor(self.store_executor, self.slo.prune)
@@ -400,8 +401,18 @@ class ResourceManager:
                     with contextlib.suppress(StoreUnavailable):  # queued and retried; the writer logs the outage
                         await self.persist()
                 self.state.forget_completed_containers()
+                await self._refit_deadline_estimator()
             except Exception:
                 log.exception("liveness check failed")
+
+    async def _refit_deadline_estimator(self) -> None:
+        """Fit the deadline estimator on the recorded runs in a worker thread, off the event loop."""
+        system = self.state.deadlines
+        if not system.stale:
+            return
+        estimator, runs, seen = system.refit()
+        await asyncio.to_thread(estimator.fit, runs)
+        system.install(estimator, seen)
 
 
 def _safe_url(url: str) -> str:

@@ -93,3 +93,25 @@ def test_auto_prefers_the_jobs_own_runs() -> None:
 def test_unknown_estimator_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="known: auto, bin, ridge"):
         make_estimator("gp")
+
+
+def test_the_deadline_system_fits_off_the_loop_and_keeps_answering_meanwhile() -> None:
+    from rm.core.deadlines.system import DeadlineSystem
+
+    rng = random.Random(5)
+    system = DeadlineSystem()
+    system.background_fit = True
+    f = _job("nightly", "grep", 40, 0, 2.0)
+    for _ in range(3):
+        system.record_run(_run(f, rng))
+    first = system.estimate(f, None)  # never fitted: fitted now, once
+    assert first is not None
+    assert first.runs == 3
+    system.record_run(_run(f, rng))
+    assert system.stale
+    assert system.estimate(f, None).runs == 3  # type: ignore[union-attr]  # the last fit, until a worker refits
+    estimator, runs, seen = system.refit()
+    estimator.fit(runs)  # what the RM does in a worker thread
+    system.install(estimator, seen)
+    assert not system.stale
+    assert system.estimate(f, None).runs == 4  # type: ignore[union-attr]

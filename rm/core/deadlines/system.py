@@ -37,6 +37,7 @@ from rm.core.deadlines.estimate import (
     PhaseEstimate,
     RunRecord,
     WorkEstimate,
+    WorkEstimator,
     make_estimator,
 )
 from rm.core.deadlines.features import Declared, Span, measured
@@ -145,6 +146,9 @@ class DeadlineSystem:
         self.runs: deque[RunRecord] = deque(maxlen=self.config.max_runs)
         self.estimator = make_estimator(self.config.estimator, self.config.z)
         self._fitted = True
+        self._ever_fitted = False
+        self._runs_seen = 0
+        self.background_fit = False  # the driver fits the estimator off its loop (``refit``/``install``)
         self.quotes: dict[str, Quote] = {}
         self.next_quote = 1
         self._dirty: set[AppId] = set()
@@ -180,11 +184,27 @@ class DeadlineSystem:
     def record_run(self, run: RunRecord) -> None:
         self.runs.append(run)
         self._fitted = False
+        self._runs_seen += 1
+
+    @property
+    def stale(self) -> bool:
+        """Runs were recorded since the estimator was last fitted."""
+        return not self._fitted
+
+    def refit(self) -> tuple[WorkEstimator, list[RunRecord], int]:
+        """A fresh estimator and the runs to fit it on, for a worker thread (``install`` it afterwards)."""
+        return make_estimator(self.config.estimator, self.config.z), list(self.runs), self._runs_seen
+
+    def install(self, estimator: WorkEstimator, seen: int) -> None:
+        """An estimator fitted off the loop on the runs up to ``seen``; stale again if more came meanwhile."""
+        self.estimator = estimator
+        self._fitted = seen == self._runs_seen
+        self._ever_fitted = True
 
     def estimate(self, job: JobFeatures, declared: Declared | None) -> WorkEstimate | None:
-        if not self._fitted:
-            self.estimator.fit(list(self.runs))
-            self._fitted = True
+        if not self._fitted and not (self.background_fit and self._ever_fitted):
+            self.estimator.fit(list(self.runs))  # the simulator and tests fit here; the RM in a worker thread
+            self._fitted = self._ever_fitted = True
         got = self.estimator.estimate(job)
         if got is not None or declared is None:
             return got
