@@ -212,6 +212,11 @@ def _explain_view(e: dict[str, Any]) -> RenderableType:
                         f"(guaranteed {res_dict(q.get('guaranteed'))})" if q else "-"),
         ("AM limit", f"AMs use {res_dict(am.get('used'))} of {res_dict(am.get('limit'))}" if am else "-"),
     ]
+    dl = e.get("deadline")
+    if dl:
+        when = time.strftime("%H:%M:%S", time.localtime(dl["deadline"] / 1000))
+        rows.append(("deadline", (f"{when} ({dl.get('status')}); owed {dl.get('owedUnitsNow', 0)} units now, "
+                                  f"{dl.get('remainingWork', 0)} unit-s to go, laxity {dl.get('laxity')} s")))
     numbers = Text(dump(e.get("numbers", {}), "json").strip(), style="dim")
     asks = Table("ASK", "CAPABILITY", "CONTAINERS", "REASON", title="waiting asks")
     for a in e.get("asks", []):

@@ -78,6 +78,7 @@ class Explanation:
     fair_dominant_share: float
     limits: dict[str, Any]
     cycle_version: int | None  # the snapshot version the last plan was based on
+    deadline: dict[str, Any] | None = None  # a bought deadline (MRM): when, status, owed now, work to go
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +102,7 @@ class Explanation:
                 for a in self.asks
             ],
             "planVersion": self.cycle_version,
+            "deadline": self.deadline,
         }
 
 
@@ -307,7 +309,26 @@ def explain(st: LedgerView, app_id: str, order: AppOrder | None = None, *, now: 
         dominant_share=app.used.dominant_share(capacity) if not capacity.is_zero() else 0.0,
         fair_dominant_share=app.fair_share.dominant_share(capacity) if not capacity.is_zero() else 0.0,
         limits=_limits(st, app, capacity), cycle_version=plan.based_on if plan is not None else None,
+        deadline=_deadline(st, app, now),
     )
+
+
+def _deadline(st: LedgerView, app: App, now: float) -> dict[str, Any] | None:
+    """What a deadline app was promised and is owed now (None for an app without a deadline)."""
+    claim, deadline = app.terms.claim, app.terms.deadline
+    if claim is None or deadline is None:
+        return None
+    system = st.deadline_system()
+    if app.final:
+        status = "MET" if app.final_status == "SUCCEEDED" and app.finish_time <= deadline + 1e-6 else "MISSED"
+        return {"deadline": round(deadline * 1000), "status": status, "price": round(claim.price, 2)}
+    book = system.books.get(app.queue)
+    laxity = system.laxity(app.app_id, now)
+    return {"deadline": round(deadline * 1000), "status": system.status(app.app_id) or "ON_TRACK",
+            "price": round(claim.price, 2), "claimed": round(claim.upper, 1),
+            "remainingWork": round(system.remaining_work(app.app_id), 1),
+            "owedUnitsNow": round(book.owed(app.app_id, now), 2) if book is not None else 0.0,
+            "laxity": None if laxity is None else round(laxity, 1)}
 
 
 def _overall(st: LedgerView, app: App, asks: Mapping[int, Any], rejections: list[Rejection]) -> Reason:

@@ -123,6 +123,9 @@ async def test_quote_buy_refuse_and_list_over_rest(rm: ResourceManager) -> None:
         assert app["deadline"]["price"] == pytest.approx(q1["curve"][0]["price"], rel=0.05)
         assert app["deadline"]["status"] in ("ON_TRACK", "AT_RISK")
 
+        why = (await client.get(f"/ws/v1/shepherd/apps/{bought.app_id}/explain")).json()["explanation"]  # type: ignore[attr-defined]
+        assert why["deadline"]["deadline"] == q1["earliestFinish"]
+        assert why["deadline"]["remainingWork"] > 0
         listing = (await client.get("/ws/v1/shepherd/deadlines")).json()["deadlines"]["deadline"]
         assert [d["id"] for d in listing] == [bought.app_id, big.app_id]  # type: ignore[attr-defined]
         assert listing[0]["deadline"] <= listing[1]["deadline"]
