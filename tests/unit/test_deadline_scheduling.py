@@ -105,3 +105,37 @@ def test_completed_tasks_that_ran_long_raise_the_claim_and_later_quotes_see_it()
     assert system.remaining_work(AppId("application_1_0001")) > claimed
     assert system.remaining_work(AppId("application_1_0001")) == pytest.approx(8 * 61.0 - 122.0)
     assert system.quote(job, declared, queue, 62.0).price.curve[0].price > before  # it takes more slack now
+
+
+def test_a_reservation_that_would_break_an_admitted_deadline_is_refused_and_changes_nothing() -> None:
+    from rm.core.deadlines.book import no_fixed_load
+    from rm.core.reservation.requests import ReservationDefinition, ReservationRequest
+    from rm.core.reservation.system import ReservationRejected
+    from rm.core.state_types import SubmitSpec
+
+    minute = 60_000
+    h = Harness(admission=make_admission("deadlines"))
+    h.node("n1", vcores=10, memory_mb=10 * 1024)
+    now = 1_800_000_000.0
+    # 8 tasks of 100 s, one unit each, due in 10 minutes: the claim (PI bound ~1584 unit-s) needs the queue's
+    # 8 claimable units for about 200 s before its deadline
+    spec = '{"id": "j", "stages": [{"name": "s", "tasks": 8, "duration_s": 100, "memory_mb": 1024}]}'
+    aid = h.ledger.new_application(now)
+    h.ledger.submit(SubmitSpec(app_id=aid, name="j", am_launch={"commands": ["am"]}, job_spec_json=spec,
+                               terms=AppTerms(deadline=now + 600)), now)
+    plan = h.ledger.reservation_plan()
+
+    def six_cores(start_min: int, end_min: int) -> ReservationDefinition:
+        core = Resources.of(memory_mb=1024, vcores=1)
+        return ReservationDefinition(int(now * 1000) + start_min * minute, int(now * 1000) + end_min * minute,
+                                     (ReservationRequest(core, 6, end_min * minute - start_min * minute, 6),),
+                                     "R_ALL", name="r")
+
+    rid = plan.new_reservation_id()
+    with pytest.raises(ReservationRejected, match="admitted deadlines"):  # over the claim's last minutes
+        h.ledger.submit_reservation(rid, "default", six_cores(0, 10), user="u", now=now)
+    assert rid not in plan.reservations
+    assert all(book.fits_with(no_fixed_load) for book in h.ledger.deadline_system().books.values())
+    later = plan.new_reservation_id()
+    h.ledger.submit_reservation(later, "default", six_cores(11, 20), user="u", now=now)  # after the deadline
+    assert later in plan.reservations
