@@ -1,0 +1,190 @@
+"""Learning a job's size in space: pilot tasks, the estimate from them, and the sampling ratio (SLearn §4.1, §5.1.2).
+
+A wide job (``tasks >= THIN_LIMIT``) first runs k = max(1, ⌈r·S⌉) of its S tasks, picked at random; once those
+pilots finish, the job's total size is the pilots' mean runtime times S (the paper's "empirical mean"). Jobs
+narrower than the thin limit skip sampling altogether, since serialising a two-task job behind its own pilot
+costs more than the estimate is worth.
+
+§4.1 models a job's mean task length as drawn from a normal prior (the history's mean μ, job-wise variance
+σ_o²) and each task's length as normal around that mean (task-wise variance σ_1²). :func:`posterior` is the
+resulting normal posterior after m samples, which is how a history estimate and pilot samples combine: it
+tends to the sample mean as σ_o² grows and to μ as σ_1²/m grows.
+
+:class:`AdaptiveRatio` is the rule of the paper's Fig. 4. It keeps, per candidate ratio, the normalised job
+completion times (JCT / the job's own runtime) of the last T sampled jobs that used it, and its score is
+their mean. Until the middle ratio and its two neighbours each have T observations, they are tried in the
+order middle, lower, upper (3%, 2%, 4% by default). Afterwards the ratio with the lowest score is used, except
+that a step past the lower (upper) neighbour to the outermost ratio (1% or 5%) is tried when the neighbour
+beat the middle by more than 10%.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+THIN_LIMIT = 3
+RATIOS = (0.01, 0.02, 0.03, 0.04, 0.05)
+# Fig. 4: a neighbour of the middle ratio must beat the middle by this factor before the outer ratio is tried.
+EXTEND_FACTOR = 1.1
+# r·S is computed in binary floating point (0.03 × 100 = 3.0000000000000004); products within this of an
+# integer count as that integer so the ceiling does not add a spurious pilot.
+_CEIL_SLACK = 1e-9
+
+
+def pilot_count(tasks: int, ratio: float, thin_limit: int = THIN_LIMIT) -> int:
+    """The number of pilot tasks for a job of ``tasks`` tasks at sampling ratio ``ratio``.
+
+    ``max(1, ⌈ratio·tasks⌉)`` for a wide job, never more than ``tasks``; 0 for a thin job (fewer than
+    ``thin_limit`` tasks), which bypasses sampling.
+    """
+    if tasks < 0:
+        raise ValueError(f"tasks must be >= 0, got {tasks}")
+    if not 0.0 < ratio <= 1.0:
+        raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+    if tasks < thin_limit or tasks == 0:
+        return 0
+    k = math.ceil(ratio * tasks - _CEIL_SLACK)
+    return min(tasks, max(1, k))
+
+
+def choose_pilots(tasks: int, k: int, rng: random.Random) -> tuple[int, ...]:
+    """``k`` distinct task indices in ``range(tasks)`` chosen uniformly at random, in ascending order.
+
+    Random rather than the first k, because runtime can correlate with a task's index (a job's last split is
+    often the short remainder).
+    """
+    if not 0 <= k <= tasks:
+        raise ValueError(f"need 0 <= k <= tasks, got k={k}, tasks={tasks}")
+    return tuple(sorted(rng.sample(range(tasks), k)))
+
+
+def sampled_total(pilot_runtimes: Sequence[float], tasks: int) -> float:
+    """The job's estimated size in task-seconds: the mean pilot runtime times the number of tasks."""
+    if not pilot_runtimes:
+        raise ValueError("no pilot runtimes")
+    if tasks < 0:
+        raise ValueError(f"tasks must be >= 0, got {tasks}")
+    return math.fsum(pilot_runtimes) / len(pilot_runtimes) * tasks
+
+
+def posterior(
+    mu: float, var_prior: float, var_sample: float, samples: Sequence[float]
+) -> tuple[float, float]:
+    """The §4.1 posterior (mean, variance) of a job's mean task length.
+
+    ``mu`` and ``var_prior`` are the history's mean and the job-wise variance σ_o²; ``var_sample`` is the
+    task-wise variance σ_1² of one task around the job's mean; ``samples`` are the m measured tasks::
+
+        mean     = (Σ y_i / σ_1² + μ / σ_o²) / (m / σ_1² + 1 / σ_o²)
+        variance = 1 / (m / σ_1² + 1 / σ_o²)
+
+    Limits are handled exactly: ``var_prior = inf`` (no usable history) gives the sample mean with variance
+    σ_1²/m; ``var_sample = 0`` (noise-free tasks) gives the sample mean with variance 0; ``var_prior = 0``
+    gives μ with variance 0; no samples gives the prior unchanged.
+    """
+    if var_prior < 0 or var_sample < 0 or math.isnan(var_prior) or math.isnan(var_sample):
+        raise ValueError(f"variances must be >= 0, got {var_prior}, {var_sample}")
+    m = len(samples)
+    if m == 0:
+        return mu, var_prior
+    sample_mean = math.fsum(samples) / m
+    if var_sample == 0.0:
+        if var_prior == 0.0:
+            raise ValueError("a noise-free prior and noise-free samples cannot be combined")
+        return sample_mean, 0.0
+    if var_prior == 0.0:
+        return mu, 0.0
+    prior_precision = 0.0 if math.isinf(var_prior) else 1.0 / var_prior
+    precision = m / var_sample + prior_precision
+    mean = (math.fsum(samples) / var_sample + mu * prior_precision) / precision
+    return mean, 1.0 / precision
+
+
+class AdaptiveRatio:
+    """The Fig. 4 rule choosing the sampling ratio from the normalised JCTs of recent sampled jobs.
+
+    Feed it with :meth:`observe` once per finished *sampled* job (thin jobs and unsampled jobs say nothing
+    about a ratio), and read :attr:`ratio` for the next job to sample. The start-up trials advance by
+    completions: the middle ratio is used until ``window`` jobs that used it have finished, then the lower
+    neighbour, then the upper one. The state is the last ``window`` observations per ratio, so
+    :meth:`to_dict` / :meth:`from_dict` (or replaying the newest finished runs) restore it exactly.
+    """
+
+    def __init__(self, ratios: Sequence[float] = RATIOS, window: int = 100) -> None:
+        ordered = tuple(sorted(float(r) for r in ratios))
+        if len(ordered) < 3 or len(set(ordered)) != len(ordered):
+            raise ValueError(f"need at least three distinct ratios, got {tuple(ratios)}")
+        if any(not 0.0 < r <= 1.0 for r in ordered):
+            raise ValueError(f"ratios must be in (0, 1], got {tuple(ratios)}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        self._ratios = ordered
+        self._window = window
+        self._mid = (len(ordered) - 1) // 2
+        self._recent: dict[float, deque[float]] = {r: deque(maxlen=window) for r in ordered}
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        return self._ratios
+
+    @property
+    def window(self) -> int:
+        return self._window
+
+    @property
+    def ratio(self) -> float:
+        """The sampling ratio for the next job."""
+        mid = self._mid
+        lower, middle, upper = self._ratios[mid - 1], self._ratios[mid], self._ratios[mid + 1]
+        for trial in (middle, lower, upper):
+            if len(self._recent[trial]) < self._window:
+                return trial
+        scores = {r: s for r, s in self.scores().items() if s is not None}
+        best = min(scores, key=lambda r: (scores[r], abs(self._ratios.index(r) - mid), r))
+        s_best, s_mid = scores[best], scores[middle]
+        if best == lower and mid >= 2 and EXTEND_FACTOR * s_best < s_mid:
+            outer = self._ratios[mid - 2]
+            if len(self._recent[outer]) < self._window:
+                return outer
+        if best == upper and mid + 2 < len(self._ratios) and s_mid > EXTEND_FACTOR * s_best:
+            outer = self._ratios[mid + 2]
+            if len(self._recent[outer]) < self._window:
+                return outer
+        return best
+
+    def observe(self, ratio: float, jct_s: float, runtime_s: float) -> None:
+        """Record a finished sampled job: the ``ratio`` it was sampled at, its JCT (arrival to finish) and
+        its own runtime (the time it would take running alone, e.g. first container start to finish), both
+        in seconds. Its score contribution is ``jct_s / runtime_s``. A ratio not among :attr:`ratios` (a
+        job sampled under an older configuration) and a non-positive runtime are ignored."""
+        if ratio not in self._recent or not runtime_s > 0 or math.isnan(jct_s):
+            return
+        self._recent[ratio].append(jct_s / runtime_s)
+
+    def scores(self) -> dict[float, float | None]:
+        """Per ratio, the mean normalised JCT of its last ``window`` jobs (None before any)."""
+        return {r: (math.fsum(v) / len(v) if v else None) for r, v in self._recent.items()}
+
+    def counts(self) -> dict[float, int]:
+        """Per ratio, how many observations the score is over (at most ``window``)."""
+        return {r: len(v) for r, v in self._recent.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ratios": list(self._ratios),
+            "window": self._window,
+            "recent": {repr(r): list(v) for r, v in self._recent.items()},
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> AdaptiveRatio:
+        out = AdaptiveRatio(tuple(float(r) for r in d["ratios"]), int(d["window"]))
+        for key, values in dict(d.get("recent", {})).items():
+            r = float(key)
+            if r in out._recent:
+                out._recent[r].extend(float(v) for v in values)
+        return out
