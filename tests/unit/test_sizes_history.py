@@ -137,3 +137,18 @@ def test_history_survives_a_restart() -> None:
     for probe in (key(name="job-0"), key(name="job-1", submit_hour=1), key(name="x", user="nobody")):
         assert again.predict(probe) == p.predict(probe)
         assert again.point(probe) == p.point(probe)
+
+
+def test_least_recently_observed_values_are_forgotten() -> None:
+    # One feature, three values, room for two: the value observed longest ago goes.
+    p = HistoryPredictor(features=("name",), max_groups=2)
+    p.observe(key(name="a"), 1.0)
+    p.observe(key(name="b"), 2.0)
+    p.observe(key(name="a"), 1.0)
+    p.observe(key(name="c"), 3.0)
+    assert p.runs(key(name="b"), "name") == 0
+    assert p.runs(key(name="a"), "name") == 2
+    assert p.runs(key(name="c"), "name") == 1
+    assert HistoryPredictor.from_dict(p.to_dict()).to_dict() == p.to_dict()
+    with pytest.raises(ValueError, match="max_groups"):
+        HistoryPredictor(max_groups=0)

@@ -76,16 +76,24 @@ class HistoryPredictor:
 
     ``window`` bounds both the sizes and the graded errors kept per feature value (a count of runs rather
     than the paper's days, so the predictor needs no clock). ``features`` restricts the features used.
+    ``max_groups`` bounds the feature values remembered (job names with a timestamp in them never recur):
+    beyond it the value least recently observed is forgotten.
     """
 
-    def __init__(self, window: int = 100, features: Sequence[str] = FEATURES) -> None:
+    def __init__(
+        self, window: int = 100, features: Sequence[str] = FEATURES, max_groups: int = 50_000
+    ) -> None:
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
+        if max_groups < 1:
+            raise ValueError(f"max_groups must be >= 1, got {max_groups}")
         unknown = [f for f in features if f not in FEATURES]
         if unknown or not features:
             raise ValueError(f"features must be a non-empty subset of {FEATURES}, got {tuple(features)}")
         self._window = window
         self._features = tuple(dict.fromkeys(features))
+        self._max_groups = max_groups
+        # In order of the last observation, oldest first.
         self._groups: dict[tuple[str, str], _Group] = {}
 
     @property
@@ -106,13 +114,14 @@ class HistoryPredictor:
             return
         for feature in self._features:
             gkey = (feature, key.value(feature))
-            group = self._groups.get(gkey)
-            if group is None:
-                group = self._groups[gkey] = self._new_group()
+            group = self._groups.pop(gkey, None) or self._new_group()
+            self._groups[gkey] = group
             if group.sizes and total_s > 0:
                 estimate = inverse_square(group.sizes)
                 group.errors.append(abs(estimate - total_s) / total_s)
             group.sizes.append(total_s)
+        while len(self._groups) > self._max_groups:
+            del self._groups[next(iter(self._groups))]
 
     def _best(self, key: JobKey) -> tuple[str, _Group] | None:
         """The feature to predict with: graded feature values before ungraded ones, then the least mean
@@ -155,6 +164,7 @@ class HistoryPredictor:
         return {
             "window": self._window,
             "features": list(self._features),
+            "max_groups": self._max_groups,
             "groups": [
                 {"feature": f, "value": v, "sizes": list(g.sizes), "errors": list(g.errors)}
                 for (f, v), g in self._groups.items()
@@ -163,7 +173,11 @@ class HistoryPredictor:
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> HistoryPredictor:
-        out = HistoryPredictor(int(d["window"]), tuple(str(f) for f in d.get("features", FEATURES)))
+        out = HistoryPredictor(
+            int(d["window"]),
+            tuple(str(f) for f in d.get("features", FEATURES)),
+            int(d.get("max_groups", 50_000)),
+        )
         for row in d.get("groups", ()):
             group = out._new_group()
             group.sizes.extend(float(s) for s in row["sizes"])
