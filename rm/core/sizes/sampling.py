@@ -15,7 +15,9 @@ completion times (JCT / the job's own runtime) of the last T sampled jobs that u
 their mean. Until the middle ratio and its two neighbours each have T observations, they are tried in the
 order middle, lower, upper (3%, 2%, 4% by default). Afterwards the ratio with the lowest score is used, except
 that a step past the lower (upper) neighbour to the outermost ratio (1% or 5%) is tried when the neighbour
-beat the middle by more than 10%.
+beat the middle by more than 10%. "Tried" means used until it has T observations of its own; from then on
+its score competes with the others' like any ratio's (the pseudocode would keep stepping outward for as long
+as the neighbour stays the minimum, whatever the outer ratio scored, which contradicts the text's "tries").
 """
 
 from __future__ import annotations
