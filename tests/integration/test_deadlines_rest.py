@@ -130,6 +130,9 @@ async def test_quote_buy_refuse_and_list_over_rest(rm: ResourceManager) -> None:
         assert [d["id"] for d in listing] == [bought.app_id, big.app_id]  # type: ignore[attr-defined]
         assert listing[0]["deadline"] <= listing[1]["deadline"]
 
+        estimate = (await client.get(f"/ws/v1/shepherd/apps/{bought.app_id}/estimate")).json()["estimate"]  # type: ignore[attr-defined]
+        assert estimate["state"] in ("UNKNOWN", "DECLARED")  # nothing ran: the RM has measured nothing yet
+        assert (await client.get("/ws/v1/shepherd/apps/application_1_9999/estimate")).status_code == 404
         unknown = await client.get("/ws/v1/shepherd/quotes/quote_0_0000")
         assert unknown.status_code == 404
 

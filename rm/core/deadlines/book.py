@@ -53,6 +53,9 @@ class Claim:
         return sum(p.work for p in self.phases)
 
 
+_MAX_STEPS = 4_000_000  # how far ahead the earliest finish is looked for (46 days of one-second steps)
+
+
 class Infeasible(Exception):
     """A deadline the book cannot admit; ``earliest`` is the earliest finish it could admit now."""
 
@@ -111,22 +114,24 @@ class DeadlineBook:
     def earliest_finish(self, phases: tuple[Phase, ...], now: float) -> float:
         """The earliest time the phases can finish if admitted now, filling the room the admitted claims
         leave (MRM's f^e): never before now + their critical path."""
-        s0, free = self.room(phases, now)
-        return self.earliest_in(free, s0, phases)
+        return self.room(phases, now)[2]
 
-    def room(self, phases: tuple[Phase, ...], now: float, *, until: float = 0.0) -> tuple[int, FloatArray]:
-        """The first step of a new layout and the free units from there, far enough for ``phases`` to fit
-        (and past every deadline and ``until``)."""
+    def room(self, phases: tuple[Phase, ...], now: float) -> tuple[int, FloatArray, float]:
+        """The first step of a new layout, the free units from there (past every deadline and far enough for
+        ``phases`` to fit in what is free, reservations included), and the phases' earliest finish."""
         s0 = self.first_step(now)
-        s1 = self._horizon(now, until, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
-                                                  max(self.capacity, 1e-9)))
-        return s0, self.free(s0, s1)
-
-    def earliest_in(self, free: FloatArray, s0: int, phases: tuple[Phase, ...]) -> float:
-        """``earliest_finish`` over a ``room`` already computed."""
-        fill = fill_early(free, phases, self.dt, self.beyond())
+        need = 4 * (critical_path(phases) + sum(p.work for p in phases) / max(self.capacity, 1e-9))
+        s1 = self._horizon(now, now + need)
+        while True:
+            free = self.free(s0, s1)
+            fill = fill_early(free, phases, self.dt, 0.0)  # nothing past the end: extend until it fits
+            if math.isfinite(fill.finish) or s1 - s0 > _MAX_STEPS:
+                break
+            s1 = s0 + 2 * (s1 - s0)
+        if not math.isfinite(fill.finish):
+            fill = fill_early(free, phases, self.dt, self.beyond())
         steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
-        return (s0 + steps) * self.dt + self.margin
+        return s0, free, (s0 + steps) * self.dt + self.margin
 
     def try_place(self, phases: tuple[Phase, ...], deadline: float, now: float,
                   *, without: Iterable[str] = (), margin: float | None = None) -> Placed | None:

@@ -64,8 +64,7 @@ class Pricer:
         self.kappa = kappa
         self.avg = avg_work
         self.work = sum(p.work for p in phases)
-        self.s0, self.free = book.room(phases, now)  # the free units from the first step, computed once
-        self.earliest = book.earliest_in(self.free, self.s0, phases)
+        self.s0, self.free, self.earliest = book.room(phases, now)  # the free units, computed once
         claims = book.edf()
         self._deadlines = np.array([c.deadline for c in claims])
         self._work = np.array([c.work for c in claims])

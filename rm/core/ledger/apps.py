@@ -8,7 +8,6 @@ from common import ids
 from common.errors import AdmissionRefused, BadRequest, Conflict
 from common.ids import AppId
 from common.resources import Resources
-from common.terms import SizeEstimate
 from rm.core import reservations_glue as glue
 from rm.core import run_history as history
 from rm.core.admission import Refuse
@@ -164,12 +163,3 @@ class AppCommands(LedgerBase):
                 d += a.num_containers
         return res, n, d, alt
 
-    def report_size(self, app_id: str, size: SizeEstimate | None) -> None:
-        """A size estimate for the app, kept unless a stronger source already gave one (``common.terms``);
-        None forgets the estimate."""
-        app = self.get_app(app_id)
-        if size is not None and not size.outranks(app.terms.size):
-            return
-        if app.terms.size != size:
-            app.terms = app.terms.with_size(size)
-            self.views.app_changed(app.app_id)

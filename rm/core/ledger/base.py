@@ -26,6 +26,7 @@ from common.exits import (
 )
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources, component_max
+from common.terms import SizeEstimate
 from rm.core import deadlines_glue
 from rm.core import reservations_glue as glue
 from rm.core.admission import Admission, AdmitAll
@@ -48,6 +49,7 @@ from rm.core.plan import Plan
 from rm.core.records import MetaRecord, Record, SloDecisionRecord
 from rm.core.reservation.system import ReservationSystem
 from rm.core.run_history import RunHistory
+from rm.core.sizes_glue import SizeTracker
 from rm.core.state_types import CoreConfig, LaunchAM
 
 
@@ -92,8 +94,9 @@ class LedgerBase:
         self._hearing: dict[type, list[Listener]] = {}
         # deadlines you can buy (MRM): per leaf queue a book of claims, fed by completed containers and runs
         self.deadlines = DeadlineSystem(self.config.deadlines)
+        self.sizes = SizeTracker(self.report_size)  # the RM's own measure of each app's size (SLearn)
         for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
-                         DeadlineProgress(self.deadlines), WaitingNotes(self.apps)):
+                         DeadlineProgress(self.deadlines), self.sizes, WaitingNotes(self.apps)):
             self.subscribe(listener)
         self.views = ViewCache()
         self.layout = LayoutMemo()  # what the node index derives from the nodes alone, until they change
@@ -444,6 +447,16 @@ class LedgerBase:
                                                    self._plan_capacity)
         return self.reservations
 
+
+    def report_size(self, app_id: str, size: SizeEstimate | None) -> None:
+        """A size estimate for the app, kept unless a stronger source already gave one (``common.terms``);
+        None forgets the estimate."""
+        app = self.get_app(app_id)
+        if size is not None and not size.outranks(app.terms.size):
+            return
+        if app.terms.size != size:
+            app.terms = app.terms.with_size(size)
+            self.views.app_changed(app.app_id)
 
     def deadline_system(self) -> DeadlineSystem:
         """The deadline system, with its books' capacities brought up to date with the cluster and the plans."""

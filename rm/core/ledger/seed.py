@@ -24,8 +24,9 @@ from rm.core.ledger.base import LedgerBase
 from rm.core.model import QueueView
 from rm.core.reservations_glue import ReservationRelease
 from rm.core.run_history import RunHistory
+from rm.core.sizes_glue import SizeTracker
 
-OWN_LISTENERS = (ReservationRelease, RunHistory, DeadlineProgress, WaitingNotes)
+OWN_LISTENERS = (ReservationRelease, RunHistory, DeadlineProgress, SizeTracker, WaitingNotes)
 """The listeners every ledger subscribes itself; a fork keeps (copies of) these and no others."""
 
 

@@ -50,6 +50,21 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
 
+    @api.get(f"{SHEPHERD}/apps/{{app_id}}/estimate", tags=["shepherd"],
+             summary="The RM's own estimate of an application's size, from its finished tasks (SLearn's data): "
+                     "state (ESTIMATED, DECLARED, THIN, UNKNOWN), task groups, total and remaining task-seconds")
+    async def estimate_app(app_id: str) -> dict[str, Any]:
+        try:
+            app = rm.state.get_app(app_id)
+        except ApplicationNotFound:
+            raise not_found_app(app_id) from None
+        out = rm.state.sizes.describe(app.app_id)
+        size = app.terms.size
+        out["best"] = None if size is None else {"remainingTaskSeconds": round(size.remaining_s, 3),
+                                                 "totalTaskSeconds": size.total_s, "source": size.source,
+                                                 "confidence": size.confidence}
+        return {"estimate": out}
+
     assets = docs_assets()
     if assets is None:
         log.warning("the fastapi-offline package is not installed: /docs and /redoc are off (/openapi.json works)")
