@@ -10,8 +10,13 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from common.config_check import unknown_properties
+from common.settings import load_layers
+from nodemanager.check_config import NAMESPACES as NM_NAMESPACES
+from nodemanager.config import nm_settings
 from rm.commands.output import OUT_OPT, check_format, console, dump, err_console
 from rm.core.queues import QueueConfigError, build_queues
+from rm.service.check_config import NAMESPACES as RM_NAMESPACES
 
 config_group = typer.Typer(no_args_is_help=True, help="Daemon configuration: validate, show.")
 
@@ -56,10 +61,13 @@ def validate(config: Path | None = CONFIG_OPT, conf_dir: Path | None = CONF_DIR_
             rm.config.validate()
         except ValueError as exc:
             problems.append(f"ResourceManager: {exc}")
+        problems += [f"ResourceManager: {p}" for p in unknown_properties(rm.layers, RM_NAMESPACES)]
         for w in rm.warnings:
             err_console.print(f"[yellow]warning:[/yellow] {w}")
     try:
         _nm(config, conf_dir)
+        nm_layers = load_layers(nm_settings(), env=dict(os.environ), conf_dir=conf_dir, config_file=config)
+        problems += [f"NodeManager: {p}" for p in unknown_properties(nm_layers, NM_NAMESPACES)]
     except ValueError as exc:
         problems.append(f"NodeManager: {exc}")
     if problems:

@@ -148,3 +148,15 @@ def test_start_fails_fast_on_a_bad_config(tmp_path: Path) -> None:
                    "--http-port", "0", cwd=tmp_path)
     assert nm.returncode == 2, nm.stderr
     assert "unknown property shepherd.nodemanager.heartbeat-interval" in nm.stderr, nm.stderr
+
+
+def test_config_validate_names_unknown_properties_too(tmp_path: Path) -> None:
+    config = tmp_path / "shepherd.yaml"
+    config.write_text("shepherd.resourcemanager.scheduler: drf\nshepherd.nodemanager.racks: /r1\n")
+    run = _shepherd("config", "validate", "--config", str(config), cwd=tmp_path)
+    assert run.returncode == 2
+    assert f"NodeManager: {config}: unknown property shepherd.nodemanager.racks" in run.stderr, run.stderr
+    assert "did you mean shepherd.nodemanager.rack?" in run.stderr, run.stderr
+    config.write_text("shepherd.resourcemanager.scheduler: drf\nshepherd.nodemanager.rack: /r1\n")
+    ok = _shepherd("config", "validate", "--config", str(config), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
