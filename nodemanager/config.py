@@ -48,6 +48,8 @@ class NodeManagerConfig:
     completed_retention_s: float = 600.0  # how long acknowledged completed containers stay queryable
     delete_app_dirs: bool = True  # remove an app's working dirs when the RM says the app ended
     max_disk_utilization_percent: float = 98.0  # above this the work_dir disk counts as full
+    container_user: str | None = "nobody"  # the account containers run as when this daemon is root
+    allow_root_containers: bool = False  # run containers as root when this daemon is root (logged)
 
     def __post_init__(self) -> None:
         if not (0 <= self.port < 65536 and 0 <= self.http_port < 65536 and 0 <= self.ipc_port < 65536):
@@ -115,6 +117,8 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("work_dir", "work_dir", "yarn.nodemanager.local-dirs"),
     ("node_secret", "node_secret", "shepherd.nodemanager.node-secret"),
     ("rack", "rack", "shepherd.nodemanager.rack"),
+    ("container_user", "container_user", "yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user"),
+    ("allow_root_containers", "allow_root_containers", "shepherd.nodemanager.allow-root-containers"),
     ("heartbeat_interval_s", "heartbeat_interval", "shepherd.nodemanager.heartbeat-interval-ms"),
     ("stop_grace_s", "stop_grace", "yarn.nodemanager.sleep-delay-before-sigkill.ms"),
 )
@@ -139,6 +143,10 @@ def nm_settings() -> tuple[Any, ...]:
         Setting("yarn.nodemanager.local-dirs", None, None, f"first entry: the work dir ({default_work_dir()})"),
         Setting("shepherd.nodemanager.node-secret", None, "SHEPHERD_NODE_SECRET", secret=True),
         Setting("shepherd.nodemanager.rack", "/default-rack"),
+        Setting("yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user", "nobody", None,
+                "the account containers run as when the NodeManager runs as root"),
+        Setting("shepherd.nodemanager.allow-root-containers", "false", None,
+                "true: a NodeManager running as root runs containers as root (logged as a warning)"),
         Setting("shepherd.nodemanager.heartbeat-interval-ms", "1000", None, "until the RM names its own"),
         Setting("yarn.nodemanager.sleep-delay-before-sigkill.ms", "3000", None, "YARN's default is 250"),
     )
@@ -196,6 +204,9 @@ def load_nm_settings(
         "work_dir": _first_dir(layers.text("yarn.nodemanager.local-dirs")),
         "node_secret": layers.text("shepherd.nodemanager.node-secret"),
         "rack": layers.text("shepherd.nodemanager.rack"),
+        "container_user": layers.text("yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user"),
+        "allow_root_containers": (layers.text("shepherd.nodemanager.allow-root-containers") or "false").strip().lower()
+        == "true",
         "heartbeat_interval_s": layers.seconds("shepherd.nodemanager.heartbeat-interval-ms"),
         "stop_grace_s": _ms(layers.number("yarn.nodemanager.sleep-delay-before-sigkill.ms")),
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
@@ -31,8 +32,11 @@ from nodemanager.launch import (
     ContainerDirs,
     LaunchError,
     LaunchSpec,
+    check_reachable,
+    container_account,
     container_dirs,
     exit_code,
+    give,
     kill_group,
     localize,
     plan_process,
@@ -111,6 +115,15 @@ class ContainerTable:
         self._cfg = cfg
         self._nm = (nm_host, nm_port, nm_http_port)
         self._cgroups = cgroups
+        # a NodeManager running as root runs containers as an unprivileged account (YARN's nonsecure-mode
+        # local user), never as root unless the operator said so
+        self.account = container_account(cfg.container_user, cfg.allow_root_containers)
+        if self.account is not None:
+            check_reachable(self.account, cfg.work_dir)
+            log.info("containers run as %s (uid %d)", self.account.name, self.account.uid)
+        elif cfg.allow_root_containers and os.geteuid() == 0:
+            log.warning("ROOT CONTAINERS: shepherd.nodemanager.allow-root-containers is set and this NodeManager "
+                        "runs as root, so every container runs as root")
         self._containers: dict[str, Container] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_apps: set[str] = set()
@@ -161,6 +174,11 @@ class ContainerTable:
         self._background(self._run(c, spec))
         return c
 
+    def _give_dirs(self, c: Container) -> None:
+        """The container's work, log and staging directories belong to the account it runs as."""
+        give(self.account, c.dirs.app, c.dirs.logs.parent)
+        give(self.account, c.dirs.work, c.dirs.logs, c.dirs.app / ".staging" / c.container_id, tree=True)
+
     async def _run(self, c: Container, spec: LaunchSpec) -> None:
         try:
             await self._launch_and_wait(c, spec)
@@ -177,6 +195,7 @@ class ContainerTable:
             c.dirs.work.mkdir(parents=True, exist_ok=True)
             c.dirs.logs.mkdir(parents=True, exist_ok=True)
             await asyncio.to_thread(localize, spec.local_resources, c.dirs.work)
+            await asyncio.to_thread(self._give_dirs, c)
             plan = plan_process(
                 spec,
                 c.dirs,
@@ -196,7 +215,7 @@ class ContainerTable:
         limit_mb = c.resource.get(MEMORY, 0)
         cgroup = self._make_cgroup(c, limit_mb)
         try:
-            proc = await spawn(plan, c.dirs)
+            proc = await spawn(plan, c.dirs, self.account)
         except OSError as exc:
             if cgroup is not None:
                 CgroupV2.remove(cgroup)

@@ -249,6 +249,11 @@ def _parser() -> FlagParser:
                    help="the cluster's credentials file, for the node secret (default: $SHEPHERD_CREDENTIALS, "
                         "else the file a ResourceManager on this machine recorded for --rm)")
     p.add_argument("--rack", default=d["rack"].default)
+    p.add_argument("--container-user", default=None,
+                   help="when run as root, the account containers run as (default: nobody; "
+                        "yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user)")
+    p.add_argument("--allow-root-containers", action="store_true",
+                   help="when run as root, run containers as root too (logged as a warning)")
     p.add_argument("--heartbeat-interval", type=float, default=d["heartbeat_interval_s"].default)
     p.add_argument(
         "--stop-grace", type=float, default=d["stop_grace_s"].default, help="SIGTERM->SIGKILL secs"
@@ -282,6 +287,8 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         extra_resources=parse_resources(args.resources),
         node_secret=args.node_secret or None,
         rack=args.rack,
+        container_user=args.container_user,
+        allow_root_containers=args.allow_root_containers,
         heartbeat_interval_s=args.heartbeat_interval,
         stop_grace_s=args.stop_grace,
         use_cgroups=not args.no_cgroups,

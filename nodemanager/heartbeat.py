@@ -8,13 +8,16 @@ until a heartbeat carrying it succeeds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
+from common.credentials import write_private
 from nodemanager.config import NodeManagerConfig
 from nodemanager.containers import KILLED_BY_RESOURCEMANAGER, ContainerTable
 from nodemanager.service import TokenKeys
@@ -26,6 +29,14 @@ log = logging.getLogger(__name__)
 VERSION = "shepherd-0.1.0"
 RPC_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 10.0
+NODE_SESSION = "x-shepherd-node-session"  # the RM's rm/service/grpc_api.py names it too
+
+
+def _read_session(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
 
 
 def disk_health(work_dir: Path, max_utilization_percent: float) -> pb.NodeHealth:
@@ -84,6 +95,10 @@ class NodeStatusUpdater:
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {cfg.node_secret}"),) if cfg.node_secret else ()
         )
+        # the session of this node's registration: presented on every later call, and kept in the work dir
+        # (0600) so a restarted NodeManager may take its node id back while the RM still thinks it alive
+        self._session_file = cfg.work_dir / "node-session"
+        self._session = _read_session(self._session_file)
         self._interval = cfg.heartbeat_interval_s
         self._response_id = 0
         self._rm_ok: bool | None = None  # None until the first answer or failure
@@ -123,9 +138,9 @@ class NodeStatusUpdater:
                 s.container_id for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE
             ]
             try:
-                response = await self._stub.RegisterNodeManager(
-                    request, metadata=self._metadata, timeout=RPC_TIMEOUT_S
-                )
+                call = self._stub.RegisterNodeManager(request, metadata=self._with_session(), timeout=RPC_TIMEOUT_S)
+                response = await call
+                self._keep_session(await call.trailing_metadata())
             except grpc.aio.AioRpcError as exc:
                 self._rm_down(f"cannot register with the ResourceManager at {self._cfg.rm_address}", exc)
             else:
@@ -154,6 +169,16 @@ class NodeStatusUpdater:
                 return False
             backoff = min(backoff * 2, MAX_BACKOFF_S)
         return False
+
+    def _with_session(self) -> tuple[tuple[str, str], ...]:
+        return (*self._metadata, (NODE_SESSION, self._session)) if self._session else self._metadata
+
+    def _keep_session(self, trailing: Any) -> None:
+        for key, value in trailing or ():
+            if key == NODE_SESSION and isinstance(value, str) and value != self._session:
+                self._session = value
+                with contextlib.suppress(OSError):
+                    write_private(self._session_file, value)
 
     def _rm_down(self, what: str, exc: grpc.aio.AioRpcError) -> None:
         """Log when the RM becomes unreachable, then quietly until it is back."""
@@ -194,7 +219,7 @@ class NodeStatusUpdater:
             used=pb.Resource(values=self._table.used()),
         )
         try:
-            response = await self._stub.NodeHeartbeat(request, metadata=self._metadata, timeout=timeout_s)
+            response = await self._stub.NodeHeartbeat(request, metadata=self._with_session(), timeout=timeout_s)
         except grpc.aio.AioRpcError as exc:
             self._rm_down("heartbeat to the ResourceManager failed", exc)
             return None
@@ -230,7 +255,7 @@ class NodeStatusUpdater:
         await self.heartbeat(timeout_s=2.0)
         try:
             await self._stub.UnregisterNodeManager(
-                pb.UnregisterNodeRequest(node_id=self._node_id), metadata=self._metadata, timeout=2.0
+                pb.UnregisterNodeRequest(node_id=self._node_id), metadata=self._with_session(), timeout=2.0
             )
         except grpc.aio.AioRpcError as exc:
             log.info("could not unregister: %s", exc.code().name)

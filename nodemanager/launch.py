@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import pwd
 import re
 import signal
 import site
@@ -64,6 +65,65 @@ class ContainerDirs:
 def container_dirs(root: Path, app_id: str, container_id: str) -> ContainerDirs:
     app = root / "containers" / app_id
     return ContainerDirs(work=app / container_id, logs=root / "logs" / app_id / container_id, app=app)
+
+
+# ---------------------------------------------------------------- the account containers run as
+
+LOCAL_USER = "yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A local account containers run as (a NodeManager running as root never runs them as root)."""
+
+    name: str
+    uid: int
+    gid: int
+
+
+def container_account(user: str | None, allow_root: bool, *, euid: int | None = None) -> Account | None:
+    """The account containers run as; None: as this daemon, which is not root (or explicitly may run root
+    containers). ``user`` is YARN's nonsecure-mode local user, ``nobody`` by default."""
+    if (os.geteuid() if euid is None else euid) != 0 or allow_root:
+        return None
+    name = user or "nobody"
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        raise ValueError(f"the container user {name!r} ({LOCAL_USER}) does not exist on this host") from None
+    if pw.pw_uid == 0:
+        raise ValueError(f"containers may not run as root ({LOCAL_USER} = {name}); name an unprivileged account, "
+                         "or set shepherd.nodemanager.allow-root-containers to run them as root anyway")
+    return Account(name=name, uid=pw.pw_uid, gid=pw.pw_gid)
+
+
+def check_reachable(account: Account, path: Path) -> None:
+    """Refuse a work directory the account cannot reach (each ancestor must let it search)."""
+    for d in [path.resolve(), *path.resolve().parents]:
+        try:
+            st = d.stat()
+        except OSError:
+            continue
+        mode = st.st_mode
+        if (st.st_uid == account.uid and mode & stat.S_IXUSR) or (st.st_gid == account.gid and mode & stat.S_IXGRP) \
+                or mode & stat.S_IXOTH:
+            continue
+        raise ValueError(f"containers run as {account.name}, who cannot enter {d} (mode {stat.S_IMODE(mode):o}): "
+                         f"choose a work directory {account.name} can reach, or another {LOCAL_USER}")
+
+
+def give(account: Account | None, *paths: Path, tree: bool = False) -> None:
+    """Make ``paths`` (with everything under them if ``tree``) the account's; symlinks themselves, not targets."""
+    if account is None:
+        return
+    for top in paths:
+        if not top.exists() and not top.is_symlink():
+            continue
+        os.chown(top, account.uid, account.gid, follow_symlinks=False)
+        if tree and top.is_dir() and not top.is_symlink():
+            for root, dirs, files in os.walk(top):
+                for name in [*dirs, *files]:
+                    os.chown(os.path.join(root, name), account.uid, account.gid, follow_symlinks=False)
 
 
 # ---------------------------------------------------------------- validation and localization
@@ -242,18 +302,27 @@ def _on_site_path(root: Path) -> bool:
     return any(Path(d).resolve() == root for d in dirs if d)
 
 
-async def spawn(plan: ProcessPlan, dirs: ContainerDirs) -> asyncio.subprocess.Process:
-    """Start the process in a new session (so it leads its own process group), output to files."""
+async def spawn(plan: ProcessPlan, dirs: ContainerDirs, account: Account | None = None
+                ) -> asyncio.subprocess.Process:
+    """Start the process in a new session (so it leads its own process group), output to files; as
+    ``account`` when given (its uid, gid and no other groups; HOME its working directory)."""
     out, err = await asyncio.to_thread(_open_logs, dirs.logs)
+    identity: dict[str, object] = {}
+    env = plan.env
+    if account is not None:
+        give(account, dirs.logs / "stdout", dirs.logs / "stderr")
+        identity = {"user": account.uid, "group": account.gid, "extra_groups": []}
+        env = {**plan.env, "HOME": str(dirs.work)}
     try:
         return await asyncio.create_subprocess_exec(
             *plan.argv,
             cwd=dirs.work,
-            env=plan.env,
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             start_new_session=True,
+            **identity,  # type: ignore[arg-type]
         )
     finally:
         out.close()

@@ -193,13 +193,17 @@ def up(
     node_vcores: int = typer.Option(4, help="vcores each NodeManager offers"),
     nm_expiry: float = typer.Option(600.0),
     am_expiry: float = typer.Option(600.0),
+    container_user: str | None = typer.Option(None, help="when run as root: the account containers run as "
+                                              "(it must reach the data dir) [default: root, logged]"),
+    insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
+                                  "register nodes (logged)"),
 ) -> None:
     """Start a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all."""
     from rm.local import LocalCluster
 
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
                            node_memory_mb=node_memory_mb, node_vcores=node_vcores, nm_expiry_s=nm_expiry,
-                           am_expiry_s=am_expiry)
+                           am_expiry_s=am_expiry, container_user=container_user, insecure=insecure)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:

@@ -100,9 +100,11 @@ class LocalCluster:
         ipc_scheduler_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8030)
         create_store: bool = True,  # the cluster's own data directory: create its store on the first start
         insecure: bool = False,  # no secrets at all (the RM logs it loudly)
+        container_user: str | None = None,  # as root: the account containers run as (None: see below)
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.insecure = insecure
+        self.container_user = container_user
         # the secrets: created (0600) by the RM on its first start, read by the NodeManagers and local clients
         self.credentials_path = self.data_dir / "credentials.json"
         # an RM delegation token for stock Hadoop clients (HADOOP_TOKEN_FILE_LOCATION), written by the RM
@@ -167,6 +169,13 @@ class LocalCluster:
                 "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
         if not self.insecure:
             args += ["--credentials", str(self.credentials_path)]
+        if self.container_user:
+            args += ["--container-user", self.container_user]
+        elif os.geteuid() == 0:
+            # a local cluster's jobs read and write the invoking user's private directories (its data dir,
+            # job outputs, Spark staging), so as root its containers run as root: explicit, and logged by
+            # each NodeManager; `shepherd up --container-user nobody` maps them to an unprivileged account
+            args.append("--allow-root-containers")
         d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", _NM_READY)
         m = d.start()
         node_id, http = m.group(1), m.group(2)

@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import hmac
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import grpc
 
 from common.errors import BadRequest, Forbidden, InvalidToken, YarnError
+from common.ids import ContainerId, NodeId
 from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.core.state_types import SubmitSpec
-from rm.service import audit, convert
+from rm.core.state_types import NodeStatus, SubmitSpec
+from rm.service import audit, convert, limits
 from rm.service.operations import Operations
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
 
 log = logging.getLogger("shepherd.rm.grpc")
+NODE_SESSION = "x-shepherd-node-session"  # metadata: the session of a NodeManager's registration
 T = TypeVar("T")
 
 _STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 401: grpc.StatusCode.UNAUTHENTICATED, 403: grpc.StatusCode.PERMISSION_DENIED,
@@ -33,6 +36,13 @@ _STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 401: grpc.StatusCode.UNAUTHENT
 _COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
 _NODE_ACTIONS = {"NORMAL": pb.NODE_ACTION_NORMAL, "RESYNC": pb.NODE_ACTION_RESYNC,
                  "SHUTDOWN": pb.NODE_ACTION_SHUTDOWN}
+
+
+def _metadata(context: grpc.aio.ServicerContext, name: str) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == name and isinstance(value, str):
+            return value
+    return ""
 
 
 def bearer(context: grpc.aio.ServicerContext) -> str:
@@ -85,20 +95,52 @@ async def audited(context: grpc.aio.ServicerContext, operation: str, target: str
 
 
 class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
+    """NodeManagers prove they hold the node secret on every call, and each registration gets a session
+    (``x-shepherd-node-session`` in the answer's trailing metadata) that the node's heartbeats, its
+    unregistration and a re-registration while it is alive must present: a NodeManager cannot register as,
+    heartbeat for or report the containers of another live node."""
+
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
+        self.sessions: dict[str, str] = {}  # node id -> the session of its current registration
+
+    def _holds_session(self, node_id: str, context: grpc.aio.ServicerContext) -> bool:
+        want = self.sessions.get(node_id)
+        given = _metadata(context, NODE_SESSION)
+        return want is not None and hmac.compare_digest(given.encode(), want.encode())
+
+    def _alive(self, node_id: str) -> bool:
+        """Registered and heartbeating: a NodeManager that stopped may be replaced, a live one not."""
+        node = self.rm.state.nodes.get(NodeId(node_id))
+        if node is None or node.state not in ("NEW", "RUNNING", "UNHEALTHY"):
+            return False
+        return self.rm.now() - node.last_heartbeat < max(3 * self.rm.cfg.heartbeat_interval_s, 5.0)
+
+    def _own_containers(self, node_id: str, statuses: list[NodeStatus]) -> None:
+        for s in statuses:
+            c = self.rm.state.containers.get(ContainerId(s.container_id))
+            if c is not None and c.node_id != node_id:
+                raise Forbidden(f"node {node_id} reported container {s.container_id}, which runs on {c.node_id}")
 
     async def RegisterNodeManager(self, request: pb.RegisterNodeRequest,
                                   context: grpc.aio.ServicerContext) -> pb.RegisterNodeResponse:
         async def register() -> pb.RegisterNodeResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
             st = self.rm.state
+            node_id = convert.node_id_str(request.node_id)
+            if node_id in self.sessions and self._alive(node_id) and not self._holds_session(node_id, context):
+                raise Forbidden(f"node {node_id} is registered and alive: another NodeManager cannot register "
+                                "as it (a restarted NodeManager presents its session, or waits until the old "
+                                "one stops heartbeating)")
+            statuses = [convert.node_status_from_pb(s) for s in request.container_statuses]
+            self._own_containers(node_id, statuses)
             await self.ops.register_node(
-                convert.node_id_str(request.node_id), request.http_address, request.rack,
-                convert.resources_from_pb(request.capability),
-                [convert.node_status_from_pb(s) for s in request.container_statuses], ipc_port=request.ipc_port,
+                node_id, request.http_address, request.rack, convert.resources_from_pb(request.capability),
+                statuses, ipc_port=request.ipc_port,
             )
+            self.sessions[node_id] = secrets.token_urlsafe(32)
+            context.set_trailing_metadata(((NODE_SESSION, self.sessions[node_id]),))
             return pb.RegisterNodeResponse(
                 action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=1,
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
@@ -115,9 +157,15 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
         async def run() -> pb.NodeHeartbeatResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
             started = self.rm.now()
+            node_id = convert.node_id_str(request.node_id)
+            if not self._holds_session(node_id, context):  # not this node's NodeManager, or an RM restart
+                return pb.NodeHeartbeatResponse(action=pb.NODE_ACTION_RESYNC, diagnostics=(
+                    f"no registration of {node_id} with this session: register (again), then present the "
+                    f"{NODE_SESSION} metadata the registration answered with"))
+            statuses = [convert.node_status_from_pb(s) for s in request.container_statuses]
+            self._own_containers(node_id, statuses)
             res = await self.ops.node_heartbeat(
-                convert.node_id_str(request.node_id), request.response_id,
-                [convert.node_status_from_pb(s) for s in request.container_statuses],
+                node_id, request.response_id, statuses,
                 request.health.healthy if request.HasField("health") else True, request.health.health_report,
             )
             if self.rm.metrics is not None:
@@ -135,6 +183,9 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                                     context: grpc.aio.ServicerContext) -> pb.UnregisterNodeResponse:
         async def run() -> pb.UnregisterNodeResponse:
             _check_secret(self.rm.cfg.node_secret, context, "node")
+            if not self._holds_session(convert.node_id_str(request.node_id), context):
+                raise Forbidden("only the NodeManager registered as this node may unregister it")
+            self.sessions.pop(convert.node_id_str(request.node_id), None)
             await self.ops.unregister_node(convert.node_id_str(request.node_id))
             return pb.UnregisterNodeResponse()
         return await guarded(context, run)
@@ -161,6 +212,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
     async def Allocate(self, request: pb.AllocateRequest,
                        context: grpc.aio.ServicerContext) -> pb.AllocateResponse:
         async def run() -> pb.AllocateResponse:
+            limits.check_allocate(len(request.asks), len(request.releases))
             res = await self.ops.am_allocate(
                 bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
                 request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
@@ -182,7 +234,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
         async def run() -> pb.FinishApplicationMasterResponse:
             done = await self.ops.am_finish(
                 bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
-                request.diagnostics, request.tracking_url,
+                limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS), limits.cut(request.tracking_url, limits.MAX_NAME),
             )
             return pb.FinishApplicationMasterResponse(is_unregistered=done)
         return await guarded(context, run)
@@ -233,7 +285,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 inputs=tuple(c.inputs), outputs=tuple(c.outputs),
                 terms=_terms(c), **kwargs,  # type: ignore[arg-type]
             )
-            await self.ops.submit(sub)  # a known id is answered as accepted, as by every door
+            await self.ops.submit(limits.bounded_submission(sub))  # a known id is answered as accepted
             return pb.SubmitApplicationResponse()
         return await self._write(context, audit.SUBMIT_APP, request.context.user or "dr.who",
                                  request.context.application_id, run)
@@ -315,7 +367,8 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
     async def KillApplication(self, request: pb.KillApplicationRequest,
                               context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
         async def run() -> pb.KillApplicationResponse:
-            await self.ops.kill(request.application_id, request.diagnostics)  # an ended app: done already
+            await self.ops.kill(request.application_id,  # an ended app: done already
+                                limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS))
             return pb.KillApplicationResponse(is_kill_completed=True)
         return await self._write(context, audit.KILL_APP, "", request.application_id, run)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from common.credentials import client_secret
 from tests.e2e.conftest import submit_job, wait_until, write_job
 
 pytestmark = pytest.mark.slow
@@ -59,4 +60,5 @@ def test_one_job_yields_and_the_other_gets_containers_from_the_leftover(make_clu
     m = re.search(r"^shepherd_leftover_containers_total (\S+)$", text, re.MULTILINE)
     assert m, "the leftover counter is exported"
     assert float(m.group(1)) >= 1
-    httpx.put(f"{rest}/ws/v1/cluster/apps/{j1}/state", json={"state": "KILLED"}, timeout=10)
+    httpx.put(f"{rest}/ws/v1/cluster/apps/{j1}/state", json={"state": "KILLED"}, timeout=10,
+              headers={"Authorization": f"Bearer {client_secret(rest)}"})

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import yaml
 
+from common.credentials import client_secret
 from tests.e2e.conftest import wait_until
 
 pytestmark = pytest.mark.slow
@@ -24,10 +25,11 @@ def shepherd(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def rest_submit(rest: str, command: str, queue: str = "default") -> str:
-    app_id = str(httpx.post(f"{rest}/ws/v1/cluster/apps/new-application").json()["application-id"])
+    writer = {"Authorization": f"Bearer {client_secret(rest)}"}  # found as the CLI finds it
+    app_id = str(httpx.post(f"{rest}/ws/v1/cluster/apps/new-application", headers=writer).json()["application-id"])
     body = {"application-id": app_id, "application-name": "cli", "queue": queue,
             "resource": {"memory": 256, "vCores": 1}, "am-container-spec": {"commands": {"command": command}}}
-    assert httpx.post(f"{rest}/ws/v1/cluster/apps", json=body).status_code == 202
+    assert httpx.post(f"{rest}/ws/v1/cluster/apps", json=body, headers=writer).status_code == 202
     return app_id
 
 

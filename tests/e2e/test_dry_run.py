@@ -51,7 +51,8 @@ def _app_count(cluster: LocalCluster) -> int:
 
 
 def _plan(cluster: LocalCluster, job: dict[str, Any]) -> dict[str, Any]:
-    resp = httpx.post(f"{cluster.rest_url}{PLAN}", json=job, timeout=60)
+    resp = httpx.post(f"{cluster.rest_url}{PLAN}", json=job, timeout=60,
+                      headers={"Authorization": f"Bearer {cluster.client_secret}"})
     assert resp.status_code == 200, resp.text
     plan: dict[str, Any] = resp.json()["plan"]
     return plan

@@ -48,6 +48,8 @@ def hadoop_conf(conf: Path, work: Path, *, dev_capacity: int = 30) -> dict[str, 
         "shepherd.nodemanager.grpc.address": "127.0.0.1:0",
         "yarn.nodemanager.webapp.address": "127.0.0.1:0",
         "yarn.nodemanager.local-dirs": str(work / "nm-local"),
+        # the work dir is in pytest's private tmp dir: as root, containers may stay root here
+        "shepherd.nodemanager.allow-root-containers": "true",
     })
     write_site(conf / "capacity-scheduler.xml", {
         "yarn.scheduler.capacity.root.queues": "prod,dev",
@@ -59,7 +61,8 @@ def hadoop_conf(conf: Path, work: Path, *, dev_capacity: int = 30) -> dict[str, 
 
 
 def _env(conf: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SHEPHERD_", "YARN_CONF_DIR"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SHEPHERD_", "YARN_CONF_DIR")) or k == "SHEPHERD_HOME"}  # the tests' own index
     env["HADOOP_CONF_DIR"] = str(conf)
     return env
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 import yaml
 
+from common.credentials import client_secret
 from rm.local import LocalCluster
 from tests.e2e.conftest import wait_until
 
@@ -93,11 +94,12 @@ def test_prometheus_scrapes_the_rm_and_a_nodemanager(prometheus: tuple[str, Loca
     base, cluster = prometheus
     wait_until(lambda: len(query(base, "up == 1")) == 2, 30, "both targets to be up")
     rest = cluster.rest_url
-    new = httpx.post(f"{rest}/ws/v1/cluster/apps/new-application").json()
+    writer = {"Authorization": f"Bearer {client_secret(rest)}"}
+    new = httpx.post(f"{rest}/ws/v1/cluster/apps/new-application", headers=writer).json()
     app_id = new["application-id"]
     body = {"application-id": app_id, "application-name": "holder", "resource": {"memory": 768, "vCores": 1},
             "am-container-spec": {"commands": {"command": "sleep 120"}}}
-    assert httpx.post(f"{rest}/ws/v1/cluster/apps", json=body).status_code == 202
+    assert httpx.post(f"{rest}/ws/v1/cluster/apps", json=body, headers=writer).status_code == 202
 
     def allocated_mb() -> int:
         return int(httpx.get(f"{rest}/ws/v1/cluster/metrics").json()["clusterMetrics"]["allocatedMB"])
@@ -117,7 +119,7 @@ def test_prometheus_scrapes_the_rm_and_a_nodemanager(prometheus: tuple[str, Loca
     waits = query(base, 'shepherd_queue_wait_seconds_count{job="rm",queue="root.default"}')
     assert waits
     assert float(waits[0]["value"][1]) >= 1
-    httpx.put(f"{rest}/ws/v1/cluster/apps/{app_id}/state", json={"state": "KILLED"})
+    httpx.put(f"{rest}/ws/v1/cluster/apps/{app_id}/state", json={"state": "KILLED"}, headers=writer)
     wait_until(lambda: scalar(base, 'shepherd_queue_allocated_memory_bytes{job="rm",queue="root"}') == 0, 30,
                "allocated memory to fall back to zero")
     wait_until(lambda: scalar(base, 'shepherd_nodemanager_containers_killed_total{job="nm"}') == 1, 30,

@@ -37,7 +37,8 @@ def test_reserved_app_gets_its_capacity_while_an_adhoc_job_fills_the_rest(
     config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "morpheus",
                                       "queues": {"default": {"capacity": 100}}}))
     cluster = make_cluster(nodes=1, node_memory_mb=NODE_MB, node_vcores=32, rm_args=["--config", str(config)])
-    with httpx.Client(base_url=cluster.rest_url, timeout=30.0) as http:
+    with httpx.Client(base_url=cluster.rest_url, timeout=30.0,
+                      headers={"Authorization": f"Bearer {cluster.client_secret}"}) as http:
         wait_until(lambda: http.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["activeNodes"] == 1,
                    30, "the NodeManager to register")
         # an ad-hoc job that wants more than the whole node: it gets all of it while nothing is reserved

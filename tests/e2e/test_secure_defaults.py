@@ -42,7 +42,10 @@ def _rest_submission(rest: str, marker: Path, headers: dict[str, str], params: d
 def test_no_door_runs_a_command_without_the_credentials(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cluster: LocalCluster = make_cluster(nodes=1)
     creds = cluster.credentials_path
-    assert stat.S_IMODE(os.stat(creds).st_mode) == 0o600
+    # the secrets, the Hadoop token and the store (which holds the token-signing keys): the RM's user's only
+    for private in (creds, cluster.hadoop_token_path, *(cluster.data_dir / "rm").glob("rm-state.db*")):
+        assert stat.S_IMODE(os.stat(private).st_mode) == 0o600, private
+    assert (cluster.data_dir / "rm" / "rm-state.db").exists()
     marker = tmp_path / "pwned"
     before = len(_audit(cluster))
 
@@ -126,3 +129,88 @@ def test_a_node_without_the_node_secret_is_refused(make_cluster) -> None:  # typ
     with RMClient(cluster.rm_address) as client:
         assert len(client.nodes()) == 1
     assert any("OPERATION=Register Node" in line and "RESULT=FAILURE" in line for line in _audit(cluster))
+
+
+def test_a_node_cannot_pass_for_another_live_node(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """S16: with the node secret, a rogue NodeManager still cannot register under a live node's id, heartbeat
+    for it, or report its containers."""
+    from tests.e2e.conftest import sleep_job, submit_job, write_job
+
+    cluster: LocalCluster = make_cluster(nodes=1)
+    live_host, live_port = cluster.node_ids[0].rsplit(":", 1)
+    live = pb.NodeId(host=live_host, port=int(live_port))
+    node_md = [("authorization", f"Bearer {cluster.node_secret}")]
+    app = submit_job(cluster, write_job(tmp_path, sleep_job("victim", 60, tasks=1)), tmp_path)
+    with RMClient(cluster.rm_address) as client:
+        wait_until(lambda: client.app(app).state == "RUNNING", 60, "the victim to run")
+        am = client.app(app).am_container_id
+        before = client.nodes()[0]
+    with grpc.insecure_channel(cluster.rm_address) as ch:
+        tracker = pbg.ResourceTrackerStub(ch)
+        with pytest.raises(grpc.RpcError) as err:  # registering as the live node
+            tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+                node_id=live, http_address="127.0.0.1:2",
+                capability=pb.Resource(values={"memory-mb": 999_999, "vcores": 99})), metadata=node_md)
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "registered and alive" in (err.value.details() or "")
+        # heartbeating for it, claiming its AM container ended: told to register, nothing changes
+        reply = tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(node_id=live, response_id=0, container_statuses=[
+            pb.ContainerStatus(container_id=am, state=pb.CONTAINER_COMPLETE, exit_status=0)]), metadata=node_md)
+        assert reply.action == pb.NODE_ACTION_RESYNC
+        # a node of its own reporting the live node's container
+        rogue = pb.NodeId(host="127.0.0.1", port=1)
+        with pytest.raises(grpc.RpcError) as err:
+            tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+                node_id=rogue, http_address="127.0.0.1:2", capability=pb.Resource(values={"memory-mb": 512, "vcores": 1}),
+                container_statuses=[pb.ContainerStatus(container_id=am, state=pb.CONTAINER_COMPLETE)]),
+                metadata=node_md)
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        call = tracker.RegisterNodeManager.with_call(pb.RegisterNodeRequest(
+            node_id=rogue, http_address="127.0.0.1:2", capability=pb.Resource(values={"memory-mb": 512, "vcores": 1})),
+            metadata=node_md)
+        session = [(k, v) for k, v in call[1].trailing_metadata() if k == "x-shepherd-node-session"]
+        assert session
+        with pytest.raises(grpc.RpcError) as err:
+            tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(node_id=rogue, response_id=0, container_statuses=[
+                pb.ContainerStatus(container_id=am, state=pb.CONTAINER_COMPLETE)]), metadata=node_md + session)
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with RMClient(cluster.rm_address) as client:
+        assert client.app(app).state == "RUNNING"
+        assert next(c for c in client.containers(app) if c.container_id == am).state == "RUNNING"
+        after = next(n for n in client.nodes() if f"{n.node_id.host}:{n.node_id.port}" == cluster.node_ids[0])
+        assert after.capability == before.capability
+        assert after.state == "RUNNING"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching containers to another account needs root")
+def test_a_root_nodemanager_runs_containers_as_an_unprivileged_account() -> None:
+    import pwd
+    import shutil
+    import tempfile
+
+    nobody = pwd.getpwnam("nobody")
+    base = Path(tempfile.mkdtemp(prefix="shepherd-run-as-"))  # pytest's tmp dirs are private to root
+    base.chmod(0o755)
+    drop = base / "drop"
+    drop.mkdir()
+    drop.chmod(0o1777)
+    cluster = LocalCluster(base / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+                           ipc_scheduler_port=-1, container_user="nobody")
+    try:
+        cluster.start()
+        marker = drop / "marker"
+        writer = {"Authorization": f"Bearer {cluster.client_secret}"}
+        app_id = httpx.post(f"{cluster.rest_url}{APPS}/new-application", headers=writer).json()["application-id"]
+        body = {"application-id": app_id, "application-name": "whoami", "resource": {"memory": 128, "vCores": 1},
+                "am-container-spec": {"commands": {
+                    "command": f"id -u > {marker}.tmp && touch {drop}/owned && mv {marker}.tmp {marker}"}}}
+        submitted = httpx.post(f"{cluster.rest_url}{APPS}", json=body, params={"user.name": "root"}, headers=writer)
+        assert submitted.status_code == 202, submitted.text
+        wait_until(marker.exists, 60, "the container's marker")
+        assert marker.read_text().strip() == str(nobody.pw_uid)  # the process ran as nobody, not root
+        assert (drop / "owned").stat().st_uid == nobody.pw_uid
+        assert marker.stat().st_uid == nobody.pw_uid
+        assert "containers run as nobody" in (cluster.data_dir / "logs" / "nm0.log").read_text()
+    finally:
+        cluster.stop()
+        shutil.rmtree(base, ignore_errors=True)

@@ -48,7 +48,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 @pytest.fixture(scope="module")
 def yac(cluster: LocalCluster) -> ResourceManager:
-    return ResourceManager(service_endpoints=[cluster.rest_url], timeout=30)
+    secret = cluster.client_secret
+
+    def bearer(request: Any) -> Any:  # yarn-api-client takes any requests auth: the cluster's client secret
+        request.headers["Authorization"] = f"Bearer {secret}"
+        return request
+
+    return ResourceManager(service_endpoints=[cluster.rest_url], timeout=30, auth=bearer)
 
 
 def submit(rm: ResourceManager, command: str, *, memory: int = 256, queue: str = "default",
@@ -170,7 +176,7 @@ def test_bad_requests_get_remote_exceptions_and_change_nothing(cluster: LocalClu
     done = submit(yac, "true")
     wait_until(lambda: state_of(yac, done) == "FINISHED", 30, "the app to finish")
     before = _snapshot(base)
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {cluster.client_secret}"}
     body = _remote(httpx.post(f"{base}/ws/v1/cluster/apps", content=b'{"application-id": ', headers=headers),
                    400)
     assert body["exception"] == "BadRequestException"
@@ -179,7 +185,7 @@ def test_bad_requests_get_remote_exceptions_and_change_nothing(cluster: LocalClu
     assert "Invalid application-state" in _remote(httpx.get(f"{base}/ws/v1/cluster/apps?states=RUNING"),
                                                   400)["message"]
     # killing an app that has ended is answered with its state and changes nothing, as YARN does
-    killed = httpx.put(f"{base}/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"})
+    killed = httpx.put(f"{base}/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"}, headers=headers)
     assert (killed.status_code, killed.json()) == (200, {"state": "FINISHED"})
     assert yac.cluster_application_kill(done).data == {"state": "FINISHED"}
     with pytest.raises(APIError, match="status: 400"):

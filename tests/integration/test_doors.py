@@ -242,9 +242,11 @@ async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
             tracker = pbg.ResourceTrackerStub(channel)
             node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
             node = [("authorization", f"Bearer {server.cfg.node_secret}")]
-            await tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+            call = tracker.RegisterNodeManager(pb.RegisterNodeRequest(
                 node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())),
                 metadata=node)
+            await call
+            node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
             await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
                 node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
                 metadata=node)
@@ -394,3 +396,65 @@ async def test_no_door_changes_anything_without_credentials(rm: ResourceManager,
     assert len(denials) == 10, denials
     assert sum("TARGET=ClientRMService" in d for d in denials) == 4
     assert all("IP=127.0.0.1" in d for d in denials)
+
+
+async def test_huge_and_malformed_input_is_bounded_or_refused_never_a_500(rm: ResourceManager,
+                                                                         doors: list[Door]) -> None:
+    """S19: nesting, oversized bodies, a 10 MB name, too many tags and a 100,001-ask allocate."""
+    from common import tokens as core_tokens
+    from rm.service import limits
+
+    rest = doors[0]
+    assert isinstance(rest, Rest)
+    http = rest.http
+    before = set(rm.state.apps)
+    for body in (b"[" * 200_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+                 b'{"application-id": ' + b"[" * 100 + b"]" * 100 + b"}"):
+        resp = await http.post("/ws/v1/cluster/apps", content=body, headers={"Content-Type": "application/json"})
+        assert resp.status_code == 400, resp.text
+        assert resp.json()["RemoteException"]["exception"] == "BadRequestException"
+    big = await http.post("/ws/v1/cluster/apps", content=b"x" * (5 * 1024 * 1024),
+                          headers={"Content-Type": "application/json"})
+    assert big.status_code == 413
+    assert "RemoteException" in big.json()
+    assert set(rm.state.apps) == before
+
+    # free text is cut before it is stored, through every door
+    app_id = await rest.new_id()
+    assert await rest.submit(app_id, Submission(name="n" * 10_000_000)) == Refused((413, "BadRequestException"))
+    for door in doors:
+        app_id = await door.new_id()
+        assert await door.submit(app_id, Submission(name="n" * 3_000_000)) is None
+        assert len(rm.state.apps[app_id].name) == limits.MAX_NAME  # type: ignore[index]
+    app_id = await rest.new_id()
+    body = {"application-id": app_id, "application-name": "tags", "am-container-spec": {"commands": {
+        "command": "true"}}, "resource": {"memory": 512, "vCores": 1},
+        "application-tags": {"tag": [f"{i}-" + "t" * 500 for i in range(50)]}}
+    assert (await http.post("/ws/v1/cluster/apps", params={"user.name": USER}, json=body)).status_code == 202
+    tags = rm.state.apps[app_id].tags  # type: ignore[index]
+    assert len(tags) == limits.MAX_TAGS
+    assert all(len(t) <= limits.MAX_TAG for t in tags)
+
+    # an unmanaged AM asking for 100,001 containers in one call is refused whole, and the RM keeps serving
+    grpc_door = doors[1]
+    assert isinstance(grpc_door, Grpc)
+    app_id = await grpc_door.new_id()
+    await grpc_door.stub.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+        application_id=app_id, user=USER, unmanaged_am=True,
+        am_resource=pb.Resource(values=Resources.of(memory_mb=512, vcores=1).to_dict()))), metadata=grpc_door.metadata)
+    attempt = rm.state.apps[app_id].current  # type: ignore[index]
+    assert attempt is not None
+    amrm = [("authorization", f"Bearer {core_tokens.amrm_token(rm.state.amrm_key, attempt.attempt_id)}")]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        am = pbg.ApplicationMasterStub(channel)
+        await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+        huge = pb.AllocateRequest(response_id=0, asks=[pb.ResourceAsk(
+            allocation_request_id=i, priority=1, num_containers=1,
+            capability=pb.Resource(values={"memory-mb": 128, "vcores": 1})) for i in range(100_001)])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await am.Allocate(huge, metadata=amrm)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "at most" in (refused.value.details() or "")
+        ok = await am.Allocate(pb.AllocateRequest(response_id=0), metadata=amrm)
+        assert ok.response_id >= 0
+    assert (await http.get("/ws/v1/cluster/apps")).status_code == 200

@@ -97,7 +97,8 @@ async def live(tmp_path: Path) -> AsyncIterator[ResourceManager]:
                                   ipc_client_port=-1, ipc_scheduler_port=-1, scheduler="newest-first"))
     await rm.start()
     nm = Daemon("nm", [sys.executable, "-m", "nodemanager", "--rm", f"127.0.0.1:{rm.grpc_port}", "--port", "0",
-                       "--http-port", "0", "--memory-mb", "8192", "--vcores", "8", "--work-dir", str(tmp_path / "nm")],
+                       "--http-port", "0", "--memory-mb", "8192", "--vcores", "8", "--work-dir", str(tmp_path / "nm"),
+                       "--allow-root-containers"],
                 tmp_path / "nm.log", _NM_READY)
     try:
         await asyncio.to_thread(nm.start)

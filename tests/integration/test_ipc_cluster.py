@@ -303,3 +303,40 @@ def test_managed_am_container_gets_its_credentials_file(cluster: LocalCluster) -
     assert token.kind == "YARN_AM_RM_TOKEN"
     assert "attempts=1" in out
 
+
+
+def test_the_token_file_the_rm_writes_authenticates_writes_across_an_rm_restart(cluster: LocalCluster) -> None:
+    """What HADOOP_TOKEN_FILE_LOCATION hands a stock client: an RM delegation token for the client listener,
+    readable only by the RM's user, that still works after a restart (its key comes from the client secret);
+    without it, SIMPLE authentication may read but not write."""
+    import os
+    import stat
+
+    path = cluster.hadoop_token_path
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    (token,) = credentials.decode(path.read_bytes()).tokens.values()
+    assert token.kind == "RM_DELEGATION_TOKEN"
+    assert token.service == cluster.ipc_client_address
+    owner = hadoop_tokens.read_rm_delegation(token.identifier).owner
+
+    def new_app(token: ipc.Token | None) -> yp.GetNewApplicationResponse:
+        return call(cluster.ipc_client_address, CLIENT, "getNewApplication", yp.GetNewApplicationRequest(),
+                    yp.GetNewApplicationResponse, user="mallory", token=token)
+
+    assert new_app(token).application_id.id == 1
+    with pytest.raises(RemoteError) as refused:
+        new_app(None)
+    assert refused.value.java_class == "org.apache.hadoop.security.AccessControlException"
+    forged = ipc.Token(identifier=token.identifier, password=b"\0" * 32, kind=token.kind, service=token.service)
+    with pytest.raises(RemoteError):
+        new_app(forged)
+    cluster.restart_rm()
+    assert new_app(token).application_id.id >= 1  # the old token, after the restart
+    app = records.app_id_str(new_app(token).application_id)
+    submit_ctx = yr.ApplicationSubmissionContext(application_id=records.app_id_pb(app), application_name="x",
+                                                 am_container_spec=clc(["true"]))
+    call(cluster.ipc_client_address, CLIENT, "submitApplication",
+         yp.SubmitApplicationRequest(application_submission_context=submit_ctx), yp.SubmitApplicationResponse,
+         user="mallory", token=token)
+    with RMClient(cluster.rm_address) as rm:
+        assert rm.app(app).user == owner  # the token's owner, not the name the connection claimed

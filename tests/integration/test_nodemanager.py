@@ -204,6 +204,7 @@ async def running_nm(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]
         "heartbeat_interval_s": 0.1,
         "stop_grace_s": 1.0,
         "use_cgroups": False,
+        "allow_root_containers": True,  # pytest's tmp dirs are private: as root, containers stay root here
     }
     values.update(overrides)
     cfg = NodeManagerConfig(**values)
@@ -279,6 +280,7 @@ async def test_waits_for_a_late_resourcemanager(tmp_path: Path) -> None:
         memory_mb=1024,
         vcores=1,
         work_dir=tmp_path / "nm",
+        allow_root_containers=True,
     )
     stop, ready = asyncio.Event(), asyncio.Event()
     daemon = asyncio.create_task(run_nodemanager(cfg, ready=ready, stop=stop))
@@ -559,6 +561,7 @@ async def test_cli_prints_ready_and_stops_containers_on_sigterm(tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "nodemanager", "--rm", f"127.0.0.1:{port}", "--port", "0", "--http-port", "0",
+        "--allow-root-containers",
         "--memory-mb", "1024", "--vcores", "2", "--work-dir", str(tmp_path / "nm"), "--no-cgroups",
         cwd=REPO, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip

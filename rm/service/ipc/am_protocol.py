@@ -26,6 +26,7 @@ from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import Ask
 from rm.core.ledger import Ledger
 from rm.core.state_types import AllocateResult
+from rm.service import limits
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 
@@ -143,6 +144,7 @@ class ApplicationMaster:
     async def allocate(self, ctx: CallContext, req: yp.AllocateRequest) -> yp.AllocateResponse:
         with as_rpc_errors():
             attempt, token = self._core_token(ctx)
+            limits.check_allocate(len(req.ask), len(req.release))
             st = self.rm.state
             table = self.tables.get(attempt)
             if table is None:
@@ -207,5 +209,6 @@ class ApplicationMaster:
         with as_rpc_errors():
             _, token = self._core_token(ctx)
             status = reports.FINAL_STATUS_NAMES.get(req.final_application_status, "UNDEFINED")
-            done = await self.ops.am_finish(token, status, req.diagnostics, req.tracking_url)
+            done = await self.ops.am_finish(token, status, limits.cut(req.diagnostics, limits.MAX_DIAGNOSTICS),
+                                            limits.cut(req.tracking_url, limits.MAX_NAME))
             return yp.FinishApplicationMasterResponse(is_unregistered=done)

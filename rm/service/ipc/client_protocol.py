@@ -21,7 +21,7 @@ from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.reservation.requests import reservation_id
 from rm.core.state_types import SubmitSpec
-from rm.service import audit
+from rm.service import audit, limits
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 
@@ -173,7 +173,7 @@ class ApplicationClient:
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
                 reservation_id=rid, **extra,  # type: ignore[arg-type]
             )
-            await self.ops.submit(spec)  # a known id is answered as accepted, as by every door
+            await self.ops.submit(limits.bounded_submission(spec))  # a known id is answered as accepted
             return yp.SubmitApplicationResponse()
         return await self._audited(ctx, audit.SUBMIT_APP, _app_id(sub.application_id), change)
 
@@ -213,7 +213,8 @@ class ApplicationClient:
     async def force_kill_application(self, ctx: CallContext, req: yp.KillApplicationRequest
                                      ) -> yp.KillApplicationResponse:
         async def change(user: str) -> yp.KillApplicationResponse:
-            await self.ops.kill(records.app_id_str(req.application_id), req.diagnostics, user)
+            await self.ops.kill(records.app_id_str(req.application_id),
+                                limits.cut(req.diagnostics, limits.MAX_DIAGNOSTICS), user)
             return yp.KillApplicationResponse(is_kill_completed=True)
         return await self._audited(ctx, audit.KILL_APP, _app_id(req.application_id), change)
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
+from rm.service.limits import MAX_JSON_DEPTH, json_depth
 
 log = logging.getLogger("shepherd.rm.rest")
 
@@ -31,6 +33,12 @@ class Forbidden(YarnError):
     status = 403
     exception = "ForbiddenException"
     java_class = "org.apache.hadoop.yarn.webapp.ForbiddenException"
+
+
+class TooLarge(YarnError):
+    status = 413
+    exception = "BadRequestException"
+    java_class = "org.apache.hadoop.yarn.webapp.BadRequestException"
 
 
 class MethodNotAllowed(YarnError):
@@ -82,6 +90,14 @@ def install_handlers(api: FastAPI) -> None:
         err.status = exc.status_code
         return remote_exception(err)
 
+    @api.middleware("http")
+    async def _bounded(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        """A body announced larger than the RM takes is refused before it is read."""
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_BODY:
+            return remote_exception(TooLarge(f"the request body is larger than {MAX_BODY} bytes"))
+        return await call_next(request)
+
     @api.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("%s %s failed", request.method, request.url.path)
@@ -92,7 +108,7 @@ async def json_object(request: Request, *, required: bool = True) -> dict[str, A
     """The request body as a JSON object (an empty body is ``{}`` unless a body is required)."""
     body = await request.body()
     if len(body) > MAX_BODY:
-        raise BadRequest(f"the request body is larger than {MAX_BODY} bytes")
+        raise TooLarge(f"the request body is larger than {MAX_BODY} bytes")
     if not body.strip():
         if required:
             raise BadRequest("the request has no body; a JSON object is expected")
@@ -101,8 +117,12 @@ async def json_object(request: Request, *, required: bool = True) -> dict[str, A
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the parser goes
+        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     return data
 
 

@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from common.errors import BadRequest
 from common.resources import Resources
 from rm.core.state_types import SubmitSpec
+from rm.service import limits
 from rm.service.rest import render
 from rm.service.rest.apps import APPS
 from rm.service.rest.errors import check_writer, json_object
@@ -203,7 +204,7 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> Non
         check_writer(request, secret)
         body = await json_object(request)
         user = request.query_params.get("user.name") or "dr.who"
-        spec = submit_spec(body, user)
+        spec = limits.bounded_submission(submit_spec(body, user))
         request.state.audit_app = spec.app_id
         await ops.submit(spec)  # a known id is answered as accepted, as by every door
         location = f"{str(request.base_url).rstrip('/')}{APPS}/{spec.app_id}"
