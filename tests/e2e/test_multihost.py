@@ -169,6 +169,10 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
             daemons.append(nm)
             assert nm.start(timeout=90).group(1) == f"{address}:7040"
         assert _nodes(client_ns, rest, env) == {network.hosts[ns]: "RUNNING" for ns in nm_ns}
+        for address in [f"{RM_IP}:7030", *(f"{network.hosts[ns]}:7040" for ns in nm_ns)]:  # gRPC health
+            probe = _run_in(client_ns, ["-m", "proto.probe", address], env)
+            assert probe.returncode == 0, probe.stdout + probe.stderr
+            assert probe.stdout.strip() == f"{address}: SERVING"
 
         # the client on its own host, with the client secret; the job's files on a file system all hosts share
         submit = _run_in(client_ns, ["-m", "rm.cli", "submit", str(ROOT / "examples" / "wordcount.yaml"), "--wait",
