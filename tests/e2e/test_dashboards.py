@@ -87,7 +87,7 @@ def test_compose_stack_is_consistent(tmp_path: Path) -> None:
     scrape = yaml.safe_load((COMPOSE / "prometheus.yml").read_text())
     targets = {t for job in scrape["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]}
     assert targets == {"rm:8088", "nm1:8042", "nm2:8042"}
-    for service in ("nm1", "nm2"):
+    for service in ("rm", "nm1", "nm2"):  # the names the daemons advertise resolve in the stack's network
         assert services[service]["hostname"] == service
     grafana_volumes = services["grafana"]["volumes"]
     for volume in grafana_volumes:
