@@ -340,3 +340,16 @@ def test_the_token_file_the_rm_writes_authenticates_writes_across_an_rm_restart(
          user="mallory", token=token)
     with RMClient(cluster.rm_address) as rm:
         assert rm.app(app).user == owner  # the token's owner, not the name the connection claimed
+    # killing another user's app needs yarn.admin.acl (default: the RM's own user, here the token's owner)
+    mallory = hadoop_tokens.issue_rm_delegation(cluster.client_secret, "mallory", cluster.ipc_client_address,
+                                                now_ms=int(time.time() * 1000))
+    kill = yp.KillApplicationRequest(application_id=records.app_id_pb(app))
+    with pytest.raises(RemoteError) as refused:
+        call(cluster.ipc_client_address, CLIENT, "forceKillApplication", kill, yp.KillApplicationResponse,
+             user="mallory", token=mallory)
+    assert refused.value.java_class == "org.apache.hadoop.security.AccessControlException"
+    assert "cannot perform operation MODIFY_APP" in refused.value.message
+    with RMClient(cluster.rm_address) as rm:
+        assert rm.app(app).state not in ("KILLED",)
+    assert call(cluster.ipc_client_address, CLIENT, "forceKillApplication", kill, yp.KillApplicationResponse,
+                user=owner, token=token).is_kill_completed

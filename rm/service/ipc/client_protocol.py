@@ -213,6 +213,9 @@ class ApplicationClient:
     async def force_kill_application(self, ctx: CallContext, req: yp.KillApplicationRequest
                                      ) -> yp.KillApplicationResponse:
         async def change(user: str) -> yp.KillApplicationResponse:
+            app = self.ops.app(records.app_id_str(req.application_id))
+            if app.user != user and not self.facade.settings.is_admin(user):  # YARN's MODIFY_APP check
+                raise AccessControl(f"User {user} cannot perform operation MODIFY_APP on {app.app_id}")
             await self.ops.kill(records.app_id_str(req.application_id),
                                 limits.cut(req.diagnostics, limits.MAX_DIAGNOSTICS), user)
             return yp.KillApplicationResponse(is_kill_completed=True)

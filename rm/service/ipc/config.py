@@ -12,6 +12,7 @@ The file is the RM's ``yarn_site`` setting, else ``$YARN_CONF_DIR/yarn-site.xml`
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -24,6 +25,7 @@ DEFAULT_SCHEDULER_PORT = 8030
 CLIENT_ADDRESS = "yarn.resourcemanager.address"
 SCHEDULER_ADDRESS = "yarn.resourcemanager.scheduler.address"
 ALLOW_SIMPLE_WRITES = "yarn.resourcemanager.ipc.allow-simple-writes"
+ADMIN_ACL = "yarn.admin.acl"
 _VAR = re.compile(r"\$\{([^}]+)\}")
 
 
@@ -33,6 +35,10 @@ class IpcSettings:
     client_port: int  # < 0: no ApplicationClientProtocol listener
     scheduler_port: int  # < 0: no ApplicationMasterProtocol listener
     allow_simple_writes: bool  # submit/kill over SIMPLE authentication, without an RM delegation token
+    admins: frozenset[str] = frozenset()  # yarn.admin.acl's users ("*": everyone); default: the RM's own user
+
+    def is_admin(self, user: str) -> bool:
+        return "*" in self.admins or user in self.admins
 
 
 def read_yarn_site(path: Path) -> dict[str, str]:
@@ -93,4 +99,16 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
         scheduler_port=scheduler if scheduler is not None else _port(site.get(SCHEDULER_ADDRESS),
                                                                      DEFAULT_SCHEDULER_PORT),
         allow_simple_writes=allow,
+        admins=admin_acl(site.get(ADMIN_ACL)),
     )
+
+
+def admin_acl(value: str | None) -> frozenset[str]:
+    """The users of a Hadoop ACL (``user1,user2 group1``; groups are not resolved); unset: this process's user
+    (YARN's default ``*`` lets everyone administer)."""
+    if value is None:
+        return frozenset({getpass.getuser()})
+    if value.strip() == "*":
+        return frozenset({"*"})
+    users = value.split(" ", 1)[0]  # a leading space: groups only
+    return frozenset(u.strip() for u in users.split(",") if u.strip())
