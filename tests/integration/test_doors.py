@@ -409,7 +409,8 @@ async def test_huge_and_malformed_input_is_bounded_or_refused_never_a_500(rm: Re
     http = rest.http
     before = set(rm.state.apps)
     for body in (b"[" * 200_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
-                 b'{"application-id": ' + b"[" * 100 + b"]" * 100 + b"}"):
+                 b'{"application-id": ' + b"[" * 100 + b"]" * 100 + b"}",
+                 b'{"application-id": "x", "resource": {"memory": NaN, "vCores": Infinity}}'):
         resp = await http.post("/ws/v1/cluster/apps", content=body, headers={"Content-Type": "application/json"})
         assert resp.status_code == 400, resp.text
         assert resp.json()["RemoteException"]["exception"] == "BadRequestException"
@@ -457,4 +458,56 @@ async def test_huge_and_malformed_input_is_bounded_or_refused_never_a_500(rm: Re
         assert "at most" in (refused.value.details() or "")
         ok = await am.Allocate(pb.AllocateRequest(response_id=0), metadata=amrm)
         assert ok.response_id >= 0
+    assert (await http.get("/ws/v1/cluster/apps")).status_code == 200
+
+
+def _junk(rng: Any, depth: int = 0) -> Any:
+    """A random JSON value: scalars of every type, odd strings, lists and objects a few levels deep."""
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.choice([True, False])
+    if kind == 2:
+        return rng.choice([0, -1, 1, 2**31, -(2**63), 2**64, 10**30])
+    if kind == 3:
+        return rng.choice([0.5, -1e308, 1e308, float("1e-300")])
+    if kind in (4, 5):
+        return rng.choice(["", "x", "KILLED", "default", "root", "application_1_0001", "ä" * 50, "\u0000",
+                           "2020-01-01T00:00:00.000+0000", "-1", "LIFETIME", "reservation_1_1", "a" * 5000])
+    if kind in (6, 7):
+        return [_junk(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["application-id", "application-name", "queue", "state", "priority", "timeout", "type", "expiryTime",
+            "am-container-spec", "commands", "command", "resource", "memory", "vCores", "reservation-id",
+            "reservation-definition", "arrival", "deadline", "reservation-requests", "reservation-request",
+            "capability", "num-containers", "min-concurrency", "duration", "stages", "tasks", "application-tags",
+            "tag", "environment", "entry", "key", "value", "local-resources", "max-app-attempts", "unmanaged-AM"]
+    return {rng.choice(keys): _junk(rng, depth + 1) for _ in range(rng.randrange(5))}
+
+
+async def test_random_bodies_on_every_write_endpoint_are_never_a_500(rm: ResourceManager,
+                                                                    doors: list[Door]) -> None:
+    """A small fuzz of the REST writes, authenticated (deterministic seed): every answer is < 500, and every
+    refusal a RemoteException."""
+    import random
+
+    rest = doors[0]
+    assert isinstance(rest, Rest)
+    http = rest.http
+    app_id = await rest.new_id()
+    assert await rest.submit(app_id, Submission(name="target")) is None
+    paths = [("PUT", f"/ws/v1/cluster/apps/{app_id}/{leaf_}") for leaf_ in ("state", "queue", "priority", "timeout")]
+    paths += [("POST", "/ws/v1/cluster/apps"), ("POST", "/ws/v1/cluster/apps/new-application")]
+    paths += [("POST", f"/ws/v1/cluster/reservation/{op}") for op in ("new-reservation", "submit", "update",
+                                                                       "delete")]
+    paths += [("POST", "/ws/v1/shepherd/plan"), ("POST", "/ws/v1/shepherd/slo/nightly/accept"),
+              ("POST", "/ws/v1/shepherd/slo/nightly/reject"), ("PUT", "/ws/v1/cluster/apps/nope/state")]
+    rng = random.Random(1234)
+    for method, path in paths:
+        for _ in range(60):
+            body = _junk(rng)
+            resp = await http.request(method, path, json=body, params={"user.name": USER})
+            assert resp.status_code < 500, (method, path, body, resp.text[:500])
+            if resp.status_code >= 400:
+                assert "RemoteException" in resp.json(), (method, path, body, resp.text[:500])
     assert (await http.get("/ws/v1/cluster/apps")).status_code == 200

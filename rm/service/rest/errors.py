@@ -114,7 +114,7 @@ async def json_object(request: Request, *, required: bool = True) -> dict[str, A
             raise BadRequest("the request has no body; a JSON object is expected")
         return {}
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_constant=_not_json)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"the request body is not valid JSON: {exc}") from None
     except RecursionError:  # nested deeper than the parser goes
@@ -124,6 +124,11 @@ async def json_object(request: Request, *, required: bool = True) -> dict[str, A
     if json_depth(data) > MAX_JSON_DEPTH:
         raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
     return data
+
+
+def _not_json(name: str) -> Any:
+    """NaN and Infinity, which Python's parser takes but JSON has not."""
+    raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
 
 
 def check_writer(request: Request, secret: str | None) -> None:
