@@ -111,8 +111,9 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[
     failures = []
     for runtime in _runtimes():
         for limits in ([], _limits()):
-            # --format docker: an OCI image has no HEALTHCHECK
-            args = [podman, *runtime, "build", *limits, "--format", "docker", "--build-arg",
+            # --format docker: an OCI image has no HEALTHCHECK; --layers=false: no intermediate images left
+            # behind by every run (the build stage's among them)
+            args = [podman, *runtime, "build", *limits, "--layers=false", "--format", "docker", "--build-arg",
                     f"BASE_IMAGE={BASE_IMAGE}", "-t", tag, str(ctx)]
             built = _run(args, timeout=1800)
             if built.returncode == 0:
