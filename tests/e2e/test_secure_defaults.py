@@ -144,6 +144,8 @@ def test_a_node_cannot_pass_for_another_live_node(make_cluster, tmp_path: Path) 
     with RMClient(cluster.rm_address) as client:
         wait_until(lambda: client.app(app).state == "RUNNING", 60, "the victim to run")
         am = client.app(app).am_container_id
+        wait_until(lambda: next(c for c in client.containers(app) if c.container_id == am).state == "RUNNING", 30,
+                   "the victim's AM container to run")
         before = client.nodes()[0]
     with grpc.insecure_channel(cluster.rm_address) as ch:
         tracker = pbg.ResourceTrackerStub(ch)

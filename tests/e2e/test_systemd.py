@@ -152,7 +152,8 @@ def test_ready_only_once_listening_then_watchdog_then_stopping(tmp_path: Path) -
         grpc_address = re.search(r"grpc=(\S+)", status).group(1)  # type: ignore[union-attr]
 
         nm = _daemon(["nm", "--rm", grpc_address, "--port", "0", "--http-port", "0", "--memory-mb", "1024",
-                      "--vcores", "2", "--work-dir", str(tmp_path / "nm"), "--no-cgroups"],
+                      "--vcores", "2", "--work-dir", str(tmp_path / "nm"), "--no-cgroups",
+                      "--allow-root-containers"],  # as root: the work dir is in pytest's private tmp dir
                      nm_sock, tmp_path / "nm.log")
         nm_ready = nm_sock.receive("READY", 60, nm)
         assert nm_ready.fields.get("MAINPID") == str(nm.pid)
