@@ -95,6 +95,7 @@ class Simulator:
         self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues, SIM_CORE,
                              reservations=self.morpheus.system if self.morpheus is not None else None,
                              admission=make_admission(policy.admission))
+        self.ledger.sizes.sampling = any(s.name == "sampling" for s in policy.pipeline)  # SLearn's gate
         self.ledger.subscribe(self)
         self.phase: dict[NodeId, float] = {}
         for n in nodes:
@@ -221,7 +222,8 @@ class Simulator:
             del self.ams[index], self.paths[index], self.planned[index]
             self.usage.pop(index, None)
             return
-        self.ledger.report_size(app_id, exact(self.paths[index].remaining_s(self.now)))
+        if not self.ledger.sizes.sampling:  # a pipeline that samples learns sizes as the live RM does
+            self.ledger.report_size(app_id, exact(self.paths[index].remaining_s(self.now)))
 
     def _queue_of(self, job: Job) -> QueuePath:
         try:

@@ -75,6 +75,9 @@ class AppView:
     # The DRF fair share last computed for the app (what its AM was told), None before the first; a cycle
     # that does not recompute the shares reads this one (``CycleContext.fair_share``).
     fair_share: Resources | None = None
+    # an app held to its pilots (SLearn's sampling gate): its task asks in full; ``asks`` shows only as many
+    # containers as pilots remain, and the pipeline's ``sampling`` stage places the rest on idle capacity only
+    held: tuple[AskView, ...] = ()
 
     @property
     def yielding(self) -> bool:

@@ -152,6 +152,7 @@ class ResourceManager:
         else:
             self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now, admission=self.admission)
         self.state.deadlines.background_fit = True  # the estimator is fitted in a worker thread (liveness loop)
+        self.state.sizes.sampling = any(s.name == "sampling" for s in self.pipeline)  # SLearn's gate
         await self.persist()
         self.slo = SloService(self)
         pruned = await loop.run_in_executor(self.store_executor, self.slo.prune)

@@ -10,7 +10,7 @@ from common.ids import AppId
 from common.resources import Resources
 from common.terms import SizeEstimate
 from rm.core.entities import App, Container
-from rm.core.events import AppFinished, AppStarted, ContainerCompleted, Journal
+from rm.core.events import AppFinished, AppStarted, ContainerCompleted, Journal, PlanApplied
 from rm.core.sizes_glue import DECLARED, ESTIMATED, THIN, UNKNOWN, SizeTracker
 
 
@@ -61,3 +61,44 @@ def test_thin_and_unknown_jobs() -> None:
     assert tracker.describe(AppId("application_1_0001"))["state"] == UNKNOWN
     tracker.on_event(done(20, 1.0, 9.0), Journal())  # a stock app's maps: measured, counted as they finish
     assert tracker.describe(AppId("application_1_0001"))["state"] == ESTIMATED
+
+
+def test_a_wide_job_runs_its_pilots_first_on_a_busy_cluster_and_everything_on_an_idle_one() -> None:
+    from am.jobspec import parse_job
+    from sim.engine import SimConfig, Simulator, uniform_nodes
+    from sim.policies import make_policy
+
+    def wide(job_id: str, arrival: float) -> object:
+        return parse_job({"id": job_id, "arrival_s": arrival, "stages": [
+            {"name": "s", "tasks": 100, "duration_s": 10, "memory_mb": 1024}]})
+
+    hog = parse_job({"id": "hog", "arrival_s": 0.0, "am_policy": "greedy", "stages": [
+        {"name": "s", "tasks": 200, "duration_s": 60, "memory_mb": 1024}]})
+    # busy: the hog holds the cluster; the wide job gets its AM, then only its 3 pilots until they finish
+    sim = Simulator([hog, wide("w", 5.0)], uniform_nodes(1, 33 * 1024, 33), make_policy("slearn"),  # type: ignore[list-item]
+                    SimConfig(seed=1))
+    w_id = sim.app_ids[1]
+    before_pilots: list[int] = []  # task containers the wide job got before its first task finished
+
+    class Watch:
+        hears = frozenset({PlanApplied, ContainerCompleted})
+        finished = False
+
+        def on_event(self, event: object, journal: Journal) -> None:
+            if isinstance(event, ContainerCompleted) and event.container.app_id == w_id \
+                    and not event.container.is_am:
+                Watch.finished = True
+            if isinstance(event, PlanApplied) and not Watch.finished:
+                before_pilots.extend(1 for p in event.applied if p.app_id == w_id and p.allocation_request_id != -1)
+
+    sim.ledger.subscribe(Watch())
+    sim.run()
+    assert sum(before_pilots) == 3  # 3 % of 100 tasks: three pilots, nothing more until they finish
+    assert sim.ledger.sizes.counters.get("gates_opened_pilots", 0) >= 1
+    # idle: the same job alone starts all its tasks at once (held tasks take idle capacity)
+    alone = Simulator([wide("w", 0.0)], uniform_nodes(1, 120 * 1024, 120), make_policy("slearn"),  # type: ignore[list-item]
+                      SimConfig(seed=1))
+    result = alone.run()
+    (record,) = result.jobs
+    assert record.finish is not None
+    assert record.finish < 10 * 2 + 10  # one wave of tasks, not pilots then the rest

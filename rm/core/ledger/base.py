@@ -94,7 +94,9 @@ class LedgerBase:
         self._hearing: dict[type, list[Listener]] = {}
         # deadlines you can buy (MRM): per leaf queue a book of claims, fed by completed containers and runs
         self.deadlines = DeadlineSystem(self.config.deadlines)
-        self.sizes = SizeTracker(self.report_size)  # the RM's own measure of each app's size (SLearn)
+        # the RM's own measure of each app's size, and SLearn's sampling gate when the driver turns it on
+        self.sizes = SizeTracker(self.report_size, self.views_changed)
+        self._views_now = 0.0
         for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
                          DeadlineProgress(self.deadlines), self.sizes, WaitingNotes(self.apps)):
             self.subscribe(listener)
@@ -447,6 +449,9 @@ class LedgerBase:
                                                    self._plan_capacity)
         return self.reservations
 
+
+    def views_changed(self, app_id: AppId) -> None:
+        self.views.app_changed(app_id)
 
     def report_size(self, app_id: str, size: SizeEstimate | None) -> None:
         """A size estimate for the app, kept unless a stronger source already gave one (``common.terms``);

@@ -4,6 +4,7 @@ containers, preemptions end them), and the reservation plan's dynamic reprovisio
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from common import ids, tokens
 from common.exits import EXIT_PREEMPTED
@@ -12,7 +13,7 @@ from common.resources import Resources
 from rm.core.deadlines.book import no_fixed_load
 from rm.core.deadlines.system import units_done
 from rm.core.deadlines.view import NO_DEADLINES
-from rm.core.entities import Container
+from rm.core.entities import App, Container
 from rm.core.events import PlanApplied
 from rm.core.ledger.base import LedgerBase
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
@@ -209,6 +210,12 @@ class PlanCommands(LedgerBase):
             for aid, av in views.apps.items():
                 if av.reservation_id != self.reservations.reservation_of(aid):
                     views.app_changed(aid)
+        if now is not None:
+            self._views_now = now
+            for app_id in self.sizes.gated():  # gates that time out or whose apps got a guarantee open now
+                gated = self.apps.get(app_id)
+                if gated is not None and not gated.final:
+                    self.sizes.pilots_left(gated, 0, 0, now)
         views.build(self._node_view, self._app_view)
         self.attached_views = follow and any(av.reservation_id is not None for av in views.apps.values())
         view = EMPTY_VIEW
@@ -258,7 +265,10 @@ class PlanCommands(LedgerBase):
                     relax_locality=a.relax_locality, ask_type=a.ask_type,
                     remaining_work_s=a.remaining_work_s, stage=a.stage,
                 ))
-        if not asks and app.used.is_zero():
+        held: tuple[AskView, ...] = ()
+        if self.sizes.sampling and self.sizes.apps.get(app.app_id) is not None:
+            asks, held = self._gate(app, asks)
+        if not asks and not held and app.used.is_zero():
             return None
         return AppView(
             app_id=app.app_id, queue=app.queue, user=app.user, priority=app.priority,
@@ -266,8 +276,24 @@ class PlanCommands(LedgerBase):
             blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
             fair_share=None if app.fair_share.is_zero() else app.fair_share,
             size_hint_s=app.terms.size.remaining_s if app.terms.size is not None else None,
-            weight=app.weight, terms=app.terms,
+            weight=app.weight, terms=app.terms, held=held,
         )
+
+    def _gate(self, app: App, asks: list[AskView]) -> tuple[list[AskView], tuple[AskView, ...]]:
+        """A gated app's asks trimmed to the pilots it may still start, and its task asks in full (held)."""
+        running = sum(1 for cid in app.containers
+                      if (c := self.containers.get(cid)) is not None and c.live and not c.is_am)
+        tasks = [a for a in asks if not a.is_am]
+        left = self.sizes.pilots_left(app, running, sum(a.num_containers for a in tasks), self._views_now)
+        if left is None:
+            return asks, ()
+        out = [a for a in asks if a.is_am]
+        for a in sorted(tasks, key=lambda a: (a.priority, a.allocation_request_id)):
+            take = min(a.num_containers, left)
+            left -= take
+            if take:
+                out.append(replace(a, num_containers=take))
+        return out, tuple(tasks)
 
     def check_views(self) -> list[str]:
         """Where the incrementally kept views differ from views built afresh (empty when they agree)."""

@@ -39,6 +39,7 @@ from rm.core.policies.packing import PackingArgs, PackingStage
 from rm.core.policies.sjf import SjfOrder, SjfStage
 from rm.core.policies.tetris import TetrisPacker
 from rm.core.reservation.stage import ReservationStage
+from rm.core.sizes.stage import SamplingStage
 
 A = TypeVar("A", bound=PolicyArgs)
 
@@ -85,6 +86,8 @@ STAGES: dict[str, StageEntry] = {
     ReservationStage.name: StageEntry(lambda scorer, _: ReservationStage(scorer)),
     # MRM: admitted deadline apps, EDF, get what their claims are owed now
     DeadlineStage.name: StageEntry(lambda scorer, _: DeadlineStage(scorer)),
+    # SLearn: what apps held to their pilots wait for, on capacity nothing else wants
+    SamplingStage.name: StageEntry(lambda scorer, _: SamplingStage(scorer)),
     # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
     FifoStage.name: StageEntry(lambda scorer, _: FifoStage(scorer)),
     EdfStage.name: StageEntry(lambda scorer, _: EdfStage(scorer)),
@@ -215,6 +218,11 @@ SCHEDULERS: dict[str, SchedulerArgs] = {
     # feasible (MRM)
     "mrm": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, DeadlineStage.name, *CARBYNE),
                                       settings=_CAPPED), ALTRUISTIC, DeadlineAdmission.name),
+    # the same, learning job sizes: wide apps of unknown size run a few pilot tasks first (SLearn's gate;
+    # held tasks take idle capacity only)
+    "slearn": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, DeadlineStage.name, *CARBYNE,
+                                                 SamplingStage.name), settings=_CAPPED),
+                            ALTRUISTIC, DeadlineAdmission.name),
     # MRM's scheduler on its own: feasible deadlines only, then earliest deadline first takes all it can
     "edf": SchedulerArgs(PipelineArgs(stages=(EdfStage.name,)), admission=DeadlineAdmission.name),
     "fifo": SchedulerArgs(PipelineArgs(stages=(FifoStage.name,))),
