@@ -88,7 +88,7 @@ class DeadlineProgress:
             spans = self.spans[c.app_id]
             spans.append((c.priority, c.start_time, c.finish_time, c.resource))
             self.system.container_done(c.app_id, units_done(c.resource, c.finish_time - c.start_time,
-                                                            self.system.config.unit))
+                                                            self.system.config.unit), c.priority)
             self.system.refresh(c.app_id, spans)
         elif isinstance(event, AppFinished):
             app = event.app

@@ -155,3 +155,14 @@ def test_no_admission_makes_an_admitted_claim_infeasible(events: list[tuple[str,
             assert (p.start + len(p.rate)) * book.dt <= c.deadline + 1e-6
             assert (p.rate <= c.phases[0].rate + 1e-6).all()
         assert (book.free(0, 400) >= -1e-6).all()  # and nothing is overbooked, reservations included
+
+
+def test_a_maximum_price_buys_the_earliest_deadline_within_it_and_the_curve_reaches_the_floor() -> None:
+    pricer = Pricer(_fig7(), (Phase(80, 1),), 0, kappa=2, avg_work=20)
+    assert pricer.floor_deadline() == pytest.approx(130)  # after B, with one average job's slack
+    assert pricer.quote().curve[-1].deadline == pytest.approx(130)
+    assert pricer.quote().curve[-1].price == pytest.approx(80)
+    assert pricer.earliest_within(200) == pytest.approx(90)
+    assert pricer.earliest_within(160) == pytest.approx(110)
+    assert pricer.earliest_within(100) == pytest.approx(122)  # 2·80/((d - 110)/20 + 1) <= 100
+    assert pricer.earliest_within(79) is None  # below the job's own work

@@ -115,3 +115,29 @@ def test_the_deadline_system_fits_off_the_loop_and_keeps_answering_meanwhile() -
     system.install(estimator, seen)
     assert not system.stale
     assert system.estimate(f, None).runs == 4  # type: ignore[union-attr]
+
+
+def test_ridge_claims_keep_their_width_and_unseen_features_do_not_explode() -> None:
+    rng = random.Random(11)
+    runs = [_run(_job(f"j{i}", "sort", rng.randint(1, 200), 0, 0.0), rng) for i in range(60)]  # no input sizes
+    est = RidgeEstimator()
+    est.fit(runs)
+    e = est.estimate(_job("new", "sort", 10, 0, 1.0))  # 1 GB of input, never seen in training
+    assert e is not None
+    assert e.upper < 10 * 20 * 3  # about 10 tasks of 20 s, not the 1e14 of an unscaled feature
+    (phase,) = e.claim()
+    assert phase.rate > 5  # a 10-task phase runs about 10 wide: its critical path is one task, not its work
+
+
+def test_too_few_runs_for_a_regression_answer_nothing_and_bin_uses_students_t() -> None:
+    rng = random.Random(2)
+    ridge = RidgeEstimator()
+    ridge.fit(_history(rng, 5))
+    assert ridge.estimate(_job("x", "grep", 10, 0, 1.0)) is None  # 5 runs: the job file's durations instead
+    f = _job("daily", "sort", 10, 0, 1.0)
+    b = BinEstimator(z=1.96)
+    b.fit([RunRecord(f, (100.0,)), RunRecord(f, (120.0,)), RunRecord(f, (110.0,))])
+    got = b.estimate(f)
+    assert got is not None
+    sd = got.phases[0].std
+    assert got.phases[0].upper == pytest.approx(110 + 4.303 * sd, rel=1e-3)  # t with 2 degrees of freedom

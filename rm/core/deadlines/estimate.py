@@ -157,7 +157,8 @@ class BinEstimator:
             mu = float(w.mean())
             sd = float(w.std(ddof=1)) * math.sqrt(1.0 + 1.0 / n)  # the spread of one more run
             longest = max((r.longest[k] for r in runs if len(r.longest) > k), default=0.0)
-            phases.append(PhaseEstimate(mu, sd, mu + self.z * sd, longest))
+            # few runs: Student's t with n - 1 degrees of freedom, not the normal quantile
+            phases.append(PhaseEstimate(mu, sd, mu + t_quantile(self.z, n - 1) * sd, longest))
         return WorkEstimate(tuple(phases), self.z, self.name, n, shapes)
 
 
@@ -169,9 +170,10 @@ class RidgeEstimator:
 
     name: ClassVar[str] = "ridge"
 
-    def __init__(self, z: float = DEFAULT_Z, alpha: float = 1e-3) -> None:
+    def __init__(self, z: float = DEFAULT_Z, alpha: float = 1e-3, min_rows: int = 10) -> None:
         self.z = z
         self.alpha = alpha
+        self.min_rows = min_rows  # fewer runs than this (or twice the features) answer nothing
         self._kinds: tuple[str, ...] = ()
         self._models: dict[int, tuple[FloatArray, FloatArray, float, int, FloatArray]] = {}
         self._runs = 0
@@ -192,21 +194,25 @@ class RidgeEstimator:
         depth = max((len(r.work) for r in runs), default=0)
         for k in range(depth):
             rows = [r for r in runs if len(r.work) > k and len(r.features.phases) > k]
-            if len(rows) < 3:
+            x = np.array([self._x(r.features, k) for r in rows]) if rows else np.zeros((0, 0))
+            if len(rows) < max(self.min_rows, 2 * x.shape[1]):
                 continue
-            x = np.array([self._x(r.features, k) for r in rows])
             y = np.array([r.work[k] for r in rows], dtype=np.float64)
-            scale = np.maximum(np.abs(x).max(axis=0), 1e-12)
+            top = np.abs(x).max(axis=0)
+            # a feature that never varied in training says nothing: it is left out (set to 0 to predict)
+            scale = np.where((top > 0) & (x.std(axis=0) > 0) | (np.arange(x.shape[1]) == 0), top, np.inf)
             xs = x / scale
             gram = xs.T @ xs + self.alpha * np.eye(xs.shape[1])
-            inv = np.linalg.pinv(gram)
+            inv: FloatArray = np.asarray(np.linalg.pinv(gram), dtype=np.float64)
             beta = inv @ xs.T @ y
             resid = y - xs @ beta
             dof = max(1, len(rows) - np.linalg.matrix_rank(xs))
             s = float(math.sqrt(float(resid @ resid) / dof))
-            longest = np.array([max((r.longest[k] / max(r.work[k], 1e-9) for r in rows if len(r.longest) > k),
-                                    default=0.0)])
-            self._models[k] = (beta / 1.0, inv, s, len(rows), np.concatenate([scale, longest]))
+            # the critical path: the longest task over the mean task, a high quantile over the runs
+            spread = [r.longest[k] / (r.work[k] / r.features.phases[k].tasks / max(r.features.phases[k].units, 1e-9))
+                      for r in rows if len(r.longest) > k and r.work[k] > 0 and r.features.phases[k].tasks > 0]
+            ratio = float(np.quantile(spread, 0.975)) if spread else 1.0
+            self._models[k] = (beta, inv, s, len(rows), np.concatenate([scale, [max(ratio, 1.0)]]))
 
     def estimate(self, features: JobFeatures) -> WorkEstimate | None:
         if not features.phases or any(k not in self._models for k in range(len(features.phases))):
@@ -219,7 +225,9 @@ class RidgeEstimator:
             mu = max(0.0, float(x @ beta))
             sd = s * math.sqrt(1.0 + float(x @ inv @ x))
             upper = mu + self.z * sd
-            phases.append(PhaseEstimate(mu, sd, upper, upper * ratio))
+            shape = features.phases[k]
+            mean_task_s = upper / max(shape.tasks, 1) / max(shape.units, 1e-9)
+            phases.append(PhaseEstimate(mu, sd, upper, mean_task_s * ratio))
         return WorkEstimate(tuple(phases), self.z, self.name, self._runs, features.phases)
 
 
@@ -251,6 +259,22 @@ def make_estimator(name: str, z: float = DEFAULT_Z) -> WorkEstimator:
     if name not in ESTIMATORS:
         raise ValueError(f"unknown work estimator {name!r}; known: {', '.join(sorted(ESTIMATORS))}")
     return ESTIMATORS[name](z)
+
+
+def t_quantile(z: float, dof: int) -> float:
+    """Student's t quantile at the probability the normal quantile ``z`` has, for ``dof`` degrees of freedom
+    (exact for 1 and 2, a Cornish–Fisher expansion beyond, within 1 % from 3 on)."""
+    if dof <= 0:
+        return math.inf
+    p = 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+    if dof == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if dof == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    v = float(dof)
+    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+            + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4))
 
 
 def r_squared(actual: Iterable[float], predicted: Iterable[float]) -> float:

@@ -20,6 +20,7 @@ load dependent through the sum and through the room the earliest finish sees.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,11 +95,55 @@ class Pricer:
         c = self.kappa * (self.work / (offered + 1.0) + self.jump_ahead(deadline))
         return max(c, self.work)
 
+    def floor_deadline(self) -> float:
+        """The earliest deadline sold at the floor price (the job's own work): after every admitted deadline
+        (nothing jumped) and with slack worth ``κ - 1`` average jobs at the job's width."""
+        dt = self.book.dt
+        need = (self.kappa - 1.0) * self.avg
+        origin = self.s0 * dt
+
+        def offered(d: float) -> float:
+            return usable(self.free, self.earliest - origin, d - origin, dt, self._rate, self.book.beyond())
+
+        span = dt
+        for _ in range(64):
+            if offered(self.earliest + span) >= need - 1e-9:
+                break
+            span *= 2
+        lo, hi = 0, max(1, round(span / dt))  # whole steps after the earliest finish
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if offered(self.earliest + mid * dt) >= need - 1e-9:
+                hi = mid
+            else:
+                lo = mid + 1
+        last = float(self._deadlines.max()) if len(self._deadlines) else self.earliest
+        after = self.earliest + max(0, math.ceil((last - self.earliest) / dt - 1e-9)) * dt
+        return max(self.earliest + lo * dt, after)
+
+    def earliest_within(self, max_price: float) -> float | None:
+        """The earliest deadline priced at most ``max_price`` (None below the floor, the job's own work)."""
+        if max_price < self.work - 1e-9:
+            return None
+        if self.price(self.earliest) <= max_price + 1e-9:
+            return self.earliest
+        dt = self.book.dt
+        lo, hi = 0, max(1, math.ceil((self.floor_deadline() - self.earliest) / dt - 1e-9))
+        while lo < hi:  # prices never rise with the deadline: the first step within the budget
+            mid = (lo + hi) // 2
+            if self.price(self.earliest + mid * dt) <= max_price + 1e-9:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.earliest + lo * dt
+
     def quote(self, points: tuple[float, ...] = CURVE_POINTS) -> PriceQuote:
         cp = critical_path(self.phases)
         unit = max(cp, self.book.dt)
         after = np.sort(self._deadlines[self._deadlines > self.earliest])[:JUMP_POINTS]
-        deadlines = sorted({self.earliest + x * unit for x in points} | {float(d) for d in after})
+        floor = self.floor_deadline()  # the curve runs until the price reaches the floor
+        deadlines = sorted({d for x in points if (d := self.earliest + x * unit) < floor}
+                           | {float(d) for d in after if d < floor} | {floor})
         curve = tuple(Point(d, self.price(d), self.kappa * self.jump_ahead(d), int((self._deadlines > d).sum()))
                       for d in deadlines)
         return PriceQuote(self.earliest, cp, self.work, curve)

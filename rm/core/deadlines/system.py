@@ -42,7 +42,7 @@ from rm.core.deadlines.estimate import (
 )
 from rm.core.deadlines.features import Declared, Span, measured
 from rm.core.deadlines.layout import Phase
-from rm.core.deadlines.pricing import DEFAULT_KAPPA, PriceQuote, Pricer, cheapest_by
+from rm.core.deadlines.pricing import DEFAULT_KAPPA, PriceQuote, Pricer
 from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, units_of
 
 MET = "MET"
@@ -130,6 +130,7 @@ class _Held:
     deadline: float
     done: float = 0.0
     work: list[float] | None = None  # per phase, when its completed tasks raised the claim (``refresh``)
+    done_by: dict[int, float] = field(default_factory=dict)  # per task group (ask priority), first done first
 
     def phases(self) -> list[tuple[float, float, float]]:
         if self.work is None:
@@ -285,11 +286,13 @@ class DeadlineSystem:
         if deadline is None:
             if terms.max_price is None:
                 raise Refusal("a deadline, a quote or a maximum price is needed", conflict=False)
-            point = cheapest_by(pricer.quote().curve, terms.max_price)
-            if point is None:
-                raise Refusal(f"no deadline is priced at most {terms.max_price:g}",
-                              {"earliestFinish": pricer.earliest, "cheapest": pricer.work})
-            deadline = point.deadline
+            within = pricer.earliest_within(terms.max_price)
+            if within is None:
+                raise Refusal(f"no deadline is priced at most {terms.max_price:g}: the cheapest costs the "
+                              f"job's work, {pricer.work:.1f}",
+                              {"earliestFinish": pricer.earliest, "cheapest": pricer.work,
+                               "cheapestDeadline": pricer.floor_deadline()})
+            deadline = within
         spent = self._spent(terms.quote_id, now)
         if deadline < pricer.earliest - spent - 1e-6:
             raise Refusal(f"the deadline {deadline:.3f} is before the earliest feasible finish "
@@ -335,10 +338,14 @@ class DeadlineSystem:
     def _count(self, key: str, n: int = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + n
 
-    def container_done(self, app_id: AppId, unit_seconds: float) -> None:
+    def container_done(self, app_id: AppId, unit_seconds: float, group: int | None = None) -> None:
+        """A task of the app ended after ``unit_seconds`` of work; ``group`` is its task group (ask priority:
+        a DAG stage's depth, MapReduce's maps or reduces), whose phase the work is taken off."""
         held = self.held.get(app_id)
         if held is not None and unit_seconds > 0:
             held.done += unit_seconds
+            if group is not None:
+                held.done_by[group] = held.done_by.get(group, 0.0) + unit_seconds
             self._dirty.add(app_id)
 
     def refresh(self, app_id: AppId, spans: Sequence[Span]) -> bool:
@@ -366,14 +373,26 @@ class DeadlineSystem:
         return grew
 
     def _remaining(self, held: _Held, running: float = 0.0) -> tuple[Phase, ...]:
-        left = held.done + running
-        out = []
-        for work, width, min_s in held.phases():
-            take = min(work, left)
+        """The claim's work still to do per phase: each phase less the work its own tasks did (the k-th task
+        group to finish a task is phase k), then what is running off the earliest phase left."""
+        phases = held.phases()
+        rest = [w for w, _, _ in phases]
+        if held.done_by:
+            for k, done in enumerate(held.done_by.values()):
+                if k < len(rest):
+                    rest[k] = max(0.0, rest[k] - done)
+            extra = held.done - sum(held.done_by.values())
+        else:
+            extra = held.done
+        left = extra + running
+        for k in range(len(rest)):
+            take = min(rest[k], left)
+            rest[k] -= take
             left -= take
-            rest = work - take
-            if rest > 1e-9:
-                out.append(Phase(rest, width, min_s * rest / work if work > 0 else 0.0))
+        out = []
+        for (work, width, min_s), r in zip(phases, rest, strict=True):
+            if r > 1e-9:
+                out.append(Phase(r, width, min_s * r / work if work > 0 else 0.0))
         return tuple(out)
 
     def finished(self, app_id: AppId, now: float, *, succeeded: bool, work: float | None) -> Outcome | None:
