@@ -247,7 +247,8 @@ class RMMetrics:
             "shepherd_queue_wait_seconds", "Time from an attempt's start until its AM container is allocated",
             ["queue"], registry=self.registry, buckets=WAIT_BUCKETS,
         )
-        for path, queue in rm.queues.items():  # each leaf's series from 0: a first wait is an increase to rate()
+        # each leaf queue's series from 0, so that a first wait is an increase to rate() and histogram_quantile()
+        for path, queue in (getattr(rm, "queues", None) or {}).items():
             if queue.is_leaf:
                 self.queue_wait_seconds.labels(queue=str(path))
         self.placements = Counter("shepherd_containers_placed", "Containers placed by the scheduler",
