@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,10 @@ class NotifySocket:
                     if key in msg.fields:
                         return msg
                 if proc is not None and proc.poll() is not None:
-                    raise AssertionError(f"the daemon exited ({proc.returncode}) before sending {key}=")
+                    log = getattr(proc, "log_path", None)
+                    tail = log.read_text()[-3000:] if log is not None and log.exists() else ""
+                    raise AssertionError(f"the daemon exited ({proc.returncode}) before sending {key}=; its log:\n"
+                                         f"{tail}")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     got = [m.fields for m in self.messages][-5:]
@@ -120,11 +124,18 @@ def _accepts(address: tuple[str, int]) -> bool:
         return False
 
 
+SECRETS = {"SHEPHERD_NODE_SECRET": uuid.uuid4().hex, "SHEPHERD_CLIENT_SECRET": uuid.uuid4().hex}
+
+
 def _daemon(args: list[str], sock: NotifySocket, log: Path, watchdog_usec: int = 400_000) -> subprocess.Popen[str]:
-    env = {**os.environ, "NOTIFY_SOCKET": sock.path, "WATCHDOG_USEC": str(watchdog_usec)}
+    """A daemon as its unit starts it: the notify socket and watchdog in its environment, and the secrets (the
+    unit's EnvironmentFile)."""
+    env = {**os.environ, **SECRETS, "NOTIFY_SOCKET": sock.path, "WATCHDOG_USEC": str(watchdog_usec)}
     env.pop("WATCHDOG_PID", None)
-    return subprocess.Popen([sys.executable, "-m", "rm.cli", *args], env=env, stdout=log.open("w"),
+    proc = subprocess.Popen([sys.executable, "-m", "rm.cli", *args], env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc.log_path = log  # type: ignore[attr-defined]
+    return proc
 
 
 def _stop(proc: subprocess.Popen[str]) -> int:
