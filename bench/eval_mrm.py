@@ -698,14 +698,11 @@ SHORTFALLS = """Why, and what the figures do not show:
   prices are the project's code; the execution is not the simulator's (no AM containers, heartbeats or
   container preemption costs). A job's phase can run no faster than its longest task, so a straggler the
   claim did not foresee can make a job late without a PI miss ("critical path" misses above).
-* **Slack for delay-tolerant jobs is long.** Eq. 13 as built measures the slack a job offers in
-  unit-seconds it could run *at its own width* and normalises it by the average job's *work*. A DT job pays p
-  only once it offers one average job of work as slack, so a one-map job (width 1) must accept a deadline
-  about avg_work seconds (tens of minutes) after its earliest finish, where the paper's single-server
-  reading gives one average job *duration* (43.9 s). DT deadlines are therefore far later than the paper's,
-  DS jobs see more room ahead of them, and the quoted curve (which stops at f^e + 8 critical paths, or the
-  last queued deadline) often has no point at p: a `--max-price p` submission of such a job would be refused
-  in the live system (the "past the quoted curve" column).
+* **Slack is a duration.** The slack a job offers is the time it could still run at its own width after its
+  earliest finish, normalised by the average job's *duration* at its width (the paper's single-server
+  reading: a DT job pays p once it offers about one average job duration); the slack of admitted claims, which
+  the jump-ahead term charges for, is their free room in unit-seconds over the average job's work. Every
+  quoted curve runs to the floor price, and a maximum price buys the earliest deadline within it by search.
 * **Claims are loose for small jobs.** The ridge estimator's residual spread is one number for all jobs, so
   the PI of a one-map job is many times its work (the paper's OLS had the same problem: PI length 13.8x the
   map duration); `bin` groups by type and size bin. Loose claims give lateness-free but late deadlines
@@ -720,45 +717,21 @@ SHORTFALLS = """Why, and what the figures do not show:
 """
 
 
-FINDINGS = """## Problems found in `rm/core/deadlines` (not changed here)
+FINDINGS = """## Problems this evaluation found in `rm/core/deadlines`, and what became of them
 
-* **`RidgeEstimator`'s critical path is the whole phase.** `fit` keeps, per phase, the largest
-  `longest / work` over every training run, and `estimate` sets `min_s = upper x that ratio`. A run with one
-  task has `longest / work` = 1 (more with a re-execution), so once any one-task run is in the history every
-  ridge claim gets `min_s` >= its whole work: `Phase.rate` = work / min_s <= 1 unit, the claim is laid one
-  unit wide and its critical path is its whole work. (Seven runs of a 1-16 task job with a 35 s longest task:
-  a 10-task job's claim is `Phase(308, width 10, min_s 360)`, rate 0.86.) In the full simulator below, after
-  nine finished runs a 360-map job was quoted a critical path of 43,542 s and one-map jobs ~6,300 s, so
-  nearly every later deadline was refused. The ratio should be of the longest task to the *mean task*
-  (work / tasks), applied to the new job's upper / tasks; this evaluation builds the claim's `min_s` that
-  way itself (`mrm_model.longest_ratio`).
-* **`RidgeEstimator` blows up on a feature its history never saw.** `fit` scales each column by its largest
-  absolute value floored at 1e-12; when every training run has `input_bytes` = 0 (a simulator or a stock
-  client without the `shepherd.input-bytes` tag) and a new job declares 1 GB, its scaled feature is 1e12
-  and the PI upper bound ~2e14 unit-seconds. A zero column should be dropped (or scaled by 1).
-* **`AutoEstimator` / `DeadlineSystem.estimate` prefer a thin regression to the job file.** The declared
-  durations are used only when the estimator returns None; `ridge` answers from three runs on, with one
-  residual spread for jobs of every size (a one-map job's upper bound 6,274 unit-seconds for ~100 of work
-  after nine runs), so a fresh RM quotes worse after a few runs than with none. A minimum history (a
-  multiple of the feature count) and a relative (log-work or weighted) error model would fix both.
-* **`BinEstimator`'s interval uses z with as few as two runs.** `mu + 1.96 x s x sqrt(1 + 1/n)` is a
-  normal quantile on a sample standard deviation; with n runs it needs Student's t with n - 1 degrees of
-  freedom (4.30 for n = 3, 2.78 for n = 5). With Table 1's rare bins (about 5 runs per type and bin in 500
-  training jobs) its reduce PI is exceeded for more than 5% of jobs.
-* **`DeadlineBook.relayout` gives up on feasible sets.** It lays claims latest deadline first, each as late
-  as it goes; with width caps that fails where a layout exists: capacity 2, A = 10 unit-s at width 1 by 10,
-  B = 12 unit-s at width 2 by 11 are both admitted, then `relayout(0)` returns False (B takes [5, 11) at 2
-  and leaves A 5 unit-s). The fallback (each claim re-laid EDF-first in the room the others leave) keeps
-  both ON_TRACK, so nothing breaks, but the relayout counts above show how often the repacking is the
-  fallback.
-* **`DeadlineSystem._remaining` takes finished work off the claim's phases in order.** When a phase ran under
-  its claim, the rest of that phase's claim stays in front, at that phase's width, while the job is already
-  in a narrower next phase: it cannot take what its layout owes it and looks behind. The RM knows the
-  phase of each container (the priorities `features.measured` groups by), so it could take work off the
-  phase it ran in (`--by-phase` in this evaluation).
-* **Eq. 13's slack is in unit-seconds at the job's width, normalised by the average work.** See above: a
-  narrow delay-tolerant job must give avg_work / width seconds of slack to pay p, and the quoted curve
-  often ends before that point.
+* **Fixed since:** the ridge estimator's critical path was its whole work (it now takes a high quantile of
+  the longest over the mean task, scaled to the job); it blew up on a feature the history never saw (such
+  features are left out); a regression answered from three runs (it now needs ten, or twice its features,
+  else the job file's durations are used); `bin` used the normal quantile on two to five runs (Student's t
+  now); finished work was taken off the claim's phases in order (now off the phase it ran in); the slack a
+  job offers was in unit-seconds over the average work (now a duration, see above) and curves stopped before
+  the floor price.
+* **Still open: `DeadlineBook.relayout` gives up on feasible sets.** It lays claims latest deadline first,
+  each as late as it goes; with width caps that fails where a layout exists: capacity 2, A = 10 unit-s at
+  width 1 by 10, B = 12 unit-s at width 2 by 11 are both admitted, then `relayout(0)` returns False (B takes
+  [5, 11) at 2 and leaves A 5 unit-s). The fallback (each claim re-laid EDF-first in the room the others
+  leave) keeps both ON_TRACK, so nothing breaks, but the relayout counts above show how often the repacking
+  is the fallback.
 """
 
 

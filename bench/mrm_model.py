@@ -167,6 +167,8 @@ class Model:
         self.book = FastBook(capacity, dt=dt) if mode == "mrm" else None
         self.recent: deque[float] = deque(maxlen=5000)
         self.recent_sum = 0.0
+        self.recent_dur: deque[float] = deque(maxlen=5000)  # each finished job's work over its width, summed
+        self.recent_dur_sum = 0.0
         self._seed_avg = avg_work
         self.active: list[Run] = []
         self.stats = ModelStats()
@@ -180,7 +182,19 @@ class Model:
             return max(1.0, self._seed_avg)
         return max(1.0, self.recent_sum / len(self.recent))
 
+    def avg_duration(self) -> float | None:
+        """The average job's duration at its width (``DeadlineSystem.avg_duration``), None before any job
+        finished (the pricer then uses the average work over the job's own width)."""
+        if not self.recent_dur:
+            return None
+        return max(1.0, self.recent_dur_sum / len(self.recent_dur))
+
     def _finished(self, r: Run) -> None:
+        d = sum(w / max(p.width, 1e-9) for w, p in zip(r.job.work, r.claim, strict=False))
+        if len(self.recent_dur) == self.recent_dur.maxlen:
+            self.recent_dur_sum -= self.recent_dur[0]
+        self.recent_dur.append(d)
+        self.recent_dur_sum += d
         w = r.job.total
         if len(self.recent) == self.recent.maxlen:
             self.recent_sum -= self.recent[0]
@@ -235,7 +249,8 @@ class Model:
                         if c.status == AT_RISK:
                             self._by_key[key].at_risk = True
             assert self.chooser is not None
-            pricer = Pricer(book, r.claim, now, kappa=self.kappa, avg_work=self.avg_work())
+            pricer = Pricer(book, r.claim, now, kappa=self.kappa, avg_work=self.avg_work(),
+                            avg_duration=self.avg_duration())
             r.earliest = pricer.earliest
             deadline = self.chooser(r, pricer)
             if deadline < 0:  # the user does not buy: refused

@@ -7,8 +7,10 @@ The price of finishing job ``j`` by ``d`` is MRM's eq. 13,
 floored at ``p_j`` (one token buys one unit-second), where
 
 * ``p_j`` is the job's work, the upper bound of its prediction interval, in unit-seconds;
-* ``δ_j`` is the slack it offers: the unit-seconds it could still run, at its own width, in the room between
-  its earliest finish and ``d``, normalised by the average job's work;
+* ``δ_j`` is the slack it offers: the time it could still run, at its own width, in the room between its
+  earliest finish and ``d`` (the unit-seconds it could run there over its width), normalised by the average
+  job's duration (its work over its width) — so a delay-tolerant job pays only ``p`` once it offers about
+  ``κ - 1`` average job durations of slack, whatever its width, as in the paper's single-server reading;
 * ``δ_i`` is the slack an admitted claim ``i`` has until its deadline (the free unit-seconds before ``d_i``
   in the lazy layout, normalised the same way) and ``δ'_i`` the same after ``j`` takes its ``p_j`` before
   ``d_i``. The sum charges ``j`` for the slack it takes from every deadline it jumps ahead of; it is zero for
@@ -56,9 +58,13 @@ class Pricer:
     """Eq. 13 over one book at one instant (the slack of each claim computed once)."""
 
     def __init__(self, book: DeadlineBook, phases: tuple[Phase, ...], now: float, *, kappa: float = DEFAULT_KAPPA,
-                 avg_work: float) -> None:
-        if kappa <= 0 or avg_work <= 0:
-            raise ValueError(f"pricing needs kappa > 0 and an average work > 0, got {kappa}, {avg_work}")
+                 avg_work: float, avg_duration: float | None = None) -> None:
+        """``avg_work``: the average job's work (unit-seconds), which normalises the slack of admitted claims;
+        ``avg_duration``: its duration at its width (seconds), which normalises the slack this job offers
+        (None: ``avg_work`` over this job's width)."""
+        if kappa <= 0 or avg_work <= 0 or (avg_duration is not None and avg_duration <= 0):
+            raise ValueError(f"pricing needs kappa > 0 and positive averages, got {kappa}, {avg_work}, "
+                             f"{avg_duration}")
         self.book = book
         self.phases = phases
         self.now = now
@@ -76,6 +82,7 @@ class Pricer:
         self._delta = slack / avg_work
         self._delta_after = np.clip(slack - self.work, 0.0, None) / avg_work
         self._rate = max((p.rate for p in phases), default=0.0)
+        self.avg_duration = avg_duration if avg_duration is not None else avg_work / max(self._rate, 1e-9)
 
     def jump_ahead(self, deadline: float) -> float:
         """The sum of eq. 13: what a job finishing by ``deadline`` takes from the deadlines after it."""
@@ -91,7 +98,7 @@ class Pricer:
             return float("inf")
         origin = self.s0 * self.book.dt
         offered = usable(self.free, self.earliest - origin, deadline - origin, self.book.dt, self._rate,
-                         self.book.beyond()) / self.avg
+                         self.book.beyond()) / max(self._rate, 1e-9) / self.avg_duration
         c = self.kappa * (self.work / (offered + 1.0) + self.jump_ahead(deadline))
         return max(c, self.work)
 

@@ -42,27 +42,9 @@ from rm.core.deadlines.estimate import (
 )
 from rm.core.deadlines.features import Declared, Span, measured
 from rm.core.deadlines.layout import Phase
-from rm.core.deadlines.pricing import DEFAULT_KAPPA, PriceQuote, Pricer
+from rm.core.deadlines.outcomes import DELAY_BUCKETS, MET, MISSED, Histogram, Outcome, Quote, Refusal
+from rm.core.deadlines.pricing import DEFAULT_KAPPA, Pricer
 from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, units_of
-
-MET = "MET"
-MISSED = "MISSED"
-DELAY_BUCKETS = (1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, math.inf)
-"""Seconds: the buckets of the tardiness and earliness histograms."""
-
-
-@dataclass(slots=True)
-class Histogram:
-    """Cumulative counts per upper bound (``DELAY_BUCKETS``) and the sum, as Prometheus keeps them."""
-
-    counts: list[int] = field(default_factory=lambda: [0] * len(DELAY_BUCKETS))
-    total: float = 0.0
-
-    def observe(self, x: float) -> None:
-        for i, b in enumerate(DELAY_BUCKETS):
-            if x <= b:
-                self.counts[i] += 1
-        self.total += x
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,40 +69,6 @@ class DeadlineConfig:
         if self.unit.is_zero() or any(v <= 0 for v in self.unit.amounts.values()):
             raise ValueError(f"the deadline unit must be a positive resource vector, got {self.unit}")
         make_estimator(self.estimator, self.z)
-
-
-@dataclass(frozen=True, slots=True)
-class Quote:
-    quote_id: str
-    queue: QueuePath
-    created: float
-    expires: float
-    job: JobFeatures
-    estimate: WorkEstimate
-    phases: tuple[Phase, ...]
-    price: PriceQuote
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    app_id: AppId
-    queue: QueuePath
-    deadline: float
-    finish: float
-    status: str  # MET | MISSED
-    pi_miss: bool  # its work exceeded the prediction interval it was admitted with
-    succeeded: bool
-
-
-class Refusal(Exception):
-    """A deadline the system will not admit: ``conflict`` (409) when it is valid but not possible now, with
-    the alternative in ``quote``; else the request itself cannot be served (400)."""
-
-    def __init__(self, reason: str, quote: dict[str, object] | None = None, *, conflict: bool = True) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.quote = dict(quote or {})
-        self.conflict = conflict
 
 
 @dataclass(slots=True)
@@ -149,6 +97,8 @@ class DeadlineSystem:
         self._fitted = True
         self._ever_fitted = False
         self._runs_seen = 0
+        self._work_sum = 0.0  # over ``runs``: the averages eq. 13 normalises by
+        self._duration_sum = 0.0
         self.background_fit = False  # the driver fits the estimator off its loop (``refit``/``install``)
         self.quotes: dict[str, Quote] = {}
         self.next_quote = 1
@@ -183,7 +133,13 @@ class DeadlineSystem:
     # ----------------------------------------------------------------------------------- estimation
 
     def record_run(self, run: RunRecord) -> None:
+        if len(self.runs) == self.runs.maxlen:  # the oldest run leaves the averages
+            old = self.runs[0]
+            self._work_sum -= sum(old.work)
+            self._duration_sum -= _duration(old)
         self.runs.append(run)
+        self._work_sum += sum(run.work)
+        self._duration_sum += _duration(run)
         self._fitted = False
         self._runs_seen += 1
 
@@ -218,9 +174,20 @@ class DeadlineSystem:
         """The average job's work (unit-seconds), which normalises slack in eq. 13: over the recent runs,
         else over the admitted claims, else one unit-minute."""
         if self.runs:
-            return max(1.0, float(np.mean([sum(r.work) for r in self.runs])))
+            return max(1.0, self._work_sum / len(self.runs))
         if self.held:
             return max(1.0, float(np.mean([h.claim.upper for h in self.held.values()])))
+        return 60.0
+
+    def avg_duration(self) -> float:
+        """The average job's duration at its width (seconds: each phase's work over its width, summed), which
+        normalises the slack a job offers in eq. 13: over the recent runs, else the admitted claims, else a
+        minute."""
+        if self.runs:
+            return max(1.0, self._duration_sum / len(self.runs))
+        if self.held:
+            return max(1.0, float(np.mean([sum(w / max(width, 1e-9) for w, width, _ in h.claim.phases)
+                                           for h in self.held.values()])))
         return 60.0
 
     # --------------------------------------------------------------------------------------- quotes
@@ -233,7 +200,8 @@ class DeadlineSystem:
             raise Refusal(f"no estimate for job {job.name!r}: it has no run history and its job file declares "
                           "no task durations", conflict=False)
         phases = est.claim()
-        price = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work()).quote()
+        price = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
+                       avg_duration=self.avg_duration()).quote()
         quote_id = f"quote_{int(now * 1000)}_{self.next_quote:04d}"
         self.next_quote += 1
         q = Quote(quote_id, queue, now, now + self.config.quote_ttl_s, job, est, phases, price)
@@ -278,7 +246,8 @@ class DeadlineSystem:
                 raise Refusal(f"no estimate for job {job.name!r}: it has no run history and its job file "
                               "declares no task durations", conflict=False)
             est, phases = got, got.claim()
-        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work())
+        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
+                        avg_duration=self.avg_duration())
         deadline = terms.deadline
         quoted = self.quotes[terms.quote_id].price if terms.quote_id is not None else None
         if deadline is None and quoted is not None and terms.max_price is None:
@@ -478,6 +447,11 @@ class DeadlineSystem:
         return sorted(self.held.items(), key=lambda kv: (kv[1].deadline, kv[0]))
 
 
+def _duration(run: RunRecord) -> float:
+    return sum(w / max(shape.tasks * shape.units, 1e-9)
+               for w, shape in zip(run.work, run.features.phases, strict=False))
+
+
 def _next_change(start: int, rate: np.ndarray, s: int) -> float:
     """The first step after ``s`` where the layout's rate differs from its rate at ``s``."""
     n = len(rate)
@@ -499,4 +473,5 @@ def units_done(resource: Resources, seconds: float, unit: Resources) -> float:
     return units_of(resource, unit) * max(0.0, seconds)
 
 
-__all__ = ["MET", "MISSED", "DeadlineConfig", "DeadlineSystem", "Outcome", "Quote", "Refusal", "units_done"]
+__all__ = ["DELAY_BUCKETS", "MET", "MISSED", "DeadlineConfig", "DeadlineSystem", "Histogram", "Outcome", "Quote",
+           "Refusal", "units_done"]
