@@ -34,6 +34,22 @@ def plan(
 ) -> None:
     """What would happen if JOB were submitted now: its queue, where its AM and first stage would be placed,
     its predicted start and finish, and the running apps it would delay. Nothing is submitted."""
+
+    def body(spec: Any) -> dict[str, Any]:
+        out: dict[str, Any] = spec.to_dict()
+        if queue:
+            out["queue"] = queue
+        return out
+
+    result = _post_job(job, output, rest, "/ws/v1/shepherd/plan", body, timeout=120.0).get("plan", {})
+    if result is not None:
+        console.print(plan_table(result))
+
+
+def _post_job(job: Path, output: str, rest: str | None, path: str, body: Any, *,
+              timeout: float = 30.0) -> dict[str, Any]:
+    """Read a job file, POST what ``body(job)`` makes of it to ``path`` as its user, and print the answer
+    as JSON when asked (then None comes back for the table)."""
     from am.jobspec import JobSpecError, load_job
     from rm.commands.rest import RestClient
 
@@ -44,20 +60,16 @@ def plan(
     except JobSpecError as exc:
         err_console.print(f"[red]invalid job file:[/red] {exc}")
         raise typer.Exit(2) from None
-    body = spec.to_dict()
-    if queue:
-        body["queue"] = queue
     user = spec.user or os.environ.get("USER", "dr.who")
-    with RestClient(rest, timeout=120.0) as client:
+    with RestClient(rest, timeout=timeout) as client:
         try:
-            answer = client.call("POST", f"/ws/v1/shepherd/plan?user.name={quote(user)}", body)
+            answer: dict[str, Any] = client.call("POST", f"{path}?user.name={quote(user)}", body(spec))
         except ClientError as exc:
             raise fail(exc) from None
-    result = answer.get("plan", {})
     if output == "json":
-        sys.stdout.write(dump(result, "json"))
-        return
-    console.print(plan_table(result))
+        sys.stdout.write(dump(next(iter(answer.values()), {}), "json"))
+        return {key: None for key in answer}
+    return answer
 
 
 def _when(ms: int | None, plan_ms: int) -> str:
@@ -128,28 +140,10 @@ def quote_job(
     """What finishing JOB by each deadline would cost now: its estimated work with a prediction interval,
     the earliest feasible finish, and a price curve. Buy a point with `shepherd submit JOB --quote ID
     [--deadline ...]` before the quote expires."""
-    from am.jobspec import JobSpecError, load_job
-    from rm.commands.rest import RestClient
-
-    if output not in ("table", "json"):
-        raise typer.BadParameter(f"-o must be table or json, not {output!r}")
-    try:
-        spec = load_job(job)
-    except JobSpecError as exc:
-        err_console.print(f"[red]invalid job file:[/red] {exc}")
-        raise typer.Exit(2) from None
-    user = spec.user or os.environ.get("USER", "dr.who")
-    body = {"queue": queue or spec.queue, "job": spec.to_dict()}
-    with RestClient(rest) as client:
-        try:
-            answer = client.call("POST", f"/ws/v1/shepherd/quotes?user.name={quote(user)}", body)
-        except ClientError as exc:
-            raise fail(exc) from None
-    q = answer.get("quote", {})
-    if output == "json":
-        sys.stdout.write(dump(q, "json"))
-        return
-    console.print(quote_table(q))
+    q = _post_job(job, output, rest, "/ws/v1/shepherd/quotes",
+                  lambda spec: {"queue": queue or spec.queue, "job": spec.to_dict()}).get("quote", {})
+    if q is not None:
+        console.print(quote_table(q))
 
 
 def quote_table(q: dict[str, Any]) -> RenderableType:
