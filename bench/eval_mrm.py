@@ -665,6 +665,12 @@ def write_page(path: Path, args: argparse.Namespace, est: dict[str, Any], ns: di
                    "one average job (43.9 s): even a starved DT job usually finishes in time. The priority "
                    "scheduler's DT violations are still the highest of the three schedulers at the 40-50 s "
                    "gaps.")
+        elif name.startswith("tardy at alpha <= 1.5"):
+            why = (" Every such miss is a PI or critical-path miss (no overbooking). Since the slack a job offers "
+                   "became a duration (the paper's reading), delay-tolerant jobs buy far less slack than with "
+                   "unit-second slack (which met this target at 0.04%), so at the busiest gaps a job whose "
+                   "work runs past its claim finds less room left before its deadline. The paper's 0.01% comes "
+                   "from estimates whose errors were all of one sign (about 95% above the actual).")
         elif name.startswith("unrestricted EDF"):
             why = (" In this model EDF is preemptive, fluid and work conserving over one pool; at these loads "
                    "a deadline of 2-4x a job's time alone is rarely too short, so EDF misses almost nothing, "
