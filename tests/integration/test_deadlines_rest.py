@@ -48,12 +48,15 @@ async def start(data_dir: Path) -> ResourceManager:
         tracker = pbg.ResourceTrackerStub(channel)
         node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
         node = [("authorization", f"Bearer {server.cfg.node_secret}")]
-        await tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+        call = tracker.RegisterNodeManager(pb.RegisterNodeRequest(
             node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())),
             metadata=node)
+        await call
+        node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
         await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
             node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
             metadata=node)
+    assert server.state.nodes[f"127.0.0.1:{node_id.port}"].state == "UNHEALTHY"  # type: ignore[index]  # nothing placed
     return server
 
 
