@@ -1,10 +1,13 @@
-"""Fixtures the integration tests share: the PostgreSQL server the store tests use for real."""
+"""Fixtures the integration tests share: the PostgreSQL server the store tests use for real, and a NodeManager
+that registers over gRPC and reports itself unhealthy (so an in-process RM places nothing)."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -44,3 +47,33 @@ def empty_pg_database(admin: Engine) -> Iterator[str]:
     finally:
         with admin.connect() as conn:
             conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def closed_port() -> int:
+    """A port nothing listens on (a NodeManager that will never answer)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def unhealthy_node(server: Any, capability: Any) -> str:
+    """Register a NodeManager of ``capability`` with ``server`` (a running ResourceManager) over gRPC, with
+    the node secret and its registration session, and report it unhealthy; its node id."""
+    import grpc
+
+    from proto import shepherd_pb2 as pb
+    from proto import shepherd_pb2_grpc as pbg
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+        tracker = pbg.ResourceTrackerStub(channel)
+        node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
+        node = [("authorization", f"Bearer {server.cfg.node_secret}")]
+        call = tracker.RegisterNodeManager(pb.RegisterNodeRequest(
+            node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=capability.to_dict())),
+            metadata=node)
+        await call
+        node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
+        await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
+            node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
+            metadata=node)
+    return f"127.0.0.1:{node_id.port}"

@@ -8,7 +8,6 @@ The only NodeManager reports itself unhealthy, so nothing is placed: apps keep t
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
+from tests.integration.conftest import unhealthy_node
 
 pytestmark = pytest.mark.asyncio
 
@@ -34,29 +34,12 @@ BIG = {"id": "big", "stages": [{"name": "s", "tasks": 6, "duration_s": 600, "mem
                                 "command": "sleep 600"}]}
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def start(data_dir: Path) -> ResourceManager:
     server = ResourceManager(RMConfig(data_dir=data_dir, create_store=True, grpc_port=0, rest_port=0,
                                       ipc_client_port=-1, ipc_scheduler_port=-1, scheduler="mrm"))
     await server.start()
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-        tracker = pbg.ResourceTrackerStub(channel)
-        node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
-        node = [("authorization", f"Bearer {server.cfg.node_secret}")]
-        call = tracker.RegisterNodeManager(pb.RegisterNodeRequest(
-            node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())),
-            metadata=node)
-        await call
-        node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
-        await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
-            node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
-            metadata=node)
-    assert server.state.nodes[f"127.0.0.1:{node_id.port}"].state == "UNHEALTHY"  # type: ignore[index]  # nothing placed
+    node = await unhealthy_node(server, NODE)
+    assert server.state.nodes[node].state == "UNHEALTHY"  # type: ignore[index]  # nothing placed
     return server
 
 

@@ -8,7 +8,6 @@ placed and every app stays as its submission left it."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
+from tests.integration.conftest import unhealthy_node
 
 pytestmark = pytest.mark.asyncio
 
@@ -226,30 +226,13 @@ class Ipc:
         return None
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest_asyncio.fixture
 async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
     server = ResourceManager(RMConfig(data_dir=tmp_path / "rm", create_store=True, grpc_port=0, rest_port=0,
                                       queues=QUEUES, ipc_client_port=0, ipc_scheduler_port=-1))
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            tracker = pbg.ResourceTrackerStub(channel)
-            node_id = pb.NodeId(host="127.0.0.1", port=closed_port())
-            node = [("authorization", f"Bearer {server.cfg.node_secret}")]
-            call = tracker.RegisterNodeManager(pb.RegisterNodeRequest(
-                node_id=node_id, http_address="127.0.0.1:1", capability=pb.Resource(values=NODE.to_dict())),
-                metadata=node)
-            await call
-            node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
-            await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
-                node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
-                metadata=node)
+        await unhealthy_node(server, NODE)
         assert server.state.max_allocation() == NODE
         yield server
     finally:
