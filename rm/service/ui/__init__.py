@@ -1,0 +1,88 @@
+"""The ResourceManager's web UI: server-rendered pages at ``/`` and under ``/ui``, from the same ledger and the
+same REST renderers as ``/ws/v1/...`` (so every number agrees with the API), with their CSS and JS shipped in
+this package (no CDN: it works on clusters without internet access). docs/ui.md describes the pages.
+
+Handlers run on the RM's event loop, like the REST ones, so each page reads one consistent ledger.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from common.errors import YarnError
+from rm.service.ui.app_page import app_page
+from rm.service.ui.apps import apps_page
+from rm.service.ui.deadlines import deadlines_page
+from rm.service.ui.nodes import node_page, nodes_page
+from rm.service.ui.overview import overview_page
+from rm.service.ui.page import STATIC, esc, page
+from rm.service.ui.queues import queues_page
+from rm.service.ui.reservations import reservations_page
+
+if TYPE_CHECKING:
+    from rm.service.operations import Operations
+    from rm.service.server import ResourceManager
+
+ASSETS = Path(__file__).resolve().parent / "static"
+HTML_HEADERS = {"Cache-Control": "no-store"}
+
+
+def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
+    api.mount(STATIC, StaticFiles(directory=ASSETS), name="ui-static")
+
+    def html(text: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(text, status_code=status, headers=HTML_HEADERS)
+
+    def missing(err: YarnError, active: str) -> HTMLResponse:
+        """An id that names nothing (404) or is malformed (400), as a page rather than a JSON error."""
+        body = f'<p class="warn">{esc(err.message)}.</p><p><a href="/ui/{active}">Back to the list</a></p>'
+        title = "Not found" if err.status == 404 else "Bad request"
+        return html(page(title, active, body, now=rm.now(), refresh=False), err.status)
+
+    @api.get("/", include_in_schema=False)
+    @api.get("/ui", include_in_schema=False)
+    @api.get("/ui/", include_in_schema=False)
+    async def overview() -> HTMLResponse:
+        return html(overview_page(rm))
+
+    @api.get("/ui/apps", include_in_schema=False)
+    async def apps(request: Request) -> HTMLResponse:
+        return html(apps_page(rm, dict(request.query_params)))
+
+    @api.get("/ui/apps/{app_id}", include_in_schema=False)
+    async def app(app_id: str) -> HTMLResponse:
+        try:
+            return html(app_page(rm, app_id))
+        except YarnError as err:
+            return missing(err, "apps")
+
+    @api.get("/ui/nodes", include_in_schema=False)
+    async def nodes() -> HTMLResponse:
+        return html(nodes_page(rm))
+
+    @api.get("/ui/nodes/{node_id}", include_in_schema=False)
+    async def node(node_id: str) -> HTMLResponse:
+        try:
+            return html(node_page(rm, node_id))
+        except YarnError as err:
+            return missing(err, "nodes")
+
+    @api.get("/ui/queues", include_in_schema=False)
+    async def queues() -> HTMLResponse:
+        return html(queues_page(rm))
+
+    @api.get("/ui/reservations", include_in_schema=False)
+    async def reservations(request: Request) -> HTMLResponse:
+        return html(reservations_page(rm, dict(request.query_params)))
+
+    @api.get("/ui/deadlines", include_in_schema=False)
+    async def deadlines(queue: str | None = None) -> HTMLResponse:
+        return html(deadlines_page(rm, ops, queue))
+
+
+__all__ = ["add_ui_routes"]
