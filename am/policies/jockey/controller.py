@@ -1,0 +1,243 @@
+"""Jockey's control loop: how many units a job should hold now to finish with the best utility (§4.3).
+
+Every period the controller reads the job's progress, asks the remaining-time model for C(p, a) at each
+allocation ``a`` of the grid, and scores each allocation by the expected utility of finishing at
+``t_r + slack × C(p, a)`` (``t_r`` = time since the job started), against the utility shifted ``D``
+earlier (the dead zone: a 60-minute deadline with D = 3 min is planned as 57 minutes). The raw target
+``A^r`` is the *smallest* allocation whose expected utility is the best achievable. Then:
+
+* **hysteresis** — the smoothed allocation moves a share ``α`` of the way: A^s ← A^s + α (A^r − A^s);
+  the request sent is ⌈A^s⌉;
+* **dead zone** — a band of width D below the planning deadline d − D. The job is behind as soon as
+  its predicted finish at the current allocation passes d − D, and the controller raises at once (still
+  D before the real deadline). It releases units only when the job would finish at least D earlier
+  than that, by d − 2D, at its current allocation; in between it holds still, so a noisy indicator
+  does not move the allocation back and forth.
+
+``quantile`` replaces the expectation by one quantile of C (the paper's §5.3 speaks of worst-case
+predictions). Period and dead zone default to the paper's values scaled with the deadline: 1 and
+3 minutes at d = 60 minutes, i.e. d / 60 and d / 20.
+
+Pure: ``now`` is passed in, nothing is read from a clock; the live AM and the simulator call ``step``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from am.policies.jockey.model import RemainingModel
+from am.policies.jockey.progress import JobState
+from am.policies.jockey.utility import Utility
+
+FloatArray = npt.NDArray[np.float64]
+Status = Literal["ON_TRACK", "AT_RISK"]
+
+PAPER_DEADLINE_S = 3600.0
+PAPER_PERIOD_S = 60.0
+PAPER_DEAD_ZONE_S = 180.0
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class ControlConfig:
+    slack: float = 1.2
+    hysteresis: float = 0.2  # α: 1 jumps straight to the target
+    dead_zone_s: float | None = None  # None: deadline × 3/60
+    period_s: float | None = None  # None: deadline × 1/60
+    quantile: float | None = None  # None: expected utility over C's distribution; else that quantile of C
+    min_units: int = 1
+    max_units: int | None = None  # a hard limit on the request (the paper's cap)
+    initial_units: float | None = None  # None: the first step starts at its raw target
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.slack) and self.slack > 0):
+            raise ValueError(f"slack must be > 0, got {self.slack}")
+        if not 0 < self.hysteresis <= 1:
+            raise ValueError(f"hysteresis must be in (0, 1], got {self.hysteresis}")
+        if self.dead_zone_s is not None and not self.dead_zone_s >= 0:
+            raise ValueError(f"dead_zone_s must be >= 0, got {self.dead_zone_s}")
+        if self.period_s is not None and not self.period_s > 0:
+            raise ValueError(f"period_s must be > 0, got {self.period_s}")
+        if self.quantile is not None and not 0 <= self.quantile <= 1:
+            raise ValueError(f"quantile must be in [0, 1], got {self.quantile}")
+        if self.min_units < 1:
+            raise ValueError(f"min_units must be >= 1, got {self.min_units}")
+        if self.max_units is not None and self.max_units < self.min_units:
+            raise ValueError(f"max_units {self.max_units} is below min_units {self.min_units}")
+
+    def scaled_dead_zone_s(self, deadline_s: float) -> float:
+        if self.dead_zone_s is not None:
+            return self.dead_zone_s
+        return deadline_s * PAPER_DEAD_ZONE_S / PAPER_DEADLINE_S
+
+    def scaled_period_s(self, deadline_s: float) -> float:
+        if self.period_s is not None:
+            return self.period_s
+        period = deadline_s * PAPER_PERIOD_S / PAPER_DEADLINE_S
+        if period <= 0:
+            raise ValueError("the utility has no deadline (no flat top) to scale the period by; give period_s")
+        return period
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One step of the loop; the trace keeps every one. Times are absolute, like ``now``."""
+
+    time: float
+    progress: float
+    raw_units: int  # A^r: the smallest allocation with the best expected utility
+    smoothed_units: float  # A^s after hysteresis (or unchanged when held)
+    requested_units: int  # ⌈A^s⌉ within [min_units, max_units]: what the AM asks for
+    predicted_remaining_s: float  # C at the requested units (mean or the quantile), before slack
+    predicted_finish: float  # time + slack × predicted_remaining_s
+    late_s: float  # predicted finish minus the planning deadline d − D (> 0: behind)
+    expected_utility: float  # at the requested units, against the utility shifted by D
+    status: Status  # ON_TRACK when the predicted finish is within the real deadline
+    held: bool  # the dead zone kept the allocation although the target differed
+    next_step_at: float
+
+
+def smooth(previous: float, target: float, alpha: float) -> float:
+    """A^s_t = A^s_{t-1} + α (A^r − A^s_{t-1})."""
+    return previous + alpha * (target - previous)
+
+
+def expected_utilities(
+    utility: Utility, elapsed_s: float, remaining_s: FloatArray, slack: float, quantile: float | None = None
+) -> FloatArray:
+    """Per row of ``remaining_s`` (equally likely samples): E[U(elapsed + slack × C)], or U at the quantile."""
+    rows = np.atleast_2d(np.asarray(remaining_s, dtype=np.float64))
+    if quantile is not None:
+        point = np.quantile(rows, quantile, axis=1)
+        return utility.values(elapsed_s + slack * point)
+    return utility.expected(elapsed_s + slack * rows, axis=1)
+
+
+def smallest_maximiser(allocations: Sequence[float], utilities: FloatArray, tolerance: float = TOLERANCE) -> int:
+    """Index of the smallest allocation whose utility is the best (within ``tolerance`` of it)."""
+    if len(allocations) == 0:
+        raise ValueError("no allocation to choose from")
+    best = float(np.max(utilities))
+    slack = tolerance * max(1.0, abs(best))
+    good = [i for i, u in enumerate(utilities) if u >= best - slack]
+    return min(good, key=lambda i: allocations[i])
+
+
+class JockeyController:
+    """Per-job SLO control. ``step(now, state)`` every period; ``trace`` keeps the decisions."""
+
+    def __init__(
+        self, model: RemainingModel, utility: Utility, config: ControlConfig | None = None, *, started_at: float = 0.0
+    ) -> None:
+        self._model = model
+        self._config = config or ControlConfig()
+        self._started_at = started_at
+        self._smoothed: float | None = None
+        self._last: Decision | None = None
+        self._trace: list[Decision] = []
+        self._utility = utility
+        self._set_scales(utility)
+
+    def _set_scales(self, utility: Utility) -> None:
+        self._dead_zone_s = self._config.scaled_dead_zone_s(utility.deadline)
+        self._period_s = self._config.scaled_period_s(utility.deadline)
+
+    @property
+    def config(self) -> ControlConfig:
+        return self._config
+
+    @property
+    def utility(self) -> Utility:
+        return self._utility
+
+    @property
+    def period_s(self) -> float:
+        return self._period_s
+
+    @property
+    def dead_zone_s(self) -> float:
+        return self._dead_zone_s
+
+    @property
+    def trace(self) -> tuple[Decision, ...]:
+        return tuple(self._trace)
+
+    def set_utility(self, utility: Utility) -> None:
+        """A new deadline or utility from now on (the paper's §5.2); the next ``step`` acts on it at once."""
+        self._utility = utility
+        self._set_scales(utility)
+        self._last = None
+
+    def candidates(self) -> list[int]:
+        cfg = self._config
+        hi = cfg.max_units if cfg.max_units is not None else max(self._model.allocations)
+        out = [a for a in self._model.allocations if cfg.min_units <= a <= hi]
+        return out or [max(cfg.min_units, min(hi, max(self._model.allocations)))]
+
+    def _clamp(self, units: float) -> int:
+        cfg = self._config
+        n = max(cfg.min_units, math.ceil(units - TOLERANCE))
+        return min(n, cfg.max_units) if cfg.max_units is not None else n
+
+    def step(self, now: float, state: JobState) -> Decision:
+        """Decide the request for the coming period. Called before the period is up, it changes nothing
+        and returns the last decision."""
+        last = self._last
+        if last is not None and now < last.next_step_at - TOLERANCE * self._period_s:
+            return last
+        cfg = self._config
+        elapsed = now - self._started_at
+        cands = self.candidates()
+        previous = self._smoothed if self._smoothed is not None else cfg.initial_units
+        current = self._clamp(previous) if previous is not None else None
+        asked: list[float] = [float(a) for a in cands] + ([float(current)] if current is not None else [])
+        forecast = self._model.forecast(state, asked)
+        plan = self._utility.shifted(self._dead_zone_s)
+        eu = expected_utilities(plan, elapsed, forecast.samples[: len(cands)], cfg.slack, cfg.quantile)
+        raw = cands[smallest_maximiser(cands, eu)]
+        held = False
+        if previous is None:
+            smoothed = float(raw)
+        elif raw > previous or (raw < previous and self._early_enough(elapsed, forecast.samples, len(cands))):
+            smoothed = smooth(previous, raw, cfg.hysteresis)
+        else:
+            smoothed = previous
+            held = raw < previous
+        self._smoothed = smoothed
+        requested = self._clamp(smoothed)
+        mine = self._model.forecast(state, [float(requested)]).samples[0]
+        point = float(np.quantile(mine, cfg.quantile)) if cfg.quantile is not None else float(np.mean(mine))
+        finish_rel = elapsed + cfg.slack * point
+        decision = Decision(
+            time=now,
+            progress=forecast.progress,
+            raw_units=raw,
+            smoothed_units=smoothed,
+            requested_units=requested,
+            predicted_remaining_s=point,
+            predicted_finish=self._started_at + finish_rel,
+            late_s=finish_rel - (self._utility.deadline - self._dead_zone_s),
+            expected_utility=float(expected_utilities(plan, elapsed, mine[None, :], cfg.slack, cfg.quantile)[0]),
+            status="ON_TRACK" if finish_rel <= self._utility.deadline + TOLERANCE else "AT_RISK",
+            held=held,
+            next_step_at=now + self._period_s,
+        )
+        self._last = decision
+        self._trace.append(decision)
+        return decision
+
+    def _early_enough(self, elapsed: float, samples: FloatArray, ncands: int) -> bool:
+        """Whether the current allocation (the last row of ``samples``) would finish a dead zone ahead of
+        the planning deadline: it reaches the best utility achievable against the utility shifted by 2D."""
+        cfg = self._config
+        early = self._utility.shifted(2 * self._dead_zone_s)
+        eu = expected_utilities(early, elapsed, samples[:ncands], cfg.slack, cfg.quantile)
+        here = float(expected_utilities(early, elapsed, samples[ncands:], cfg.slack, cfg.quantile)[0])
+        best = float(np.max(eu))
+        return here >= best - TOLERANCE * max(1.0, abs(best))

@@ -1,0 +1,239 @@
+"""Progress indicators: one number in [0, 1] for how far a running job has come (Jockey §4.2, §5.4).
+
+Every indicator reads ``f_s``, the fraction of stage ``s``'s tasks that have finished, against the job's
+profile. The paper's choice is totalworkWithQ; the others are there to compare with it (its Fig. 10):
+
+* ``totalworkWithQ`` — Σ_s f_s (Q_s + T_s) / Σ_s (Q_s + T_s): the queued-plus-running time of the
+  finished tasks, as a share of the whole job's;
+* ``totalwork`` — Σ_s f_s T_s / Σ_s T_s;
+* ``vertexfrac`` — finished tasks / all tasks;
+* ``cp`` — 1 − S(f) / S(0), with S(f) = max over unfinished stages of (1 − f_s) l_s + L_s, the remaining
+  critical path (the same S_t the Amdahl model uses);
+* ``minstage`` — min over unfinished stages of t^b_s + f_s (t^e_s − t^b_s), with t^b, t^e the stage's start
+  and end relative to the job's length in a reference run; ``minstage-inf`` takes them from a run with
+  unlimited containers (so it follows the critical path).
+
+Running tasks and their elapsed time are part of ``JobState`` but, as in the paper, no indicator credits
+partial tasks: a task counts when it has finished.
+
+The indicator used at run time must be the one the C(p, a) table was built with; the model asks the
+indicator for ``batch`` values over many simulated states, so each indicator evaluates whole arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from am.policies.jockey.profile import JobProfile, ProfileError
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class StageState:
+    """One stage of the running job: finished tasks, and the elapsed time of each running task."""
+
+    done: int
+    tasks: int | None = None  # this run's task count; None = the profile's
+    running_elapsed_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobState:
+    """The running job by stage name; a stage that is absent has not finished any task."""
+
+    stages: Mapping[str, StageState] = field(default_factory=dict)
+
+    @staticmethod
+    def of(**done: int) -> JobState:
+        """Shorthand for tests and examples: finished task counts by stage name."""
+        return JobState({name: StageState(done=n) for name, n in done.items()})
+
+
+def fractions(profile: JobProfile, state: JobState) -> FloatArray:
+    """f_s for every stage of the profile, in profile order, clamped to [0, 1]."""
+    out = np.zeros(len(profile.stages), dtype=np.float64)
+    for name, st in state.stages.items():
+        try:
+            i = profile.index(name)
+        except KeyError:
+            raise ProfileError(f"the job reports stage {name!r}, which profile {profile.name!r} lacks") from None
+        tasks = st.tasks if st.tasks is not None else profile.stages[i].tasks
+        out[i] = min(1.0, max(0.0, st.done / tasks)) if tasks > 0 else 1.0
+    return out
+
+
+class ProgressIndicator(Protocol):
+    name: ClassVar[str]
+
+    @property
+    def profile(self) -> JobProfile: ...
+
+    def batch(self, f: FloatArray) -> FloatArray:
+        """Progress for every row of ``f`` (shape ``(k, stages)``)."""
+        ...
+
+    def progress(self, state: JobState) -> float: ...
+
+    def stage_weights(self) -> FloatArray | None:
+        """Per-stage weights when progress is Σ_s w_s f_s (lets the model take a faster path), else None."""
+        ...
+
+
+class _Linear:
+    """Progress = Σ_s w_s f_s with weights summing to 1."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, profile: JobProfile) -> None:
+        raw = self._raw_weights(profile)
+        total = float(raw.sum())
+        self._profile = profile
+        # a job with no weight at all (e.g. zero durations) falls back to counting tasks
+        self._w = raw / total if total > 0 else _task_weights(profile)
+
+    def _raw_weights(self, profile: JobProfile) -> FloatArray:
+        raise NotImplementedError
+
+    @property
+    def profile(self) -> JobProfile:
+        return self._profile
+
+    def stage_weights(self) -> FloatArray | None:
+        return np.array(self._w, dtype=np.float64)
+
+    def batch(self, f: FloatArray) -> FloatArray:
+        return np.asarray(np.clip(f @ self._w, 0.0, 1.0), dtype=np.float64)
+
+    def progress(self, state: JobState) -> float:
+        return float(self.batch(fractions(self._profile, state)[None, :])[0])
+
+
+def _task_weights(profile: JobProfile) -> FloatArray:
+    n = np.array([s.tasks for s in profile.stages], dtype=np.float64)
+    return np.asarray(n / n.sum(), dtype=np.float64)
+
+
+class TotalWorkWithQ(_Linear):
+    name: ClassVar[str] = "totalworkWithQ"
+
+    def _raw_weights(self, profile: JobProfile) -> FloatArray:
+        return np.array([s.total_queue_s + s.total_work_s for s in profile.stages], dtype=np.float64)
+
+
+class TotalWork(_Linear):
+    name: ClassVar[str] = "totalwork"
+
+    def _raw_weights(self, profile: JobProfile) -> FloatArray:
+        return np.array([s.total_work_s for s in profile.stages], dtype=np.float64)
+
+
+class VertexFrac(_Linear):
+    name: ClassVar[str] = "vertexfrac"
+
+    def _raw_weights(self, profile: JobProfile) -> FloatArray:
+        return _task_weights(profile)
+
+
+def remaining_critical_path(profile: JobProfile, f: FloatArray) -> FloatArray:
+    """S(f) = max over stages with f_s < 1 of (1 − f_s) l_s + L_s, row by row (0 when all are done)."""
+    longest = np.array([s.longest_s for s in profile.stages], dtype=np.float64)
+    to_end = np.array(profile.path_to_end_s(), dtype=np.float64)
+    per_stage = np.where(f < 1.0, (1.0 - f) * longest + to_end, 0.0)
+    return np.asarray(per_stage.max(axis=-1), dtype=np.float64)
+
+
+class CriticalPath:
+    name: ClassVar[str] = "cp"
+
+    def __init__(self, profile: JobProfile) -> None:
+        self._profile = profile
+        self._whole = float(remaining_critical_path(profile, np.zeros((1, len(profile.stages))))[0])
+
+    @property
+    def profile(self) -> JobProfile:
+        return self._profile
+
+    def stage_weights(self) -> FloatArray | None:
+        return None
+
+    def batch(self, f: FloatArray) -> FloatArray:
+        if self._whole <= 0:
+            return np.asarray(np.all(f >= 1.0, axis=-1), dtype=np.float64)
+        return np.asarray(np.clip(1.0 - remaining_critical_path(self._profile, f) / self._whole, 0.0, 1.0))
+
+    def progress(self, state: JobState) -> float:
+        return float(self.batch(fractions(self._profile, state)[None, :])[0])
+
+
+class MinStage:
+    """``min over unfinished s of t^b_s + f_s (t^e_s − t^b_s)``, t^b and t^e as fractions of the job."""
+
+    name: ClassVar[str] = "minstage"
+
+    def __init__(self, profile: JobProfile, begin: FloatArray, end: FloatArray) -> None:
+        self._profile = profile
+        self._b = np.asarray(begin, dtype=np.float64)
+        self._e = np.asarray(end, dtype=np.float64)
+
+    @staticmethod
+    def from_reference_run(profile: JobProfile) -> MinStage:
+        """t^b, t^e from the stage start and end times the profile recorded (the paper's minstage)."""
+        starts = [s.typical_start_s for s in profile.stages]
+        ends = [s.typical_end_s for s in profile.stages]
+        if any(x is None for x in starts) or any(x is None for x in ends):
+            raise ProfileError(f"profile {profile.name!r} lacks stage start/end times for minstage")
+        b = np.array(starts, dtype=np.float64)
+        e = np.array(ends, dtype=np.float64)
+        length = float(e.max())
+        return MinStage(profile, b / length, e / length) if length > 0 else MinStage(profile, b * 0, e * 0 + 1)
+
+    @staticmethod
+    def unlimited(profile: JobProfile) -> MinStage:
+        """t^b, t^e from a run with unlimited containers and longest tasks (the paper's minstage-inf)."""
+        per_task = [s.mean_init_s + s.longest_s for s in profile.stages]
+        b = np.array(profile.earliest_start_s(per_task), dtype=np.float64)
+        e = b + np.array(per_task, dtype=np.float64)
+        length = float(e.max())
+        if length <= 0:
+            return MinStageInf(profile, b * 0, e * 0 + 1)
+        return MinStageInf(profile, b / length, e / length)
+
+    @property
+    def profile(self) -> JobProfile:
+        return self._profile
+
+    def stage_weights(self) -> FloatArray | None:
+        return None
+
+    def batch(self, f: FloatArray) -> FloatArray:
+        per_stage = np.where(f < 1.0, self._b + f * (self._e - self._b), np.inf)
+        low = per_stage.min(axis=-1)
+        return np.asarray(np.clip(np.where(np.isfinite(low), low, 1.0), 0.0, 1.0), dtype=np.float64)
+
+    def progress(self, state: JobState) -> float:
+        return float(self.batch(fractions(self._profile, state)[None, :])[0])
+
+
+class MinStageInf(MinStage):
+    """minstage with t^b, t^e from a run with unlimited containers (build it with ``MinStage.unlimited``)."""
+
+    name: ClassVar[str] = "minstage-inf"
+
+
+INDICATORS: dict[str, type[TotalWorkWithQ | TotalWork | VertexFrac | CriticalPath]] = {
+    TotalWorkWithQ.name: TotalWorkWithQ,
+    TotalWork.name: TotalWork,
+    VertexFrac.name: VertexFrac,
+    CriticalPath.name: CriticalPath,
+}
+"""The indicators that need nothing but the profile; minstage needs ``MinStage.from_reference_run``."""
+
+_: type[ProgressIndicator] = TotalWorkWithQ
+_cp: type[ProgressIndicator] = CriticalPath
+_ms: type[ProgressIndicator] = MinStage
