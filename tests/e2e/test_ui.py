@@ -13,6 +13,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -94,9 +95,12 @@ def workload(cluster: LocalCluster, http: httpx.Client, tmp_path_factory: pytest
     job = sleep_job("ui-dag", 1, tasks=2, memory_mb=256, stages=2)
     job["stages"][1].update({"tasks": 1, "duration_s": 120, "command": "sleep 120"})
     out["dag"] = submit_job(cluster, write_job(root, job), root / "client")
+
+    def ended(app_id: str) -> bool:
+        return http.get(f"/ws/v1/cluster/apps/{app_id}").json()["app"]["state"] in FINAL
+
     for name in ("quick-a", "quick-b"):
-        wait_until(lambda n=name: http.get(f"/ws/v1/cluster/apps/{out[n]}").json()["app"]["state"] in FINAL,
-                   60, f"{name} to end")
+        wait_until(partial(ended, out[name]), 60, f"{name} to end")
     return out
 
 
