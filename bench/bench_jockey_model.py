@@ -31,10 +31,16 @@ def random_profile(stages: int, tasks: int, seed: int = 1) -> JobProfile:
             parents = tuple(f"s{j}" for j in sorted(rng.choice(i, size=k, replace=False)))
         median = float(rng.uniform(1.5, 5.0))
         run_s = tuple(float(x) for x in rng.lognormal(np.log(median), 0.6, size=20))
-        out.append(StageProfile(
-            name=f"s{i}", tasks=int(counts[i]), run_s=run_s, init_s=(0.2, 0.5, 1.0),
-            failure_p=0.01, parents=parents,
-        ))
+        out.append(
+            StageProfile(
+                name=f"s{i}",
+                tasks=int(counts[i]),
+                run_s=run_s,
+                init_s=(0.2, 0.5, 1.0),
+                failure_p=0.01,
+                parents=parents,
+            )
+        )
     return JobProfile("bench", tuple(out))
 
 
@@ -58,8 +64,10 @@ def main() -> None:
     )
     print(f"C(p, a) precompute: {best:.2f} s (best of {args.repeat})")
     mid = table.lookup(0.5, table.grid[len(table.grid) // 2])
-    print(f"C(0, a_max) median {float(np.median(table.lookup(0.0, table.grid[-1]))):.1f} s; "
-          f"C(0.5, a_mid) median {float(np.median(mid)):.1f} s")
+    print(
+        f"C(0, a_max) median {float(np.median(table.lookup(0.0, table.grid[-1]))):.1f} s; "
+        f"C(0.5, a_mid) median {float(np.median(mid)):.1f} s"
+    )
 
 
 if __name__ == "__main__":

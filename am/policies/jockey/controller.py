@@ -81,7 +81,9 @@ class ControlConfig:
             return self.period_s
         period = deadline_s * PAPER_PERIOD_S / PAPER_DEADLINE_S
         if period <= 0:
-            raise ValueError("the utility has no deadline (no flat top) to scale the period by; give period_s")
+            raise ValueError(
+                "the utility has no deadline (no flat top) to scale the period by; give period_s"
+            )
         return period
 
 
@@ -111,7 +113,7 @@ def smooth(previous: float, target: float, alpha: float) -> float:
 def expected_utilities(
     utility: Utility, elapsed_s: float, remaining_s: FloatArray, slack: float, quantile: float | None = None
 ) -> FloatArray:
-    """Per row of ``remaining_s`` (equally likely samples): E[U(elapsed + slack × C)], or U at the quantile."""
+    """Per row of ``remaining_s`` (equally likely samples): E[U(elapsed + slack × C)], or U at a quantile."""
     rows = np.atleast_2d(np.asarray(remaining_s, dtype=np.float64))
     if quantile is not None:
         point = np.quantile(rows, quantile, axis=1)
@@ -119,7 +121,9 @@ def expected_utilities(
     return utility.expected(elapsed_s + slack * rows, axis=1)
 
 
-def smallest_maximiser(allocations: Sequence[float], utilities: FloatArray, tolerance: float = TOLERANCE) -> int:
+def smallest_maximiser(
+    allocations: Sequence[float], utilities: FloatArray, tolerance: float = TOLERANCE
+) -> int:
     """Index of the smallest allocation whose utility is the best (within ``tolerance`` of it)."""
     if len(allocations) == 0:
         raise ValueError("no allocation to choose from")
@@ -133,7 +137,12 @@ class JockeyController:
     """Per-job SLO control. ``step(now, state)`` every period; ``trace`` keeps the decisions."""
 
     def __init__(
-        self, model: RemainingModel, utility: Utility, config: ControlConfig | None = None, *, started_at: float = 0.0
+        self,
+        model: RemainingModel,
+        utility: Utility,
+        config: ControlConfig | None = None,
+        *,
+        started_at: float = 0.0,
     ) -> None:
         self._model = model
         self._config = config or ControlConfig()
@@ -223,7 +232,9 @@ class JockeyController:
             predicted_remaining_s=point,
             predicted_finish=self._started_at + finish_rel,
             late_s=finish_rel - (self._utility.deadline - self._dead_zone_s),
-            expected_utility=float(expected_utilities(plan, elapsed, mine[None, :], cfg.slack, cfg.quantile)[0]),
+            expected_utility=float(
+                expected_utilities(plan, elapsed, mine[None, :], cfg.slack, cfg.quantile)[0]
+            ),
             status="ON_TRACK" if finish_rel <= self._utility.deadline + TOLERANCE else "AT_RISK",
             held=held,
             next_step_at=now + self._period_s,

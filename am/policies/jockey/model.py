@@ -49,7 +49,7 @@ _EPS = 1e-9
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Forecast:
-    """Remaining seconds at each allocation: ``samples[i]`` are equally likely values for ``allocations[i]``."""
+    """Remaining seconds per allocation: ``samples[i]`` are equally likely values for ``allocations[i]``."""
 
     progress: float
     allocations: tuple[float, ...]
@@ -76,7 +76,7 @@ def allocation_grid(max_units: int, points: int = DEFAULT_GRID_POINTS) -> tuple[
 
 
 def _interp_rows(x: float, xs: FloatArray, rows: FloatArray) -> FloatArray:
-    """Linear interpolation of ``rows[i]`` (stacked along axis 0) at ``x`` within ``xs``; clamped at the ends."""
+    """Linear interpolation of ``rows[i]`` (stacked along axis 0) at ``x`` in ``xs``, clamped at the ends."""
     if x <= xs[0]:
         return np.asarray(rows[0], dtype=np.float64)
     if x >= xs[-1]:
@@ -108,12 +108,17 @@ class CpaTable:
         object.__setattr__(self, "remaining_s", np.sort(self.remaining_s, axis=2))
 
     @staticmethod
-    def of(levels: Sequence[float], grid: Sequence[int], remaining_s: npt.ArrayLike) -> CpaTable:
+    def of(
+        levels: Sequence[float],
+        grid: Sequence[int],
+        remaining_s: npt.ArrayLike,
+        indicator: ProgressIndicator | None = None,
+    ) -> CpaTable:
         """A hand-made table: ``remaining_s`` indexed [level][allocation] (a number or a list of samples)."""
         arr = np.asarray(remaining_s, dtype=np.float64)
         if arr.ndim == 2:
             arr = arr[:, :, None]
-        return CpaTable(np.asarray(levels, dtype=np.float64), tuple(int(a) for a in grid), arr)
+        return CpaTable(np.asarray(levels, dtype=np.float64), tuple(int(a) for a in grid), arr, indicator)
 
     @property
     def allocations(self) -> tuple[int, ...]:
@@ -137,9 +142,7 @@ class CpaTable:
         return Forecast(p, tuple(float(a) for a in allocations), rows)
 
 
-def _first_passage_linear(
-    finish: FloatArray, task_weight: FloatArray, levels: FloatArray
-) -> FloatArray:
+def _first_passage_linear(finish: FloatArray, task_weight: FloatArray, levels: FloatArray) -> FloatArray:
     """Per run and level: the first time progress (Σ weights of finished tasks) reached the level."""
     order = np.argsort(finish, axis=1, kind="stable")
     times = np.take_along_axis(finish, order, axis=1)
@@ -216,7 +219,10 @@ class Amdahl:
     """Remaining time = S_t + P_t / a from the profile's l_s, L_s and T_s ("Jockey w/o simulator")."""
 
     def __init__(
-        self, profile: JobProfile, grid: Sequence[int] | None = None, indicator: ProgressIndicator | None = None
+        self,
+        profile: JobProfile,
+        grid: Sequence[int] | None = None,
+        indicator: ProgressIndicator | None = None,
     ) -> None:
         self._profile = profile
         self._grid = tuple(grid) if grid is not None else allocation_grid(profile.max_parallelism())
@@ -241,7 +247,9 @@ class Amdahl:
     def forecast(self, state: JobState, allocations: Sequence[float]) -> Forecast:
         serial, parallel = self.terms(state)
         rows = np.array([[serial + parallel / max(a, _EPS)] for a in allocations], dtype=np.float64)
-        return Forecast(self._indicator.progress(state), tuple(float(a) for a in allocations), rows.reshape(-1, 1))
+        return Forecast(
+            self._indicator.progress(state), tuple(float(a) for a in allocations), rows.reshape(-1, 1)
+        )
 
 
 def oracle_units(total_work_s: float, deadline_s: float) -> int:

@@ -104,7 +104,9 @@ class JobProfile:
                 if p not in index:
                     known = p in {x.name for x in self.stages}
                     why = "comes after it (order stages parents first, no cycles)" if known else "is unknown"
-                    raise ProfileError(f"profile {self.name!r}: stage {s.name!r} has parent {p!r} which {why}")
+                    raise ProfileError(
+                        f"profile {self.name!r}: stage {s.name!r} has parent {p!r} which {why}"
+                    )
             index[s.name] = i
         object.__setattr__(self, "_index", index)
 
@@ -204,18 +206,20 @@ def profile_from_runs(name: str, runs: Iterable[Sequence[StageRun]]) -> JobProfi
         last = recs[-1]
         starts = [r.started_s for r in recs if r.started_s is not None]
         ends = [r.ended_s for r in recs if r.ended_s is not None]
-        stages.append(StageProfile(
-            name=stage,
-            tasks=max(r.tasks for r in recs),
-            run_s=run_s,
-            init_s=init_s,
-            queue_s=sum(queue) / len(queue) if queue else None,
-            failure_p=min(failed / attempts, 0.99) if attempts else 0.0,
-            parents=last.parents,
-            container=last.container,
-            typical_start_s=sum(starts) / len(starts) if starts else None,
-            typical_end_s=sum(ends) / len(ends) if ends else None,
-        ))
+        stages.append(
+            StageProfile(
+                name=stage,
+                tasks=max(r.tasks for r in recs),
+                run_s=run_s,
+                init_s=init_s,
+                queue_s=sum(queue) / len(queue) if queue else None,
+                failure_p=min(failed / attempts, 0.99) if attempts else 0.0,
+                parents=last.parents,
+                container=last.container,
+                typical_start_s=sum(starts) / len(starts) if starts else None,
+                typical_end_s=sum(ends) / len(ends) if ends else None,
+            )
+        )
     return JobProfile(name, tuple(_parents_first(stages)))
 
 

@@ -62,7 +62,9 @@ def fractions(profile: JobProfile, state: JobState) -> FloatArray:
         try:
             i = profile.index(name)
         except KeyError:
-            raise ProfileError(f"the job reports stage {name!r}, which profile {profile.name!r} lacks") from None
+            raise ProfileError(
+                f"the job reports stage {name!r}, which profile {profile.name!r} lacks"
+            ) from None
         tasks = st.tasks if st.tasks is not None else profile.stages[i].tasks
         out[i] = min(1.0, max(0.0, st.done / tasks)) if tasks > 0 else 1.0
     return out
@@ -191,7 +193,9 @@ class MinStage:
         b = np.array(starts, dtype=np.float64)
         e = np.array(ends, dtype=np.float64)
         length = float(e.max())
-        return MinStage(profile, b / length, e / length) if length > 0 else MinStage(profile, b * 0, e * 0 + 1)
+        return (
+            MinStage(profile, b / length, e / length) if length > 0 else MinStage(profile, b * 0, e * 0 + 1)
+        )
 
     @staticmethod
     def unlimited(profile: JobProfile) -> MinStage:

@@ -111,9 +111,11 @@ def default_utility(deadline_s: float) -> Utility:
     if not (math.isfinite(deadline_s) and deadline_s > 0):
         raise UtilityError(f"a deadline must be a positive number of seconds, got {deadline_s}")
     scale = deadline_s / _PAPER_DEADLINE_S
-    return Utility((
-        (0.0, 1.0),
-        (deadline_s, 1.0),
-        (deadline_s + _PAPER_DROP_S * scale, -1.0),
-        (deadline_s + _PAPER_FLOOR_S * scale, -1000.0),
-    ))
+    return Utility(
+        (
+            (0.0, 1.0),
+            (deadline_s, 1.0),
+            (deadline_s + _PAPER_DROP_S * scale, -1.0),
+            (deadline_s + _PAPER_FLOOR_S * scale, -1000.0),
+        )
+    )
