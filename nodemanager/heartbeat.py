@@ -1,8 +1,8 @@
 """Registration with the RM's ResourceTracker and the heartbeat loop.
 
 The RM may start after the NodeManager, restart, or be unreachable for a while: the loop keeps
-retrying with backoff and containers keep running. A COMPLETE status is repeated in heartbeats
-until a heartbeat carrying it succeeds.
+retrying with backoff and containers keep running -- neither an unreachable RM nor a RESYNC stops a
+container. A COMPLETE status is repeated in heartbeats until a heartbeat carrying it succeeds.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import shutil
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 VERSION = "shepherd-0.1.0"
 RPC_TIMEOUT_S = 10.0
 MAX_BACKOFF_S = 10.0
+WAITING_NOTE_S = 30.0  # how often a NodeManager waiting to register says what it waits for
 NODE_SESSION = "x-shepherd-node-session"  # the RM's rm/service/grpc_api.py names it too
 
 
@@ -131,8 +133,15 @@ class NodeStatusUpdater:
         )
 
     async def _register(self, stop: asyncio.Event) -> bool:
+        """Register until the RM accepts (True) or refuses this node, or ``stop`` (False). Containers keep
+        running meanwhile; retries back off exponentially with jitter, so that many NodeManagers restarted
+        together do not call the RM in step."""
         backoff = 0.2
+        attempts = 0
+        last_note = -WAITING_NOTE_S
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
+            attempts += 1
             request = self._register_request()
             reported = [
                 s.container_id for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE
@@ -165,7 +174,16 @@ class NodeStatusUpdater:
                     self.registered.set()
                     return True
                 log.warning("registration answered with %s; retrying", pb.NodeAction.Name(response.action))
-            if await _sleep_or_stop(stop, backoff):
+            delay = random.uniform(backoff / 2, backoff)
+            if loop.time() - last_note >= WAITING_NOTE_S:
+                last_note = loop.time()
+                running = sum(1 for s in request.container_statuses if s.state == pb.CONTAINER_RUNNING)
+                log.info(
+                    "waiting for the ResourceManager at %s to accept this node (attempt %d, next in %.1f s); "
+                    "%d container(s) keep running, %d completion(s) wait to be reported",
+                    self._cfg.rm_address, attempts, delay, running, len(reported),
+                )
+            if await _sleep_or_stop(stop, delay):
                 return False
             backoff = min(backoff * 2, MAX_BACKOFF_S)
         return False
@@ -230,6 +248,12 @@ class NodeStatusUpdater:
             self.shutdown_reason = response.diagnostics or "the ResourceManager asked this node to shut down"
             log.error("ResourceManager asked this node to shut down: %s", self.shutdown_reason)
             return int(response.action)
+        # containers the RM gave up on (a node it had marked LOST, say) are stopped at once, even on a RESYNC;
+        # a RESYNC by itself stops nothing: the node registers again reporting what runs
+        for cid in response.containers_to_cleanup:
+            self._table.request_stop(
+                cid, KILLED_BY_RESOURCEMANAGER, "Container killed by the ResourceManager."
+            )
         if response.action == pb.NODE_ACTION_RESYNC:
             return int(response.action)
         self.heartbeats += 1
@@ -237,10 +261,6 @@ class NodeStatusUpdater:
         self._response_id = response.response_id
         if response.next_heartbeat_interval_ms > 0:
             self._interval = response.next_heartbeat_interval_ms / 1000.0
-        for cid in response.containers_to_cleanup:
-            self._table.request_stop(
-                cid, KILLED_BY_RESOURCEMANAGER, "Container killed by the ResourceManager."
-            )
         for app_id in response.applications_to_cleanup:
             self._table.finish_app(app_id)
         await self._table.purge()
