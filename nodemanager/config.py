@@ -50,6 +50,9 @@ class NodeManagerConfig:
     max_disk_utilization_percent: float = 98.0  # above this the work_dir disk counts as full
     container_user: str | None = "nobody"  # the account containers run as when this daemon is root
     allow_root_containers: bool = False  # run containers as root when this daemon is root (logged)
+    # a restarted NodeManager (same node id, same work dir) takes back the containers it left running and
+    # reports those that ended meanwhile (yarn.nodemanager.recovery.enabled); off: it kills them on start
+    recovery_enabled: bool = True
 
     def __post_init__(self) -> None:
         if not (0 <= self.port < 65536 and 0 <= self.http_port < 65536 and 0 <= self.ipc_port < 65536):
@@ -121,6 +124,7 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("allow_root_containers", "allow_root_containers", "shepherd.nodemanager.allow-root-containers"),
     ("heartbeat_interval_s", "heartbeat_interval", "shepherd.nodemanager.heartbeat-interval-ms"),
     ("stop_grace_s", "stop_grace", "yarn.nodemanager.sleep-delay-before-sigkill.ms"),
+    ("recovery_enabled", "recovery", "yarn.nodemanager.recovery.enabled"),
 )
 
 
@@ -149,6 +153,8 @@ def nm_settings() -> tuple[Any, ...]:
                 "true: a NodeManager running as root runs containers as root (logged as a warning)"),
         Setting("shepherd.nodemanager.heartbeat-interval-ms", "1000", None, "until the RM names its own"),
         Setting("yarn.nodemanager.sleep-delay-before-sigkill.ms", "3000", None, "YARN's default is 250"),
+        Setting("yarn.nodemanager.recovery.enabled", "true", None,
+                "a restarted NodeManager takes back its running containers (YARN's default is false)"),
     )
 
 
@@ -209,6 +215,7 @@ def load_nm_settings(
         == "true",
         "heartbeat_interval_s": layers.seconds("shepherd.nodemanager.heartbeat-interval-ms"),
         "stop_grace_s": _ms(layers.number("yarn.nodemanager.sleep-delay-before-sigkill.ms")),
+        "recovery_enabled": _flag(layers.text("yarn.nodemanager.recovery.enabled")),
     }
     for name, flag, prop in _FIELDS:
         if name not in known:
@@ -223,6 +230,15 @@ def load_nm_settings(
     cfg = replace(base, **values)
     rows = [(k, v, sources.get(k, s)) for k, v, s in layers.rows()]
     return NMSettings(cfg, rows, layers.files)
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None or not value.strip():
+        return None
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"yarn.nodemanager.recovery.enabled must be true or false, not {value!r}")
+    return text == "true"
 
 
 def _positive(value: int | None) -> int | None:

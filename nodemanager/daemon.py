@@ -102,6 +102,8 @@ class NodeManager:
             cfg, nm_host=self.host, nm_port=self.port, nm_http_port=self.http_port, cgroups=self._cgroups
         )
         self._web.table = self._table
+        # before the first registration, which reports what was recovered
+        await self._table.recover()
         service = ContainerManagerService(self._table, self.keys, self.node_id)
         add_servicer(self._server, "ContainerManager", service)
         checks = add_health_and_reflection(self._server, ["ContainerManager"])
@@ -259,6 +261,9 @@ def _parser() -> FlagParser:
         "--stop-grace", type=float, default=d["stop_grace_s"].default, help="SIGTERM->SIGKILL secs"
     )
     p.add_argument("--no-cgroups", action="store_true", help="never use cgroup v2; monitor RSS instead")
+    p.add_argument("--recovery", action=argparse.BooleanOptionalAction, default=d["recovery_enabled"].default,
+                   help="take back the containers a previous run of this node left (same --port and --work-dir); "
+                        "--no-recovery kills them on start (yarn.nodemanager.recovery.enabled)")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-format", default=None, choices=FORMATS,
                    help="text on a terminal, else JSON lines, unless told (default: $SHEPHERD_LOG_FORMAT, auto)")
@@ -292,6 +297,7 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         heartbeat_interval_s=args.heartbeat_interval,
         stop_grace_s=args.stop_grace,
         use_cgroups=not args.no_cgroups,
+        recovery_enabled=args.recovery,
         **extra,
     )
 

@@ -118,8 +118,7 @@ class ContainerManagement:
             raise RpcError(INVALID_TOKEN, f"Container {grant.container_id} does not belong to {grant.app_id}")
 
     def _start(self, grant: tokens.ContainerGrant, clc: yr.ContainerLaunchContext) -> None:
-        if self.table.get(grant.container_id) is not None:
-            raise ContainerExists(f"Container {grant.container_id} already exists on this node")
+        self.table.check_new(grant.container_id)  # before anything is staged for it
         spec = launch_spec(clc, work_root=self.work_root, app_id=grant.app_id,
                            container_id=grant.container_id, nm_host=self.address.host,
                            ipc_port=self.address.ipc_port, http_port=self.address.http_port)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import pwd
 import re
@@ -18,7 +19,7 @@ import stat
 import sys
 import tarfile
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -329,6 +330,54 @@ async def spawn(plan: ProcessPlan, dirs: ContainerDirs, account: Account | None 
         err.close()
 
 
+SUPERVISOR_MODULE = "nodemanager.supervise"
+
+
+def supervisor_env() -> dict[str, str]:
+    """The supervisor's own environment: enough for this interpreter to import shepherd, nothing of the
+    container's (whose PYTHONPATH may name anything)."""
+    env = {k: os.environ[k] for k in ("PATH", "LANG", "PYTHONPATH") if k in os.environ}
+    env.setdefault("PATH", DEFAULT_PATH)
+    if not _on_site_path(SHEPHERD_ROOT):
+        env["PYTHONPATH"] = ":".join([str(SHEPHERD_ROOT), *(p for p in env.get("PYTHONPATH", "").split(":") if p)])
+    return env
+
+
+async def spawn_supervised(plan: ProcessPlan, dirs: ContainerDirs, account: Account | None, *, state_dir: Path,
+                           container_id: str, grace_s: float) -> asyncio.subprocess.Process:
+    """Start the container's supervisor (``python -m nodemanager.supervise``, as this daemon's account, in a
+    session of its own), which starts ``plan`` as ``account`` and records its exit code in ``state_dir``.
+
+    Call it on the event loop's thread: the supervisor dies with the thread that forked it until it has
+    recorded itself (PR_SET_PDEATHSIG follows the forking thread, not the process)."""
+    out, err = await asyncio.to_thread(_open_logs, dirs.logs)
+    env = plan.env
+    spec: dict[str, object] = {"argv": list(plan.argv), "cwd": str(dirs.work), "grace_s": grace_s}
+    if account is not None:
+        give(account, dirs.logs / "stdout", dirs.logs / "stderr")
+        env = {**plan.env, "HOME": str(dirs.work)}
+        spec.update(uid=account.uid, gid=account.gid)
+    spec["env"] = env
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-P", "-m", SUPERVISOR_MODULE, "--state-dir", str(state_dir),
+            "--parent", str(os.getpid()), container_id,
+            cwd=dirs.work, env=supervisor_env(), stdin=asyncio.subprocess.PIPE, stdout=out, stderr=err,
+            start_new_session=True,
+        )
+    finally:
+        out.close()
+        err.close()
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it died at once: its exit tells
+        proc.stdin.write(json.dumps(spec).encode())
+        await proc.stdin.drain()
+    proc.stdin.close()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        await proc.stdin.wait_closed()
+    return proc
+
+
 def _open_logs(log_dir: Path) -> tuple[BinaryIO, BinaryIO]:
     out = open(log_dir / "stdout", "ab")  # noqa: SIM115 - handed to the child, closed by spawn()
     try:
@@ -367,6 +416,22 @@ def group_members(pgid: int) -> list[psutil.Process]:
     return out
 
 
+def session_members(leader: int) -> list[psutil.Process]:
+    """Live processes other than ``leader`` in the session or process group it leads (a container's task
+    leads both). Safe against PID reuse: the kernel does not hand out a pid still in use as a session or
+    group id."""
+    out: list[psutil.Process] = []
+    for proc in psutil.process_iter(["status"]):
+        if proc.pid == leader:
+            continue
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and leader in (os.getpgid(proc.pid), os.getsid(proc.pid)):
+                out.append(proc)
+        except (OSError, psutil.Error):
+            continue
+    return out
+
+
 def signal_all(pgid: int, sig: signal.Signals, extra: Iterable[psutil.Process] = ()) -> None:
     """Send ``sig`` to a process group and to known processes that may have left it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -396,6 +461,42 @@ async def wait_gone(pgid: int, extra: Iterable[psutil.Process], timeout: float) 
             return False
         await asyncio.sleep(0.05)
     return True
+
+
+def _live(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
+    out: list[psutil.Process] = []
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                out.append(proc)
+    return out
+
+
+async def kill_processes(collect: Callable[[], list[psutil.Process]], grace_s: float) -> bool:
+    """SIGTERM what ``collect()`` finds, SIGKILL what it still finds after ``grace_s``, and again until it
+    finds nothing (each round collects anew, so processes forked meanwhile are caught); False when some
+    process survived ten seconds of SIGKILLs."""
+    loop = asyncio.get_running_loop()
+
+    async def gone_within(seconds: float, sig: signal.Signals) -> bool:
+        deadline = loop.time() + seconds
+        told: set[psutil.Process] = set()  # SIGTERM once each; SIGKILL every round
+        while True:
+            procs = await asyncio.to_thread(lambda: _live(collect()))
+            if not procs:
+                return True
+            if loop.time() >= deadline:
+                return False
+            for proc in procs:
+                if sig == signal.SIGKILL or proc not in told:
+                    told.add(proc)
+                    with contextlib.suppress(psutil.Error):
+                        proc.send_signal(sig)
+            await asyncio.sleep(0.05)
+
+    if grace_s > 0 and await gone_within(grace_s, signal.SIGTERM):
+        return True
+    return await gone_within(10.0, signal.SIGKILL)
 
 
 async def kill_group(pgid: int, extra: Iterable[psutil.Process], grace_s: float) -> None:

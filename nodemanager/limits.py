@@ -28,11 +28,11 @@ class MemorySample:
     tree: tuple[tuple[int, int, str, int], ...]  # (pid, ppid, name, rss bytes)
 
 
-def sample_tree(pid: int) -> MemorySample:
-    """RSS of a process and its descendants (blocking; psutil)."""
+def sample_tree(pid: int, *, include_root: bool = True) -> MemorySample:
+    """RSS of a process and its descendants, or of the descendants only (blocking; psutil)."""
     total = 0
     rows: list[tuple[int, int, str, int]] = []
-    for proc in process_tree(pid):
+    for proc in process_tree(pid)[0 if include_root else 1 :]:
         try:
             with proc.oneshot():
                 rss = int(proc.memory_info().rss)
@@ -63,13 +63,16 @@ async def watch_memory(
     limit_mb: int,
     interval_s: float,
     on_breach: Callable[[MemorySample], Awaitable[None]],
+    *,
+    include_root: bool = True,
 ) -> None:
-    """Poll the tree's RSS every ``interval_s``; call ``on_breach`` once when it exceeds the limit."""
+    """Poll the tree's RSS every ``interval_s`` (without ``pid`` itself unless ``include_root``: a container's
+    supervisor is not the container's); call ``on_breach`` once when it exceeds the limit."""
     limit = limit_mb * _MB
     while True:
-        sample = await asyncio.to_thread(sample_tree, pid)
-        if not sample.tree:
+        if not psutil.pid_exists(pid):
             return
+        sample = await asyncio.to_thread(lambda: sample_tree(pid, include_root=include_root))
         if sample.rss_bytes > limit:
             await on_breach(sample)
             return

@@ -1,0 +1,94 @@
+"""The files a container leaves under the NodeManager's work dir, shared by the daemon and the per-container
+supervisor (``nodemanager.supervise``): the layout, atomic JSON writes, and process identities that survive
+PID reuse.
+
+Standard library only: the supervisor imports this module for every container it starts.
+
+Layout, one directory per container launched on this node (owned by the NodeManager's account, 0700)::
+
+    <work_dir>/nmstate/containers/<container id>/
+        record.json      the NodeManager's record: ids, resource, token expiry, dirs, state, kill request
+        supervisor.json  written by the supervisor: its own pid and start time, then the task's
+        exit.json        written by the supervisor once the task and every descendant are gone
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+STATE_DIR = "nmstate"
+RECORD = "record.json"
+SUPERVISOR = "supervisor.json"
+EXIT = "exit.json"
+
+
+def containers_root(work_dir: Path) -> Path:
+    return work_dir / STATE_DIR / "containers"
+
+
+def valid_container_id(container_id: str) -> bool:
+    """A container id that is safe as one path component."""
+    return (
+        0 < len(container_id) < 256
+        and "/" not in container_id
+        and "\0" not in container_id
+        and not container_id.startswith(".")
+    )
+
+
+def write_json(path: Path, data: dict[str, Any], *, sync: bool = False) -> None:
+    """Replace ``path`` with ``data`` atomically (a reader sees the old or the new file, never a part)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, separators=(",", ":"))
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if sync:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """The object in ``path``; None when it is missing or not a JSON object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when there is no
+    such process or it is a zombie. A pid together with its start time names one process even after the pid
+    is reused."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()  # the command name may hold spaces and parentheses
+    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    try:
+        return int(fields[19])
+    except ValueError:
+        return None
+
+
+def same_process(pid: int | None, ticks: int | None) -> bool:
+    """True when ``pid`` is alive and is the process that started at ``ticks``."""
+    return pid is not None and pid > 0 and ticks is not None and start_ticks(pid) == ticks
