@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from am.policies.jockey.profile import JobProfile, ProfileError, StageProfile
+from am.dag_state import DagState
+from am.jobspec import parse_job
+from am.policies.jockey.profile import (
+    JobProfile,
+    ProfileError,
+    StageProfile,
+    profile_from_job,
+    stage_runs_from_dag,
+)
 from am.policies.jockey.progress import (
     CriticalPath,
     JobState,
@@ -22,6 +30,7 @@ from am.policies.jockey.progress import (
     TotalWorkWithQ,
     VertexFrac,
     fractions,
+    job_state_from_dag,
 )
 
 JOB = JobProfile(
@@ -110,3 +119,30 @@ def test_finishing_more_tasks_never_lowers_progress(a1: int, b1: int, a2: int, b
         p_lo, p_hi = ind.progress(lo), ind.progress(hi)
         assert 0.0 <= p_lo <= p_hi + 1e-12 <= 1.0 + 1e-12, ind.name
     assert np.all(fractions(JOB, hi) >= fractions(JOB, lo))
+
+
+def test_the_dag_application_masters_state_reads_as_a_job_state_and_a_stage_record() -> None:
+    """Stage m: task 0 succeeded after 4 s, task 1 failed once then runs since t = 5; r waits."""
+    job = parse_job(
+        {
+            "id": "j",
+            "stages": [
+                {"name": "m", "tasks": 2, "duration_s": 4, "memory_mb": 512},
+                {"name": "r", "tasks": 1, "duration_s": 2, "memory_mb": 512, "parents": ["m"]},
+            ],
+        }
+    )
+    dag = DagState(job)
+    dag.start("m", 0, "c0", now=0.0)
+    dag.start("m", 1, "c1", now=0.0)
+    dag.complete("c0", 0, now=4.0)
+    dag.complete("c1", 1, now=3.0)
+    dag.start("m", 1, "c2", now=5.0)
+    state = job_state_from_dag(dag, now=7.0)
+    assert state.stages["m"] == StageState(done=1, tasks=2, running_elapsed_s=(2.0,))
+    assert state.stages["r"] == StageState(done=0, tasks=1)
+    profile = profile_from_job(job)
+    assert TotalWorkWithQ(profile).progress(state) == pytest.approx(4 / 10)
+    m = stage_runs_from_dag(dag)[0]
+    assert m.run_s == (4.0,)
+    assert (m.attempts, m.failed_attempts) == (3, 1)

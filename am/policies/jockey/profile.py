@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from am.dag_state import DagState
 from am.jobspec import Job
 from common.resources import Resources
 
@@ -180,6 +181,25 @@ class StageRun:
     container: Resources | None = None
     started_s: float | None = None  # relative to the job's start
     ended_s: float | None = None
+
+
+def stage_runs_from_dag(dag: DagState) -> list[StageRun]:
+    """What the DAG ApplicationMaster knows about each stage of this run (no queue or init times yet)."""
+    out: list[StageRun] = []
+    for spec in dag.stages:
+        tasks = list(dag.tasks(spec.name))
+        out.append(
+            StageRun(
+                name=spec.name,
+                tasks=spec.tasks,
+                run_s=tuple(dag.measured_durations(spec.name)),
+                attempts=sum(t.launches for t in tasks),
+                failed_attempts=sum(t.failures for t in tasks),
+                parents=tuple(spec.parents),
+                container=spec.capability,
+            )
+        )
+    return out
 
 
 def profile_from_runs(name: str, runs: Iterable[Sequence[StageRun]]) -> JobProfile:

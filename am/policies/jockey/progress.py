@@ -29,6 +29,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from am.dag_state import DagState
 from am.policies.jockey.profile import JobProfile, ProfileError
 
 FloatArray = npt.NDArray[np.float64]
@@ -53,6 +54,21 @@ class JobState:
     def of(**done: int) -> JobState:
         """Shorthand for tests and examples: finished task counts by stage name."""
         return JobState({name: StageState(done=n) for name, n in done.items()})
+
+
+def job_state_from_dag(dag: DagState, now: float) -> JobState:
+    """The DAG ApplicationMaster's task states as the indicators read them."""
+    stages: dict[str, StageState] = {}
+    for spec in dag.stages:
+        running = tuple(
+            max(0.0, now - t.started_at)
+            for t in dag.tasks(spec.name)
+            if t.status == "RUNNING" and t.started_at is not None
+        )
+        stages[spec.name] = StageState(
+            done=dag.count(spec.name, "SUCCEEDED"), tasks=spec.tasks, running_elapsed_s=running
+        )
+    return JobState(stages)
 
 
 def fractions(profile: JobProfile, state: JobState) -> FloatArray:
