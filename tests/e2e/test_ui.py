@@ -250,6 +250,10 @@ def test_a_running_dag_job_shows_each_stage_state(
         "return Array.from(document.querySelectorAll('#containers a')).map(function (a) { return a.href; })"
         ".filter(function (h) { return h.indexOf('/ws/v1/node/containers/') > 0; });")
     assert len(links) >= 4  # the AM, two finished tasks of s0, the running task of s1
+    roles = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#containers tr[data-container] td:nth-child(2)'))"
+        ".map(function (td) { return td.textContent; });")
+    assert sorted(roles) == ["AM", "s0", "s0", "s1"]
     assert all(re.match(r"http://127\.0\.0\.1:\d+/ws/v1/node/containers/container_\S+/logs$", h) for h in links)
     assert browser.find_element("id", "why").is_displayed()
 

@@ -59,8 +59,9 @@ def app_page(rm: ResourceManager, app_id: str) -> str:
     if app.terms.claim is not None:
         parts.append(section("Deadline", deadline_panel(deadline_json(app, rm.state.deadlines, rm.now())),
                              ident="deadline"))
+    parts.append(_estimate(rm, app))
     parts.append(section("Attempts", _attempts(rm, app)))
-    parts.append(section(f"Containers ({len(containers)})", _containers(rm, containers, job is not None),
+    parts.append(section(f"Containers ({len(containers)})", _containers(rm, containers, [s.name for s in job.stages] if job else []),
                          ident="containers"))
     return page(f"Application {app.app_id}", "apps", "".join(parts), now=rm.now())
 
@@ -154,6 +155,33 @@ def _why_pending(rm: ResourceManager, app: App) -> str:
     return section("Why it waits", body, ident="why")
 
 
+def _estimate(rm: ResourceManager, app: App) -> str:
+    """What the RM has measured of the app's size (``/ws/v1/shepherd/apps/{id}/estimate``), if anything."""
+    d = rm.state.sizes.describe(app.app_id)
+    size = app.terms.size
+    if d.get("state") == "UNKNOWN" and size is None:
+        return ""
+    facts = [("state", esc(d.get("state", ""))),
+             ("tasks finished", f'{esc(d.get("finishedTasks", 0))} of {esc(d.get("tasks", 0))}')]
+    est = d.get("estimate")
+    if est:
+        facts.append(("measured", (f'{est["remainingTaskSeconds"]} of {est["totalTaskSeconds"]} task·s to go '
+                                  f'({esc(est["source"])}, confidence {est["confidence"]})')))
+    if size is not None:
+        facts.append(("used by the scheduler", (f"{size.remaining_s:.1f} of {size.total_s or 0:.1f} task·s to go "
+                                               f"({esc(size.source)}, confidence {size.confidence:.2f})")))
+    gate = d.get("sampling")
+    if gate:
+        facts.append(("sampling", f'{gate["pilots"]} pilot tasks, gate {"open" if gate["open"] else "closed"}'))
+    rows = [f"<tr><td>{esc(g['priority'])}</td><td>{esc(g['tasks'])}</td><td>{esc(g['finished'])}</td>"
+            f"<td>{esc(g['meanRuntime'] if g['meanRuntime'] is not None else '—')}</td>"
+            f"<td>{esc(g['declaredTaskSeconds'])}</td></tr>" for g in d.get("groups", [])]
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    return section("Size estimate", f'<table class="kv">{body}</table>'
+                   + (table(["priority", "tasks", "finished", "mean runtime (s)", "declared task·s"], rows)
+                      if rows else ""), ident="estimate")
+
+
 def _res(r: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in sorted(r.items()))
 
@@ -176,12 +204,14 @@ def _link_text(url: str, text: str) -> str:
     return f'<a href="{esc(url)}" rel="noreferrer">{esc(text)}</a>' if url else "—"
 
 
-def _containers(rm: ResourceManager, containers: list[Container], dag: bool) -> str:
+def _containers(rm: ResourceManager, containers: list[Container], stages: list[str]) -> str:
+    """The app's containers, live ones first; a DAG job's task containers are named by their stage."""
     rows = []
     for c in containers[:MAX_CONTAINERS]:
         node = rm.state.nodes.get(c.node_id)
         idx = stage_index_of(c.allocation_request_id)
-        role = "AM" if c.is_am else (f"stage {idx + 1}" if dag and idx is not None else str(c.priority))
+        role = "AM" if c.is_am else (stages[idx] if idx is not None and 0 <= idx < len(stages)
+                                     else f"priority {c.priority}")
         exit_code = "" if c.live else str(c.exit_status)
         rows.append(
             f'<tr data-container="{esc(c.container_id)}"><td>{esc(c.container_id)}</td><td>{esc(role)}</td>'
@@ -191,5 +221,5 @@ def _containers(rm: ResourceManager, containers: list[Container], dag: bool) -> 
             f"<td>{_link_text(render.logs_url(node, c.container_id), 'logs')}</td></tr>")
     more = (f'<p class="muted">The newest {MAX_CONTAINERS} of {len(containers)} are shown.</p>'
             if len(containers) > MAX_CONTAINERS else "")
-    return table(["container", "for", "node", "state", "resource", "started", "finished", "exit", "logs"], rows,
+    return table(["container", "runs", "node", "state", "resource", "started", "finished", "exit", "logs"], rows,
                  empty="no container yet") + more

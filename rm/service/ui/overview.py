@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from rm.core.entities import Node
     from rm.service.server import ResourceManager
 
+APP_LINKS = {
+    "appsSubmitted": "/ui/apps", "appsPending": "/ui/apps?state=NEW,NEW_SAVING,SUBMITTED,ACCEPTED",
+    "appsRunning": "/ui/apps?state=RUNNING", "appsCompleted": "/ui/apps?state=FINISHED",
+    "appsFailed": "/ui/apps?state=FAILED", "appsKilled": "/ui/apps?state=KILLED",
+}
+
 
 def overview_page(rm: ResourceManager) -> str:
     st = rm.state
@@ -28,7 +34,7 @@ def overview_page(rm: ResourceManager) -> str:
         ("appsKilled", "killed", m["appsKilled"]),
         ("containersAllocated", "containers running", m["containersAllocated"]),
         ("containersPending", "containers pending", m["containersPending"]),
-    ])
+    ], APP_LINKS)
     resources = table(
         ["", "total", "used", "available", "pending", "used of total"],
         [_resource_row("memory", "MB", m["totalMB"], m["allocatedMB"], m["availableMB"], m["pendingMB"]),

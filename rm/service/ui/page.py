@@ -6,7 +6,7 @@ diagnostics, users, tags), attribute values included. Nothing here reads the RM;
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
@@ -114,12 +114,13 @@ def table(headers: Sequence[str], rows: Iterable[str], *, cls: str = "", empty: 
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def cards(items: Iterable[tuple[str, str, object]]) -> str:
-    """Number cards: (metric key for ``data-metric``, label, value)."""
+def cards(items: Iterable[tuple[str, str, object]], links: Mapping[str, str] | None = None) -> str:
+    """Number cards: (metric key for ``data-metric``, label, value); a card whose key ``links`` names is a link."""
     out = []
     for key, label, value in items:
-        out.append(f'<div class="card"><div class="num" data-metric="{esc(key)}">{esc(value)}</div>'
-                   f'<div class="lbl">{esc(label)}</div></div>')
+        inner = f'<div class="num" data-metric="{esc(key)}">{esc(value)}</div><div class="lbl">{esc(label)}</div>'
+        href = (links or {}).get(key)
+        out.append(f'<a class="card" href="{esc(href)}">{inner}</a>' if href else f'<div class="card">{inner}</div>')
     return f'<div class="cards">{"".join(out)}</div>'
 
 
