@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from am.policies.jockey.controller import (
     ControlConfig,
@@ -195,3 +197,42 @@ def test_the_controller_drives_a_simulated_table_too() -> None:
         done += 0.5 * ctl.step(now, JobState.of(s=int(done))).requested_units * ctl.period_s
         now += ctl.period_s
     assert max(d.requested_units for d in ctl.trace[1:4]) > first.requested_units
+
+
+def test_a_quantile_instead_of_the_expectation_accepts_some_risk() -> None:
+    """Deadline 100 s, D = 0, no slack. At 1 unit three of four runs take 80 s and one 200 s; 2 units
+    always take 50 s. The expectation counts the slow run (E[U] < 1) and asks for 2; the median does
+    not and settles for 1."""
+    table = CpaTable.of(
+        [0.0, 1.0], [1, 2], [[[80.0, 80.0, 80.0, 200.0], [50.0] * 4], [[0.0] * 4] * 2], ONE_STAGE
+    )
+    plain = ControlConfig(slack=1.0, dead_zone_s=0.0)
+    median = ControlConfig(slack=1.0, dead_zone_s=0.0, quantile=0.5)
+    assert JockeyController(table, default_utility(100.0), plain).step(0.0, JobState()).requested_units == 2
+    assert JockeyController(table, default_utility(100.0), median).step(0.0, JobState()).requested_units == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0.1, 3.0), min_size=1, max_size=12),
+    st.integers(1, 60),
+    st.one_of(st.none(), st.integers(60, 150)),
+)
+def test_requests_stay_within_the_limits_and_raw_targets_are_smallest_maximisers(
+    speeds: list[float], lowest: int, highest: int | None
+) -> None:
+    table = fluid_table()
+    config = ControlConfig(min_units=lowest, max_units=highest)
+    ctl = JockeyController(table, default_utility(200.0), config)
+    done, now = 0.0, 0.0
+    for speed in speeds:
+        state = JobState.of(s=math.floor(done / WORK * TASKS + 1e-9))
+        d = ctl.step(now, state)
+        assert lowest <= d.requested_units <= (highest if highest is not None else 150)
+        cands = ctl.candidates()
+        forecast = table.forecast(state, [float(a) for a in cands])
+        plan = default_utility(200.0).shifted(ctl.dead_zone_s)
+        eu = expected_utilities(plan, now, forecast.samples, 1.2)
+        assert d.raw_units == cands[smallest_maximiser(cands, eu)]
+        done = min(WORK, done + speed * d.requested_units * ctl.period_s)
+        now += ctl.period_s
