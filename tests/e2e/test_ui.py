@@ -92,6 +92,16 @@ def workload(cluster: LocalCluster, http: httpx.Client, tmp_path_factory: pytest
                  "duration": 30 * 60_000}]}}})
     assert resp.status_code == 200, resp.text
     out["reservation"] = rid
+    quote = http.post("/ws/v1/shepherd/quotes", json={"queue": "default", "job": {"id": "ui-deadline", "stages": [
+        {"name": "only", "tasks": 1, "duration_s": 60, "memory_mb": 256, "command": "sleep 60"}]}})
+    assert quote.status_code == 200, quote.text
+    app_id = http.post("/ws/v1/cluster/apps/new-application").json()["application-id"]
+    resp = http.post("/ws/v1/cluster/apps", json={
+        "application-id": app_id, "application-name": "ui-deadline", "queue": "default",
+        "application-tags": [f"shepherd.quote={quote.json()['quote']['id']}"],
+        "am-container-spec": {"commands": {"command": "sleep 60"}}, "resource": {"memory": 256, "vCores": 1}})
+    assert resp.status_code == 202, resp.text
+    out["deadline"] = app_id
     job = sleep_job("ui-dag", 1, tasks=2, memory_mb=256, stages=2)
     job["stages"][1].update({"tasks": 1, "duration_s": 120, "command": "sleep 120"})
     out["dag"] = submit_job(cluster, write_job(root, job), root / "client")
@@ -290,6 +300,31 @@ def test_queue_bars_match_the_scheduler_endpoint(
     assert seen["root.batch"][2] == 60.0
 
 
+def test_deadlines_page_shows_the_deadlines_endpoint_statuses(
+    cluster: LocalCluster, http: httpx.Client, workload: dict[str, str], browser: Any
+) -> None:
+    def rest() -> dict[str, str]:
+        items = http.get("/ws/v1/shepherd/deadlines").json()["deadlines"]["deadline"]
+        return {d["id"]: d["status"] for d in items}
+
+    def shown() -> dict[str, str]:
+        open_page(browser, cluster.rest_url, "/ui/deadlines")
+        rows: dict[str, str] = browser.execute_script(
+            "var o = {}; document.querySelectorAll('table.deadlines tr[data-app]').forEach(function (r) {"
+            " o[r.getAttribute('data-app')] = r.getAttribute('data-status'); }); return o;")
+        return rows
+
+    expected, seen = steady(rest, shown, "the deadlines")
+    assert seen == expected
+    assert workload["deadline"] in seen
+    counts = page_numbers(browser)
+    for status in ("ON_TRACK", "AT_RISK", "MET", "MISSED"):
+        assert counts[status] == str(sum(1 for s in expected.values() if s == status))
+    open_page(browser, cluster.rest_url, f"/ui/apps/{workload['deadline']}")
+    panel = browser.find_element("css selector", "#deadline table").get_attribute("data-deadline-status")
+    assert panel in ("ON_TRACK", "AT_RISK", "MET", "MISSED")
+
+
 def test_every_page_renders_without_the_outside_network(
     cluster: LocalCluster, workload: dict[str, str], browser: Any, shots: Path
 ) -> None:
@@ -297,6 +332,7 @@ def test_every_page_renders_without_the_outside_network(
     pages = {
         "overview": "/", "apps": "/ui/apps", "apps-running": "/ui/apps?state=RUNNING",
         "app-dag": f"/ui/apps/{workload['dag']}", "app-finished": f"/ui/apps/{workload['quick-a']}",
+        "app-deadline": f"/ui/apps/{workload['deadline']}",
         "nodes": "/ui/nodes", "node": f"/ui/nodes/{node}", "queues": "/ui/queues",
         "reservations": "/ui/reservations", "deadlines": "/ui/deadlines", "missing-app": "/ui/apps/application_1_9999",
     }

@@ -194,9 +194,10 @@ def _attempts(rm: ResourceManager, app: App) -> str:
         node = (f'<a href="/ui/nodes/{esc(q(j["nodeId"]))}">{esc(j["nodeId"])}</a>' if j["nodeId"] else "—")
         rows.append(f"<tr><td>{esc(j['appAttemptId'])}</td><td>{badge(j['appAttemptState'])}</td>"
                     f"<td>{fmt_ms(j['startTime'])}</td><td>{fmt_ms(j['finishedTime'])}</td><td>{node}</td>"
-                    f"<td>{esc(j['containerId']) or '—'}</td><td>{logs}</td>"
-                    f"<td class=\"wrap\">{esc(j['diagnosticsInfo'])}</td></tr>")
-    return table(["attempt", "state", "started", "finished", "node", "AM container", "logs", "diagnostics"], rows,
+                    f"<td>{esc(j['containerId']) or '—'}</td><td>{logs}</td></tr>")
+        if j["diagnosticsInfo"]:  # on a row of its own: it can be long
+            rows.append(f'<tr class="sub"><td colspan="7" class="wrap">{esc(j["diagnosticsInfo"])}</td></tr>')
+    return table(["attempt", "state", "started", "finished", "node", "AM container", "logs"], rows,
                  empty="no attempt yet")
 
 
