@@ -357,6 +357,12 @@ def test_every_page_renders_without_the_outside_network(
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"
                   and not (name == "missing-app" and "404" in e["message"])]
         assert not errors, (name, errors)
+    # and the browser really has no way out (the request ends at the dead proxy on loopback)
+    outside = browser.execute_async_script(
+        "var done = arguments[arguments.length - 1];"
+        "fetch('http://example.com/', {mode: 'no-cors'}).then(function () { done('reached'); },"
+        " function (e) { done('failed: ' + e); });")
+    assert outside.startswith("failed"), outside
     open_page(browser, cluster.rest_url, "/ui/reservations")
     bands = browser.execute_script(
         "return Array.from(document.querySelectorAll('svg.skyline .band')).map(function (p) {"
