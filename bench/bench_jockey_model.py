@@ -6,17 +6,28 @@ probability. The table covers the default allocation grid (about 20 points up to
 32 runs per allocation, 51 progress levels and 16 samples per cell. Prints seconds per build.
 
     python bench/bench_jockey_model.py [--stages 110] [--tasks 8500] [--runs 32] [--repeat 3]
+
+With ``--control`` it instead runs a hand check of the controller (not an evaluation): a 12-stage,
+600-task job, deadline 900 s, executed task by task while every task takes ``slow`` times its profiled
+time, once under the controller and once at the controller's first allocation held fixed.
+
+    python bench/bench_jockey_model.py --control
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import math
 import time
 
 import numpy as np
 
-from am.policies.jockey.model import build_table
+from am.policies.jockey.controller import JockeyController
+from am.policies.jockey.model import CpaTable, build_table
 from am.policies.jockey.profile import JobProfile, StageProfile
+from am.policies.jockey.progress import JobState, StageState
+from am.policies.jockey.utility import default_utility
 
 
 def random_profile(stages: int, tasks: int, seed: int = 1) -> JobProfile:
@@ -44,13 +55,69 @@ def random_profile(stages: int, tasks: int, seed: int = 1) -> JobProfile:
     return JobProfile("bench", tuple(out))
 
 
+def execute(
+    profile: JobProfile, table: CpaTable, deadline_s: float, slow: float, *, adapt: bool, seed: int
+) -> tuple[float, float]:
+    """Run the job once; returns (finish time, mean units held). Tasks start FIFO by stage as units free up;
+    a lowered allocation lets running tasks finish."""
+    rng = np.random.default_rng(seed)
+    ctl = JockeyController(table, default_utility(deadline_s))
+    n = len(profile.stages)
+    done, started, finished = [0] * n, [0] * n, [False] * n
+    running: list[tuple[float, int]] = []
+    now, next_step, units, held = 0.0, 0.0, 0, 0.0
+    while not all(finished):
+        if now >= next_step - 1e-9:
+            state = JobState({s.name: StageState(done=done[i]) for i, s in enumerate(profile.stages)})
+            decision = ctl.step(now, state)
+            if adapt or units == 0:
+                units = decision.requested_units
+            next_step = now + ctl.period_s
+        for i, s in enumerate(profile.stages):
+            if all(finished[profile.index(p)] for p in s.parents):
+                while started[i] < s.tasks and len(running) < units:
+                    duration = (float(rng.choice(s.run_s)) + float(rng.choice(s.init_s))) * slow
+                    heapq.heappush(running, (now + duration, i))
+                    started[i] += 1
+        upcoming = running[0][0] if running else math.inf
+        step_to = min(upcoming, next_step)
+        held += units * (step_to - now)
+        now = step_to
+        while running and running[0][0] <= now + 1e-12:
+            _, i = heapq.heappop(running)
+            done[i] += 1
+            finished[i] = done[i] == profile.stages[i].tasks
+    return now, held / now
+
+
+def control_check() -> None:
+    profile = random_profile(12, 600, seed=4)
+    table = build_table(profile)
+    deadline = 900.0
+    print(
+        f"stages={len(profile.stages)} tasks={profile.total_tasks} work={profile.total_work_s:.0f} unit-s "
+        f"deadline={deadline:.0f} s; finish times of 4 runs, mean units held"
+    )
+    for slow in (1.0, 1.5, 2.0, 2.5, 3.0):
+        for adapt in (True, False):
+            runs = [execute(profile, table, deadline, slow, adapt=adapt, seed=s) for s in range(4)]
+            finish = " ".join(f"{f:5.0f}" for f, _ in runs)
+            units = np.mean([u for _, u in runs])
+            label = "controlled" if adapt else "fixed     "
+            print(f"slow x{slow:.1f} {label} finish {finish}  units {units:5.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stages", type=int, default=110)
     ap.add_argument("--tasks", type=int, default=8500)
     ap.add_argument("--runs", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--control", action="store_true", help="run the controller hand check instead")
     args = ap.parse_args()
+    if args.control:
+        control_check()
+        return
     profile = random_profile(args.stages, args.tasks)
     best = float("inf")
     for i in range(args.repeat):
