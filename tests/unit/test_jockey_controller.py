@@ -59,6 +59,20 @@ def test_the_controller_applies_hysteresis_and_rounds_the_request_up() -> None:
     assert ctl.trace == tuple(decisions)
 
 
+def test_coming_down_the_request_reaches_its_target() -> None:
+    """From 11 toward 10: 10.8, 10.64, 10.512 (requests 11), then 10.4096 is within half a unit and
+    snaps to 10. Without the snap the rounded-up request would stay at 11 for about 90 periods."""
+    ctl = JockeyController(
+        table_of([10, 11], [50.0, 40.0]),
+        default_utility(200),
+        ControlConfig(initial_units=11, period_s=1, dead_zone_s=0.0),
+    )
+    decisions = [ctl.step(float(t), JobState()) for t in range(4)]
+    assert [d.raw_units for d in decisions] == [10] * 4
+    assert [d.smoothed_units for d in decisions] == pytest.approx([10.8, 10.64, 10.512, 10.0])
+    assert [d.requested_units for d in decisions] == [11, 11, 11, 10]
+
+
 def test_the_smallest_allocation_with_the_best_utility_wins() -> None:
     """Deadline 50 s, no slack, no dead zone. Remaining 100, 60, 40, 30 s at 1, 2, 4, 8 units: 4 and 8
     both finish in time (utility 1); 4 is the smaller. When none makes it, more is better."""

@@ -7,7 +7,8 @@ earlier (the dead zone: a 60-minute deadline with D = 3 min is planned as 57 min
 ``A^r`` is the *smallest* allocation whose expected utility is the best achievable. Then:
 
 * **hysteresis** — the smoothed allocation moves a share ``α`` of the way: A^s ← A^s + α (A^r − A^s);
-  the request sent is ⌈A^s⌉;
+  the request sent is ⌈A^s⌉; within half a unit of A^r, A^s takes A^r (else, rounded up, a request
+  coming down would stay one unit above its target for ever);
 * **dead zone** — a band of width D below the planning deadline d − D. The job is behind as soon as
   its predicted finish at the current allocation passes d − D, and the controller raises at once (still
   D before the real deadline). It releases units only when the job would finish at least D earlier
@@ -42,6 +43,9 @@ PAPER_DEADLINE_S = 3600.0
 PAPER_PERIOD_S = 60.0
 PAPER_DEAD_ZONE_S = 180.0
 TOLERANCE = 1e-9
+SNAP_UNITS = 0.5
+"""Within this many units of its target the smoothed allocation takes the target: approaching from above,
+the exponential approach would otherwise keep the rounded-up request one unit high for ever."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +219,8 @@ class JockeyController:
             smoothed = float(raw)
         elif raw > previous or (raw < previous and self._early_enough(elapsed, forecast.samples, len(cands))):
             smoothed = smooth(previous, raw, cfg.hysteresis)
+            if abs(raw - smoothed) < SNAP_UNITS:
+                smoothed = float(raw)
         else:
             smoothed = previous
             held = raw < previous
