@@ -19,9 +19,16 @@ from am.policies.jockey.profile import (
     allocation_unit,
     profile_from_job,
     profile_from_runs,
+    stage_runs_from_dag,
     units_of,
 )
-from am.policies.jockey.progress import JobState, ProgressIndicator, StageState, TotalWorkWithQ
+from am.policies.jockey.progress import (
+    JobState,
+    ProgressIndicator,
+    StageState,
+    TotalWorkWithQ,
+    job_state_from_dag,
+)
 from am.policies.jockey.utility import Utility, UtilityError, default_utility
 
 __all__ = [
@@ -46,7 +53,9 @@ __all__ = [
     "allocation_unit",
     "build_table",
     "default_utility",
+    "job_state_from_dag",
     "profile_from_job",
     "profile_from_runs",
+    "stage_runs_from_dag",
     "units_of",
 ]
