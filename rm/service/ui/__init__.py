@@ -14,7 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from common.errors import YarnError
+from common.errors import NotFound, YarnError
 from rm.service.ui.app_page import app_page
 from rm.service.ui.apps import apps_page
 from rm.service.ui.deadlines import deadlines_page
@@ -40,7 +40,8 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     def missing(err: YarnError, active: str) -> HTMLResponse:
         """An id that names nothing (404) or is malformed (400), as a page rather than a JSON error."""
-        body = f'<p class="warn">{esc(err.message)}.</p><p><a href="/ui/{active}">Back to the list</a></p>'
+        back = f'<a href="/ui/{active}">Back to the list</a>' if active else '<a href="/ui">Overview</a>'
+        body = f'<p class="warn">{esc(err.message)}.</p><p>{back}</p>'
         title = "Not found" if err.status == 404 else "Bad request"
         return html(page(title, active, body, now=rm.now(), refresh=False), err.status)
 
@@ -83,6 +84,10 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     @api.get("/ui/deadlines", include_in_schema=False)
     async def deadlines(queue: str | None = None) -> HTMLResponse:
         return html(deadlines_page(rm, ops, queue))
+
+    @api.get("/ui/{rest:path}", include_in_schema=False)
+    async def unknown(rest: str) -> HTMLResponse:
+        return missing(NotFound(f"the UI has no page /ui/{rest}"), "")
 
 
 __all__ = ["add_ui_routes"]
