@@ -144,6 +144,7 @@ class Attempt:
     nm_token_nodes: set[NodeId] = field(default_factory=set)
     blacklist: set[NodeId] = field(default_factory=set)
     next_container_seq: int = 1
+    delivered_until: float = 0.0  # finish time of the newest completion handed to the AM (kept in the store)
 
     @property
     def final(self) -> bool:
@@ -164,6 +165,7 @@ class Attempt:
             host=self.host,
             rpc_port=self.rpc_port,
             tracking_url=self.tracking_url,
+            delivered_until=self.delivered_until,
         )
 
 

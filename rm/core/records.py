@@ -76,6 +76,8 @@ class AttemptRecord:
     host: str = ""
     rpc_port: int = 0
     tracking_url: str = ""
+    # the finish time of the newest completed container handed to its AM: what a restarted RM still owes it
+    delivered_until: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,8 @@ class CoreConfig:
     # False for drivers with no store and no NodeManagers to check tokens (the simulator): no durable records
     # are collected and containers carry no tokens
     durable: bool = True
+    # an RM restart keeps running containers and AMs (YARN's yarn.resourcemanager.work-preserving-recovery.enabled)
+    work_preserving: bool = True
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
 
 

@@ -31,6 +31,7 @@ class RMConfig:
     container_alloc_expiry_s: float = 600.0  # yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
     heartbeat_interval_s: float = 1.0  # yarn.resourcemanager.nodemanagers.heartbeat-interval-ms
     max_app_attempts: int = 2  # yarn.resourcemanager.am.max-attempts
+    work_preserving: bool = True  # yarn.resourcemanager.work-preserving-recovery.enabled
     maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
@@ -56,6 +57,7 @@ class RMConfig:
             container_alloc_expiry_s=self.container_alloc_expiry_s,
             heartbeat_interval_s=self.heartbeat_interval_s,
             max_app_attempts=self.max_app_attempts,
+            work_preserving=self.work_preserving,
             maximum_allocation=self.maximum_allocation,
             max_priority=self.max_priority,
             deadlines=self.deadlines,

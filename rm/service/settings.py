@@ -47,6 +47,9 @@ RM_SETTINGS: tuple[Setting, ...] = (
             "an allocated container never started is taken back"),
     Setting("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "1000"),
     Setting("yarn.resourcemanager.am.max-attempts", "2"),
+    Setting("yarn.resourcemanager.work-preserving-recovery.enabled", "true", None,
+            "a restarted RM keeps the running containers and AMs (false: every unfinished app starts a new "
+            "attempt)"),
     Setting("yarn.scheduler.maximum-allocation-mb", None, None,
             "largest container (unset: the largest node; if only one of -mb/-vcores is set the other "
             "takes YARN's default 8192 MB / 4 vcores)"),
@@ -237,6 +240,7 @@ def load_rm_settings(
             heartbeat_interval_s=either(
                 layers.seconds("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"), "heartbeat_interval_s"),
             max_app_attempts=either(layers.integer("yarn.resourcemanager.am.max-attempts"), "max_app_attempts"),
+            work_preserving=_flag(layers, "yarn.resourcemanager.work-preserving-recovery.enabled"),
             maximum_allocation=_max_allocation(layers),
             scheduling_interval_s=either(layers.seconds("shepherd.resourcemanager.scheduling-interval-ms"),
                                          "scheduling_interval_s"),

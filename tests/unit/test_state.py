@@ -251,8 +251,8 @@ def test_unknown_containers_on_a_node_are_cleaned_up() -> None:
     assert st.node_heartbeat("ghost:1", 0, [], True, "", 1.0).action == "RESYNC"
 
 
-def test_recovery_keeps_every_app_and_fails_over_unfinished_ones() -> None:
-    st = make_state()
+def test_recovery_without_work_preservation_fails_over_unfinished_apps() -> None:
+    st = make_state(work_preserving=False)
     n = add_node(st)
     done_id, token = running_app(st, n)
     st.am_finish(token, "SUCCEEDED", "", "", 1.0)
@@ -261,7 +261,7 @@ def test_recovery_keeps_every_app_and_fails_over_unfinished_ones() -> None:
     running_id, _ = running_app(st, n)
     records = st.drain_records()
     stored = _fold(records)
-    st2 = Ledger.recover(stored, build_queues(), CoreConfig(), now=10.0)
+    st2 = Ledger.recover(stored, build_queues(), CoreConfig(work_preserving=False), now=10.0)
     assert st2.apps[done_id].state == "FINISHED"
     assert st2.apps[done_id].final_status == "SUCCEEDED"
     assert st2.apps[killed_id].state == "KILLED"

@@ -58,7 +58,8 @@ class AmCommands(LedgerBase):
         att.last_contact = now
         app.tracking_url = tracking_url
         self._mark(att)
-        self._app_started(app, now)
+        if app.state != "RUNNING":  # not yet started by its AM container, nor carried over a restart
+            self._app_started(app, now)
         return att
 
     def validate_asks(self, asks: Iterable[Ask]) -> None:
@@ -167,6 +168,9 @@ class AmCommands(LedgerBase):
         att.undelivered.clear()
         completed = tuple(att.completed)
         att.completed.clear()
+        if completed:  # a restarted RM hands over only what came after these
+            att.delivered_until = max(att.delivered_until, max(s.finish_time for s in completed))
+            self._mark(att)
         att.response_id += 1
         result = AllocateResult(
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,

@@ -46,7 +46,7 @@ from rm.core.explain import WaitingNotes
 from rm.core.ledger.views import ViewCache
 from rm.core.model import ClusterSnapshot, LayoutMemo, QueueView
 from rm.core.plan import Plan
-from rm.core.records import MetaRecord, Record, SloDecisionRecord
+from rm.core.records import ContainerRecord, MetaRecord, Record, SloDecisionRecord
 from rm.core.reservation.system import ReservationSystem
 from rm.core.run_history import RunHistory
 from rm.core.sizes_glue import SizeTracker
@@ -73,6 +73,8 @@ class LedgerBase:
         self.apps: dict[AppId, App] = {}
         self.active: dict[AppId, App] = {}  # the apps not yet in a final state
         self.containers: dict[ContainerId, Container] = {}
+        # after a restart: containers stored as allocated whose NodeManager has yet to say whether they run
+        self.unconfirmed: dict[ContainerId, ContainerRecord] = {}
         self.version = 0
         self.journal = Journal(keep=self.config.durable)
         self._launches: list[LaunchAM] = []

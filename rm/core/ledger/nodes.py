@@ -10,11 +10,12 @@ from common.exits import EXIT_ABORTED
 from common.ids import ContainerId, NodeId
 from common.resources import MEMORY, VCORES, Resources
 from rm.core.entities import Node
-from rm.core.ledger.base import LedgerBase
+from rm.core.ledger.recovery import Recovery
 from rm.core.state_types import HeartbeatResult, NodeStatus
 
 
-class NodeCommands(LedgerBase):
+class NodeCommands(Recovery):
+    """(Node re-registrations finish what recovery started: they say which containers still run.)"""
 
     def register_node(
         self,
@@ -34,22 +35,30 @@ class NodeCommands(LedgerBase):
             raise BadRequest(f"node capability must offer memory-mb and vcores: {capability}")
         nid = NodeId(node_id)
         old = self.nodes.get(nid)
-        if old is not None:
-            # a re-registration: whatever it ran before is gone from our view
+        reported = {ContainerId(s.container_id): s for s in statuses}
+        kept: set[ContainerId] = set()
+        if old is not None:  # a re-registration: it keeps what it says still runs
             for cid in list(old.containers):
                 c = self.containers.get(cid)
-                if c is not None and c.live:
-                    self._complete_container(c, EXIT_ABORTED, "Container released on a re-registered node", now)
+                if c is None or not c.live:
+                    continue
+                s = reported.get(cid)
+                if s is not None or c.state == "ACQUIRED":  # reported, or its AM may still start it
+                    kept.add(cid)
+                else:
+                    self._complete_container(c, EXIT_ABORTED, "Container not running on the re-registered node",
+                                             now)
         node = Node(
             node_id=nid, host=host, port=int(port), http_address=http_address, rack=rack or "/default-rack",
             capability=capability, state="RUNNING", registered_at=now, last_heartbeat=now,
             last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
+            containers=kept, allocated=old.allocated if old is not None else Resources(),
         )
         self.nodes[nid] = node
         self._nodes_changed(node)
-        for s in statuses:  # containers we do not know (a previous RM life) are cleaned up
-            if s.state != "COMPLETE" and ContainerId(s.container_id) not in self.containers:
-                node.to_cleanup.add(ContainerId(s.container_id))
+        if self.unconfirmed:
+            self._adopt(node, reported, now)
+        self._take_statuses(node, reported.values(), now)
         self._mark(node)
         return node
 
@@ -75,11 +84,22 @@ class NodeCommands(LedgerBase):
             node.last_health_update = now
             self._nodes_changed(node)
             self._mark(node)
+        self._take_statuses(node, statuses, now)
+        cleanup = tuple(sorted(node.to_cleanup))
+        node.to_cleanup.clear()
+        apps = tuple(sorted(node.apps_to_cleanup))
+        node.apps_to_cleanup.clear()
+        return HeartbeatResult(response_id=node.response_id, action="NORMAL", containers_to_cleanup=cleanup,
+                               apps_to_cleanup=apps)
+
+    def _take_statuses(self, node: Node, statuses: Iterable[NodeStatus], now: float) -> None:
+        """What a NodeManager reports of its containers: started ones run, completed ones end, and those the
+        RM does not know on this node (or gave up on) are to be stopped."""
         for s in statuses:
             cid = ContainerId(s.container_id)
             c = self.containers.get(cid)
-            if c is None or c.node_id != node.node_id:
-                if s.state != "COMPLETE":
+            if c is None or c.node_id != node.node_id or (not c.live and s.state != "COMPLETE"):
+                if s.state != "COMPLETE":  # unknown here, or given up on (its node was lost): stop it
                     node.to_cleanup.add(cid)
                 continue
             if s.state == "RUNNING" and c.state in ("ALLOCATED", "ACQUIRED"):
@@ -106,12 +126,6 @@ class NodeCommands(LedgerBase):
                 if c.live:
                     self._complete_container(c, s.exit_status, s.diagnostics, now,
                                              start_time=s.start_time)
-        cleanup = tuple(sorted(node.to_cleanup))
-        node.to_cleanup.clear()
-        apps = tuple(sorted(node.apps_to_cleanup))
-        node.apps_to_cleanup.clear()
-        return HeartbeatResult(response_id=node.response_id, action="NORMAL", containers_to_cleanup=cleanup,
-                               apps_to_cleanup=apps)
 
     def unregister_node(self, node_id: str, now: float) -> None:
         node = self.nodes.get(NodeId(node_id))
@@ -133,6 +147,7 @@ class NodeCommands(LedgerBase):
             if node.state in ("RUNNING", "UNHEALTHY", "NEW") and now - node.last_heartbeat > self.config.nm_expiry_s:
                 events.append(f"node {node.node_id} expired: no heartbeat for {now - node.last_heartbeat:.1f}s")
                 self._lose_node(node, "LOST", "Container released on a *lost* node", now)
+                self._forget_unconfirmed(node, now)
         for app in list(self.apps.values()):
             att = app.current
             if app.final or att is None or att.final:

@@ -76,6 +76,7 @@ class AttemptRow(Base):
     host: Mapped[str] = mapped_column(Text)
     rpc_port: Mapped[int] = mapped_column(Integer)
     tracking_url: Mapped[str] = mapped_column(Text)
+    delivered_until: Mapped[float] = mapped_column(Double, server_default="0")
 
 
 class ContainerRow(Base):

@@ -1,0 +1,216 @@
+"""Work-preserving RM restart: the ledger rebuilt from the store keeps unfinished attempts and their
+containers, the NodeManagers' re-registrations say which still run, AMs re-register and are handed the
+completions they had not yet seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from common.errors import ApplicationMasterNotRegistered
+from common.exits import EXIT_ABORTED
+from common.ids import AppId, ContainerId, NodeId
+from common.resources import Resources
+from rm.core.entities import Ask
+from rm.core.ledger import Ledger
+from rm.core.plan import Place, Plan
+from rm.core.queues import build_queues
+from rm.core.state_types import CoreConfig, NodeStatus
+from tests.unit.test_state import _fold, add_node, make_state, place_am, submit
+
+CAP = Resources.of(memory_mb=100, vcores=1)
+
+
+def _running(st: Ledger, node: NodeId) -> tuple[AppId, str, ContainerId]:
+    """An app whose AM container runs on ``node`` and whose AM registered."""
+    app_id = submit(st, 0.0)
+    token = place_am(st, app_id, node, 0.0)
+    am = st.apps[app_id].current
+    assert am is not None
+    assert am.am_container_id is not None
+    st.node_heartbeat(node, 1, [NodeStatus(am.am_container_id, "RUNNING", start_time=1.0)], True, "", 1.0)
+    st.am_register(token, "h", 1, "", 1.0)
+    return app_id, token, am.am_container_id
+
+
+def _tasks(st: Ledger, app_id: AppId, token: str, node: NodeId, n: int) -> list[ContainerId]:
+    """``n`` task containers handed to the AM and started on ``node``."""
+    att = st.apps[app_id].current
+    assert att is not None
+    st.am_allocate(token, att.response_id, [Ask(1, 1, CAP, n)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, node, CAP, 1)] * n), 2.0)
+    got = st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 3.0)
+    cids = [c.container_id for c in got.allocated]
+    assert len(cids) == n
+    st.node_heartbeat(node, 2, [NodeStatus(c, "RUNNING", start_time=4.0) for c in cids], True, "", 4.0)
+    return cids
+
+
+def _restart(st: Ledger, now: float, **cfg: object) -> Ledger:
+    return Ledger.recover(_fold(st.drain_records()), build_queues(), CoreConfig(**cfg), now=now)  # type: ignore[arg-type]
+
+
+def test_a_restart_keeps_the_attempt_and_its_containers_until_the_node_reports_them() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    a, b, c = _tasks(st, app_id, token, n, 3)
+    st.node_heartbeat(n, 3, [NodeStatus(c, "COMPLETE", 0, "", 4.0, 9.0)], True, "", 9.0)  # not yet told to the AM
+    again = _restart(st, 20.0)
+
+    app = again.apps[app_id]
+    assert app.state == "RUNNING"
+    assert len(app.attempts) == 1
+    assert app.attempts[0].state == "RUNNING"
+    assert {a, b, am_cid} <= set(again.containers)
+    assert all(again.containers[x].live for x in (a, b, am_cid))
+    assert app.used == CAP + CAP + Resources.of(memory_mb=512, vcores=1)
+    assert again.nodes[n].state == "NEW"  # no new work until it re-registers
+    assert again.schedulable_nodes() == 0
+
+    with pytest.raises(ApplicationMasterNotRegistered):  # the AM re-registers (YARN's resync)
+        again.am_allocate(token, 5, [], [], 0.5, [], [], 21.0)
+    # the NodeManager re-registers: the AM and ``a`` still run, ``b`` is gone
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                        [NodeStatus(am_cid, "RUNNING", start_time=1.0), NodeStatus(a, "RUNNING", start_time=4.0)],
+                        21.0)
+    assert again.containers[a].live
+    assert again.containers[am_cid].live
+    assert not again.containers[b].live
+    assert again.containers[b].exit_status == EXIT_ABORTED
+    assert again.nodes[n].allocated == CAP + Resources.of(memory_mb=512, vcores=1)
+    again.am_register(token, "h", 1, "", 22.0)
+    res = again.am_allocate(token, 0, [Ask(1, 1, CAP, 1)], [], 0.5, [], [], 22.0)
+    done = {s.container_id: s.exit_status for s in res.completed}
+    assert done == {c: 0, b: EXIT_ABORTED}  # the one it had not been handed, and the lost one
+
+    # new containers carry the new epoch
+    again.apply_plan(Plan(again.version, placements=[Place(app_id, 1, n, CAP, 1)]), 23.0)
+    (new,) = again.am_allocate(token, res.response_id, [], [], 0.5, [], [], 23.0).allocated
+    assert new.container_id.startswith("container_e01_")
+
+
+def test_completions_already_handed_over_are_not_handed_again() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    (a,) = _tasks(st, app_id, token, n, 1)
+    st.node_heartbeat(n, 3, [NodeStatus(a, "COMPLETE", 0, "", 4.0, 9.0)], True, "", 9.0)
+    att = st.apps[app_id].current
+    assert att is not None
+    assert [s.container_id for s in st.am_allocate(token, att.response_id, [], [], 0.5, [], [], 10.0).completed] == [a]
+    again = _restart(st, 20.0)
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                        [NodeStatus(am_cid, "RUNNING", start_time=1.0)], 21.0)
+    again.am_register(token, "h", 1, "", 22.0)
+    assert again.am_allocate(token, 0, [], [], 0.5, [], [], 22.0).completed == ()
+
+
+def test_containers_not_yet_handed_to_the_am_are_given_up_and_asked_for_again() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    att = st.apps[app_id].current
+    assert att is not None
+    st.am_allocate(token, att.response_id, [Ask(1, 1, CAP, 2)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)] * 2), 2.0)  # never delivered
+    given = list(st.apps[app_id].containers - {am_cid})
+    again = _restart(st, 20.0)
+    assert all(g not in again.containers for g in given)
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                        [NodeStatus(am_cid, "RUNNING", start_time=1.0)], 21.0)
+    again.am_register(token, "h", 1, "", 22.0)
+    again.am_allocate(token, 0, [Ask(1, 1, CAP, 2)], [], 0.1, [], [], 22.0)  # the AM resends its table
+    assert again.apps[app_id].current.asks[1].num_containers == 2  # type: ignore[union-attr]
+
+
+def test_an_attempt_whose_node_never_comes_back_fails_over_at_the_node_expiry() -> None:
+    st = make_state(nm_expiry_s=10.0)
+    n = add_node(st)
+    app_id, token, _ = _running(st, n)
+    _tasks(st, app_id, token, n, 2)
+    again = _restart(st, 20.0, nm_expiry_s=10.0)
+    again.check_liveness(25.0)
+    assert len(again.apps[app_id].attempts) == 1
+    again.check_liveness(31.0)
+    app = again.apps[app_id]
+    assert again.nodes[n].state == "LOST"
+    assert [a.state for a in app.attempts] == ["FAILED", "SCHEDULED"]
+    assert app.failed_attempts == 0  # not the app's fault
+    assert not any(c.live for c in again.containers.values())
+
+
+def test_an_attempt_still_waiting_for_its_am_container_asks_for_it_again() -> None:
+    st = make_state()
+    add_node(st)
+    app_id = submit(st, 0.0)
+    again = _restart(st, 20.0)
+    att = again.apps[app_id].current
+    assert att is not None
+    assert att.state == "SCHEDULED"
+    assert att.am_ask_pending
+    assert len(again.apps[app_id].attempts) == 1
+
+
+def test_an_am_container_allocated_but_not_running_after_the_restart_fails_over() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id = submit(st, 0.0)
+    place_am(st, app_id, n, 0.0)  # allocated; its launch never confirmed before the restart
+    again = _restart(st, 20.0)
+    assert len(again.apps[app_id].attempts) == 1
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8), [], 21.0)
+    app = again.apps[app_id]
+    assert [a.state for a in app.attempts] == ["FAILED", "SCHEDULED"]
+    assert app.failed_attempts == 0
+
+
+def test_a_restarted_nodemanager_keeps_the_containers_it_reports() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    a, b = _tasks(st, app_id, token, n, 2)
+    st.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                     [NodeStatus(am_cid, "RUNNING", start_time=1.0), NodeStatus(a, "RUNNING", start_time=4.0),
+                      NodeStatus(b, "COMPLETE", 3, "exited while the NodeManager was down", 4.0, 6.0)], 8.0)
+    assert st.containers[a].live
+    assert st.containers[am_cid].live
+    assert (st.containers[b].live, st.containers[b].exit_status) == (False, 3)
+    assert st.apps[app_id].attempts[0].state == "RUNNING"
+    assert st.nodes[n].allocated == CAP + Resources.of(memory_mb=512, vcores=1)
+
+
+def test_a_node_back_from_lost_is_told_to_stop_what_the_rm_gave_up_on() -> None:
+    st = make_state(nm_expiry_s=10.0)
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    (a,) = _tasks(st, app_id, token, n, 1)
+    st.check_liveness(20.0)
+    assert st.nodes[n].state == "LOST"
+    st.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                     [NodeStatus(am_cid, "RUNNING", start_time=1.0), NodeStatus(a, "RUNNING", start_time=4.0)], 21.0)
+    res = st.node_heartbeat(n, 0, [], True, "", 22.0)
+    assert set(res.containers_to_cleanup) == {am_cid, a}
+    assert st.nodes[n].allocated == Resources()
+
+
+def test_a_container_stored_before_its_handing_was_written_is_adopted_when_its_node_runs_it() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    att = st.apps[app_id].current
+    assert att is not None
+    st.am_allocate(token, att.response_id, [Ask(1, 1, CAP, 2)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)] * 2), 2.0)
+    stored = st.drain_records()  # the containers stored as ALLOCATED
+    handed = st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 3.0).allocated
+    started, never = handed[0].container_id, handed[1].container_id
+    again = Ledger.recover(_fold(stored + st.drain_records()), build_queues(), CoreConfig(), now=20.0)
+    assert started not in again.containers  # nothing held until its node says
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8),
+                        [NodeStatus(am_cid, "RUNNING", start_time=1.0), NodeStatus(started, "RUNNING", start_time=4.0)],
+                        21.0)
+    assert again.containers[started].state == "RUNNING"
+    assert never not in again.containers
+    assert again.unconfirmed == {}
+    assert again.nodes[n].allocated == CAP + Resources.of(memory_mb=512, vcores=1)
+    assert again.apps[app_id].used == CAP + Resources.of(memory_mb=512, vcores=1)
