@@ -25,6 +25,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import psutil
+
 from common.errors import StoreUnavailable
 from rm.core.records import Record
 from rm.service.store import Lease, LeaseLost, Store, StoreError, StoreLocked, record_key
@@ -34,6 +36,15 @@ T = TypeVar("T")
 
 RETRY_FIRST_S = 0.5
 RETRY_MAX_S = 5.0
+
+
+def crashed_here(owner: str) -> bool:
+    """Whether a lease ``owner`` (``lease_owner()``'s form) names an RM process on this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    return int(pid) != os.getpid() and not psutil.pid_exists(int(pid))
 
 
 def lease_owner() -> str:
@@ -275,6 +286,14 @@ async def _take_lease(store: Store, run: Callable[..., Awaitable[Any]], *, owner
             log.info("holding the state store lease as %s (epoch %d, %.1f s)", owner, lease.epoch, lease_s)
             return lease
         now = clock()
+        if crashed_here(lease.owner):
+            taken, lease = await run(store.take_lease_over, owner, lease_s, lease)
+            if taken:
+                log.warning("took over the state store from %s, a ResourceManager on this host that is gone",
+                            lease.owner if first is None else first.owner)
+                log.info("holding the state store lease as %s (epoch %d, %.1f s)", owner, lease.epoch, lease_s)
+                return lease
+            continue
         if first is None:
             first = lease
             log.warning("the state store is %s; waiting to see whether it is still alive", lease.describe(now))

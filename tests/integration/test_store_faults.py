@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -335,6 +336,25 @@ async def test_the_lease_of_a_killed_rm_is_taken_over_after_the_lease_time(
     server = await start(started, config(tmp_path, store_url, create_store=False))
     waited = time.monotonic() - began
     assert LEASE_S * 0.5 < waited < LEASE_S + 3
+    lease = server.store.read_lease()
+    assert lease is not None
+    assert (lease.owner, lease.epoch) == (server.lease_owner, held.epoch + 1)
+
+
+@pytest.mark.asyncio
+async def test_the_lease_of_a_crashed_rm_on_this_host_is_taken_over_at_once(
+        tmp_path: Path, store_url: str, started: list[ResourceManager]) -> None:
+    first = await start(started, config(tmp_path, store_url))
+    await first.stop()
+    dead = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    await dead.wait()  # a process of this host that is gone: the holder crashed here
+    ghost = Store(store_url)
+    taken, held = ghost.take_lease(f"{socket.gethostname()}:{dead.pid}:dead", 3600.0)
+    ghost.close()
+    assert taken
+    began = time.monotonic()
+    server = await start(started, config(tmp_path, store_url, create_store=False))
+    assert time.monotonic() - began < LEASE_S  # no wait for its hour-long lease
     lease = server.store.read_lease()
     assert lease is not None
     assert (lease.owner, lease.epoch) == (server.lease_owner, held.epoch + 1)

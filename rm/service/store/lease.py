@@ -10,7 +10,9 @@ SQLite and PostgreSQL serialize them the same way:
 * fence: the first statement of every write transaction is that same renewal; when it matches no row, another
   ResourceManager has taken the store over and the transaction is rolled back (:class:`LeaseLost`). The row
   lock it takes also orders a take-over after any write already in flight;
-* release: on a clean shutdown, so a restarted RM need not wait for the lease time.
+* release: on a clean shutdown, so a restarted RM need not wait for the lease time;
+* take over: from a holder known to be dead (an RM on this host whose process is gone), at once; the same
+  compare-and-set on (owner, epoch), so a holder that did renew in between keeps the lease.
 
 Times come from the caller's clock, so the hosts of an active/standby pair need synchronized clocks (NTP) to
 well within the lease time.
@@ -87,5 +89,17 @@ def release(conn: Connection, owner: str, epoch: int, now: float) -> bool:
         update(LeaseRow)
         .where(LeaseRow.id == LEASE_ROW_ID, LeaseRow.owner == owner, LeaseRow.epoch == epoch)
         .values(owner="", renewed_at=now, expires_at=now)
+    )
+    return conn.execute(stmt).rowcount == 1
+
+
+def take_over(conn: Connection, owner: str, lease_s: float, now: float, dead: Lease) -> bool:
+    """Take the lease from ``dead`` (its holder is known to have crashed) unless it changed hands or renewed since
+    it was read; True if this call took it."""
+    stmt = (
+        update(LeaseRow)
+        .where(LeaseRow.id == LEASE_ROW_ID, LeaseRow.owner == dead.owner, LeaseRow.epoch == dead.epoch,
+               LeaseRow.renewed_at == dead.renewed_at)
+        .values(owner=owner, epoch=LeaseRow.epoch + 1, acquired_at=now, renewed_at=now, expires_at=now + lease_s)
     )
     return conn.execute(stmt).rowcount == 1

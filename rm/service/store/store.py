@@ -253,6 +253,17 @@ class Store:
             self._held = (owner, current.epoch, lease_s)
         return taken, current
 
+    def take_lease_over(self, owner: str, lease_s: float, dead: Lease) -> tuple[bool, Lease]:
+        """Take the lease from a holder known to have crashed, without waiting for it to expire."""
+        with self._transaction("taking the store lease over") as conn:
+            taken = lease_row.take_over(conn, owner, lease_s, self._clock(), dead)
+            current = lease_row.read(conn)
+        if current is None:
+            raise StoreError("the store has no lease row; migrate it first", transient=False)
+        if taken:
+            self._held = (owner, current.epoch, lease_s)
+        return taken, current
+
     def renew_lease(self) -> None:
         """Extend the lease; raises LeaseLost when another ResourceManager has taken the store over."""
         with self._transaction("renewing the store lease") as conn:
