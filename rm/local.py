@@ -211,8 +211,11 @@ class LocalCluster:
             self.stop()
             raise
 
-    def restart_rm(self) -> None:
+    def restart_rm(self, *, kill: bool = False) -> None:
+        """Stop the RM (SIGTERM; with ``kill``, SIGKILL as a crash would) and start it again on its store."""
         if self.rm is not None:
+            if kill:
+                self.rm.signal(signal.SIGKILL)
             self.rm.stop()
         self.start_rm()
 

@@ -108,3 +108,22 @@ def am_process(container_id: str) -> psutil.Process:
                     p.environ().get("CONTAINER_ID") == container_id:
                 return p
     raise LookupError(container_id)
+
+
+def fresh_pg_database():  # type: ignore[no-untyped-def]
+    """A new, empty PostgreSQL database for one test: its store URL and a function that drops it."""
+    psycopg = pytest.importorskip("psycopg")
+    name = f"shepherd_e2e_{uuid.uuid4().hex[:8]}"
+    try:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"PostgreSQL is not reachable: {exc}")
+
+    def drop() -> None:
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
