@@ -502,3 +502,54 @@ def test_the_applications_page_of_10000_apps_renders_in_under_half_a_second() ->
         took = time.perf_counter() - t0
         print(f"{path} of 10,000 apps in {took * 1000:.0f} ms")
         assert took < 1.0, f"{path} took {took * 1000:.0f} ms"
+
+
+def test_dag_stage_states_follow_the_containers_and_asks_of_each_stage() -> None:
+    """A diamond job in the middle of its run: each stage's state from what the RM holds for it."""
+    import json
+
+    from am.policies.api import ALTRUISTIC_BASE, request_id
+    from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
+    from common.resources import Resources
+    from rm.core.entities import App, Ask, Attempt, Container
+    from rm.service.ui.dag import dag_svg, job_of, stage_states
+
+    r = Resources.of(memory_mb=256, vcores=1)
+    job = {"id": "diamond", "stages": [
+        {"name": "extract", "tasks": 2, "memory_mb": 256, "command": "x"},
+        {"name": "clean", "tasks": 2, "memory_mb": 256, "parents": ["extract"], "command": "x"},
+        {"name": "join", "tasks": 2, "memory_mb": 256, "parents": ["extract"], "command": "x"},
+        {"name": "load", "tasks": 1, "memory_mb": 256, "parents": ["clean", "join"], "command": "x"}]}
+    app = App(AppId("application_1_0001"), "diamond", QueuePath("root.default"), "ana", "SHEPHERD-DAG", 0, r, {},
+              2, (), False, json.dumps(job), 1.0, "RUNNING")
+    att = Attempt(AttemptId("appattempt_1_0001_000001"), app.app_id, 1, "RUNNING", 1.0)
+    att.asks[request_id(2, "ALTRUISTIC")] = Ask(request_id(2, "ALTRUISTIC"), 1, r, 2, stage="join")
+    app.attempts.append(att)
+    seq = iter(range(1, 100))
+
+    def container(stage: int, state: str, exit_status: int = -1000, *, is_am: bool = False) -> Container:
+        c = Container(ContainerId(f"container_1_0001_01_{next(seq):06d}"), app.app_id, att.attempt_id,
+                      NodeId("n1:1"), r, 1, 0 if is_am else request_id(stage), "DEFAULT", is_am, state, 1.0)
+        c.exit_status = exit_status
+        return c
+
+    held = [container(0, "RUNNING", is_am=True), container(0, "COMPLETED", 0), container(0, "COMPLETED", 0),
+            container(1, "RUNNING"), container(1, "COMPLETED", 1)]
+    parsed = job_of(app)
+    assert parsed is not None
+    states = {s.name: (s.state, s.done, s.running, s.waiting, s.failed) for s in stage_states(app, parsed, held)}
+    assert states == {"extract": ("SUCCEEDED", 2, 0, 0, 0), "clean": ("RUNNING", 0, 1, 0, 1),
+                      "join": ("WAITING", 0, 0, 2, 0), "load": ("BLOCKED", 0, 0, 0, 0)}
+    assert request_id(2, "ALTRUISTIC") > ALTRUISTIC_BASE  # an altruistic ask counts for its stage too
+    svg = dag_svg(stage_states(app, parsed, held))
+    columns = {name: int(x) for name, x in re.findall(r'data-stage="(\w+)".*?translate\((\d+),', svg)}
+    assert columns["extract"] < columns["clean"] == columns["join"] < columns["load"]
+    # the join's containers all placed and nothing asked yet for the load: it becomes ready once both parents
+    # are done; a killed app leaves its unfinished stages KILLED
+    att.asks.clear()
+    held += [container(1, "COMPLETED", 0), container(1, "COMPLETED", 0), container(2, "COMPLETED", 0),
+             container(2, "COMPLETED", 0)]
+    held[3].state, held[3].exit_status = "COMPLETED", -105
+    assert [s.state for s in stage_states(app, parsed, held)] == ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED", "READY"]
+    app.state, app.final_status = "KILLED", "KILLED"
+    assert [s.state for s in stage_states(app, parsed, held)] == ["SUCCEEDED", "SUCCEEDED", "SUCCEEDED", "KILLED"]

@@ -23,7 +23,6 @@ from rm.service.rest.plan import add_plan_routes
 from rm.service.rest.reservations import add_reservation_routes
 from rm.service.rest.slo import add_slo_routes
 from rm.service.rest.submit import add_submit_routes
-from rm.service.ui import add_ui_routes
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -48,5 +47,7 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_plan_routes(api, rm)
     add_deadline_routes(api, rm, ops)
     add_extra_routes(api, rm)
+    from rm.service.ui import add_ui_routes  # here: the UI's pages import this package's renderers
+
     add_ui_routes(api, rm, ops)
     return api
