@@ -102,7 +102,7 @@ def _node_grid(nodes: list[Node]) -> str:
                f"{fmt_mb(free.memory_mb)} and {free.vcores} vcores free, {len(n.containers)} containers")
         tiles.append(f'<a class="tile u{level}" href="/ui/nodes/{esc(q(n.node_id))}" title="{esc(tip)}" '
                      f'data-node="{esc(n.node_id)}" data-used="{share:.1f}">'
-                     f'<span class="tname">{esc(n.host or n.node_id)}</span>'
+                     f'<span class="tname">{esc(n.node_id)}</span>'
                      f'<span class="tpct">{share:.0f}%</span>{_mini_state(n.state)}</a>')
     legend = ('<p class="legend"><span class="tile-key u0"></span>&lt;25% <span class="tile-key u1"></span>25–50% '
               '<span class="tile-key u2"></span>50–75% <span class="tile-key u3"></span>75–100% '
