@@ -2,9 +2,10 @@
 live secured cluster on loopback: every page renders with the outside network cut off, the overview's numbers
 are ``/ws/v1/cluster/metrics``'s, the applications table filtered by state in the URL lists exactly the REST
 list's apps, a running DAG job's page shows each stage's state, the kill button is refused without the client
-secret and kills with it, and the queue bars are ``/ws/v1/cluster/scheduler``'s. Screenshots of every page go
-to a directory under the test's tmp path (printed). In process: the applications page of a 10,000-app RM
-renders in under 500 ms."""
+secret and kills with it, the queue bars are ``/ws/v1/cluster/scheduler``'s and the deadline statuses
+``/ws/v1/shepherd/deadlines``'s. Screenshots of every page go to a directory under the test's tmp path
+(printed). In process: the applications page of a 10,000-app RM renders in under 500 ms, and a DAG's stage
+states follow the containers and asks the RM holds for each stage."""
 
 from __future__ import annotations
 
