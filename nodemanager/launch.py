@@ -2,7 +2,8 @@
 
 Everything here works on one container and knows nothing about tokens or the RM: directory layout,
 localization of ``file://`` resources, YARN's command and environment expansions, spawning
-``/bin/bash -c`` in a new session, and killing a whole process group.
+``/bin/bash -c`` in a new session under the container's supervisor (``nodemanager/supervise.py``),
+and killing a whole process group or tree.
 """
 
 from __future__ import annotations

@@ -126,12 +126,16 @@ class Supervisor:
             return []
 
     def signal_tree(self, sig: signal.Signals) -> None:
-        if self.task is not None and self.status is None:  # the group id cannot be reused before the reap
-            with contextlib.suppress(OSError):
-                os.killpg(self.task.pid, sig)
-        for proc in self.descendants():
-            with contextlib.suppress(psutil.Error):
-                proc.send_signal(sig)
+        """Send ``sig`` to the task's group and every descendant; a SIGKILL round stops them all first, so
+        that none of them forks between the walk and its own SIGKILL."""
+        procs = self.descendants()
+        for each in (signal.SIGSTOP, sig) if sig == signal.SIGKILL else (sig,):
+            if self.task is not None and self.status is None:  # the group id cannot be reused before the reap
+                with contextlib.suppress(OSError):
+                    os.killpg(self.task.pid, each)
+            for proc in procs:
+                with contextlib.suppress(psutil.Error):
+                    proc.send_signal(each)
 
     def reap(self) -> bool:
         """Reap every child that ended; False once no child is left."""
