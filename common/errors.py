@@ -82,6 +82,14 @@ class ApplicationMasterNotRegistered(YarnError):
     java_class = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
 
 
+class ApplicationAttemptNotFound(YarnError):
+    """A call from an attempt that has ended while its app goes on (it failed, expired or was superseded)."""
+
+    status = 404
+    exception = "ApplicationAttemptNotFoundException"
+    java_class = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
+
+
 class InvalidApplicationMasterRequest(YarnError):
     status = 409
     exception = "InvalidApplicationMasterRequestException"

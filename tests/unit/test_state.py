@@ -6,6 +6,7 @@ import pytest
 
 from common import tokens
 from common.errors import (
+    ApplicationAttemptNotFound,
     ApplicationMasterNotRegistered,
     ApplicationNotFound,
     BadRequest,
@@ -212,7 +213,11 @@ def test_a_lost_node_reports_containers_aborted_and_fails_over_its_am_without_co
     assert len(app.attempts) == 2
     assert app.failed_attempts == 0
     assert app.state == "ACCEPTED"
-    assert st.am_allocate(token, 3, [], [], 0, [], [], 30.0).command == "SHUTDOWN"
+    with pytest.raises(ApplicationAttemptNotFound):  # the superseded attempt is fenced off
+        st.am_allocate(token, 3, [], [], 0, [], [], 30.0)
+    with pytest.raises(ApplicationAttemptNotFound):
+        st.am_finish(token, "SUCCEEDED", "", "", 30.0)
+    assert app.state == "ACCEPTED"
 
 
 def test_am_crash_uses_attempts_then_fails_the_app() -> None:

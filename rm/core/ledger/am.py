@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from common import ids, tokens
 from common.errors import (
+    ApplicationAttemptNotFound,
     ApplicationMasterNotRegistered,
     BadRequest,
     Conflict,
@@ -88,7 +89,8 @@ class AmCommands(LedgerBase):
         signals: AmSignals = NO_SIGNALS,
     ) -> AllocateResult:
         app, att = self.authenticate_am(token)
-        if att.final or app.final or att is not app.current:
+        _refuse_superseded(app, att)
+        if att.final or app.final:  # the app ended: its AM is told to go
             return AllocateResult(response_id=response_id, command="SHUTDOWN")
         if not att.registered:
             raise ApplicationMasterNotRegistered(
@@ -186,6 +188,7 @@ class AmCommands(LedgerBase):
     def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
                   now: float) -> bool:
         app, att = self.authenticate_am(token)
+        _refuse_superseded(app, att)
         if app.final or att.final:
             return True
         if not att.registered:
@@ -201,3 +204,11 @@ class AmCommands(LedgerBase):
         # the attempt ends when the AM container exits; the app is done now
         self._finish_app(app, "FINISHED", final_status, diagnostics, now)
         return True
+
+
+def _refuse_superseded(app: App, att: Attempt) -> None:
+    """Fencing: an attempt that ended while its app goes on (failed, expired, replaced by a newer one) may no
+    longer allocate or unregister; its calls are refused as YARN refuses them."""
+    if att is not app.current or (att.final and not app.final):
+        raise ApplicationAttemptNotFound(
+            f"Application attempt {att.attempt_id} doesn't exist in ApplicationMasterService cache.")
