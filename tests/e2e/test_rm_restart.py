@@ -4,6 +4,9 @@ the running task containers carry on in the same processes, and no task runs twi
 from __future__ import annotations
 
 import contextlib
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import psutil
 import pytest
 
 from rm.client import RMClient
-from tests.e2e.conftest import am_process, fresh_pg_database, submit_job, wait_final, wait_until, write_job
+from tests.e2e.conftest import am_process, fresh_pg_database, wait_final, wait_until, write_job
 
 
 def _task_processes(app_seq: str) -> dict[str, int]:
@@ -39,8 +42,16 @@ def test_a_killed_rm_comes_back_with_every_container_and_no_task_runs_twice(  # 
     job = {"id": "carried", "stages": [{"name": "s0", **stage}, {"name": "s1", "parents": ["s0"], **stage}]}
     try:
         cluster = make_cluster(nodes=2, store_url=store_url)
+        # `submit --wait` rides through the restart: it waits for the RM, and exits 0 when the job succeeds
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "rm.cli", "submit", str(write_job(tmp_path, job)), "--rm", cluster.rm_address,
+             "--data-dir", str(tmp_path), "--wait"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert waiting.stdout is not None
+        first = waiting.stdout.readline()
+        m = re.search(r"(application_\d+_\d+)", first)
+        assert m, first
+        app_id = m.group(1)
         with RMClient(cluster.rm_address) as client:
-            app_id = submit_job(cluster, write_job(tmp_path, job), tmp_path)
             seq = app_id.removeprefix("application_")
             tasks = wait_until(lambda: len(t := _task_processes(seq)) == 2 and t, 60, "both first-stage tasks")
             report = client.app(app_id)
@@ -61,6 +72,10 @@ def test_a_killed_rm_comes_back_with_every_container_and_no_task_runs_twice(  # 
             final = wait_final(client, app_id, 120)
             assert (final.state, final.final_status) == ("FINISHED", "SUCCEEDED"), final.diagnostics
             assert final.attempts == 1
+        out = first + waiting.communicate(timeout=60)[0]
+        assert waiting.returncode == 0, out
+        assert "waiting for it" in out, out
+        assert "Traceback" not in out
         runs = {f.name: f.read_text().split() for f in marks.iterdir()}
         assert sorted(runs) == ["s0-0", "s0-1", "s1-0", "s1-1"]
         assert all(len(lines) == 1 for lines in runs.values()), runs  # no task ran twice
