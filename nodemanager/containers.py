@@ -188,6 +188,7 @@ class ContainerTable:
             log.warning("ROOT CONTAINERS: shepherd.nodemanager.allow-root-containers is set and this NodeManager "
                         "runs as root, so every container runs as root")
         self.store = ContainerStore(cfg.work_dir)
+        self.store.lock()
         self._containers: dict[str, Container] = {}
         self._tombstones: dict[str, float] = {}  # forgotten containers whose token is still valid -> its expiry
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -639,6 +640,7 @@ class ContainerTable:
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        self.store.unlock()
 
     def _background(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)

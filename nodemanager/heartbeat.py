@@ -20,7 +20,7 @@ import grpc
 
 from common.credentials import write_private
 from nodemanager.config import NodeManagerConfig
-from nodemanager.containers import KILLED_BY_RESOURCEMANAGER, ContainerTable
+from nodemanager.containers import KILLED_BY_RESOURCEMANAGER, Container, ContainerTable
 from nodemanager.service import TokenKeys
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
@@ -104,6 +104,8 @@ class NodeStatusUpdater:
         self._interval = cfg.heartbeat_interval_s
         self._response_id = 0
         self._rm_ok: bool | None = None  # None until the first answer or failure
+        self._down_since: float | None = None  # monotonic time of the first failed heartbeat in a row
+        self._last_note = 0.0
         self.registered = asyncio.Event()
         self.shutdown_reason: str | None = None  # set when the RM told this node to shut down
         self.heartbeats = 0  # successful heartbeats since start
@@ -198,6 +200,21 @@ class NodeStatusUpdater:
                 with contextlib.suppress(OSError):
                     write_private(self._session_file, value)
 
+    def _note_waiting(self, reported: list[Container]) -> None:
+        """Every WAITING_NOTE_S while heartbeats fail: how long, and what keeps running meanwhile."""
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since, self._last_note = now, now
+            return
+        if now - self._last_note >= WAITING_NOTE_S:
+            self._last_note = now
+            log.info(
+                "ResourceManager at %s unreachable for %.0f s (retrying); %d container(s) keep running, "
+                "%d completion(s) wait to be reported",
+                self._cfg.rm_address, now - self._down_since,
+                sum(1 for c in reported if c.state != "COMPLETE"), sum(1 for c in reported if c.state == "COMPLETE"),
+            )
+
     def _rm_down(self, what: str, exc: grpc.aio.AioRpcError) -> None:
         """Log when the RM becomes unreachable, then quietly until it is back."""
         level = logging.WARNING if self._rm_ok is not False else logging.DEBUG
@@ -240,10 +257,12 @@ class NodeStatusUpdater:
             response = await self._stub.NodeHeartbeat(request, metadata=self._with_session(), timeout=timeout_s)
         except grpc.aio.AioRpcError as exc:
             self._rm_down("heartbeat to the ResourceManager failed", exc)
+            self._note_waiting(reported)
             return None
         if self._rm_ok is False:
             log.info("ResourceManager at %s reachable again", self._cfg.rm_address)
             self._rm_ok = True
+        self._down_since = None
         if response.action == pb.NODE_ACTION_SHUTDOWN:
             self.shutdown_reason = response.diagnostics or "the ResourceManager asked this node to shut down"
             log.error("ResourceManager asked this node to shut down: %s", self.shutdown_reason)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import shutil
@@ -52,6 +53,27 @@ class ContainerStore:
         self.root.mkdir(parents=True, exist_ok=True)
         for d in (self.root, self.root.parent):
             os.chmod(d, 0o700)  # tokens' fields and environments are nobody else's business
+        self._lock: int | None = None
+
+    def lock(self) -> None:
+        """Hold the work dir for this daemon (until ``unlock()`` or its death): a second NodeManager on the same
+        work dir would take this one's containers for its own."""
+        path = self.root.parent / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise OSError(f"another NodeManager (pid {holder}) uses the work dir {self.root.parent.parent}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock = fd
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     def path(self, container_id: str) -> Path:
         if not valid_container_id(container_id):

@@ -271,6 +271,25 @@ async def test_without_recovery_a_restart_kills_what_was_left(tmp_path: Path) ->
             await nm.stop()
 
 
+@pytest.mark.asyncio
+async def test_a_second_nodemanager_on_the_same_work_dir_is_refused(tmp_path: Path) -> None:
+    async with fake_rm() as (rm, rm_port):
+        first = NodeManagerProcess(rm_port, free_port(), tmp_path / "nm", tmp_path / "nm.log")
+        await first.start()
+        try:
+            second = NodeManagerProcess(rm_port, free_port(), tmp_path / "nm", tmp_path / "nm2.log")
+            proc = await asyncio.create_subprocess_exec(
+                *second.argv, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            )
+            _, err = await asyncio.wait_for(proc.communicate(), DEADLINE_S)
+            assert proc.returncode == 1
+            assert f"another NodeManager (pid {first.proc.pid}) uses the work dir" in err.decode()  # type: ignore[union-attr]
+            assert len(rm.registrations) == 1
+        finally:
+            await first.stop()
+
+
 # ---------------------------------------------------------------- no orphans (S21)
 
 
