@@ -30,7 +30,10 @@ import psutil
 import pytest
 
 from common import tokens
+from nodemanager.containers import Container
 from nodemanager.launch import container_dirs
+from nodemanager.recovery import ContainerStore
+from nodemanager.statefiles import EXIT, SUPERVISOR, write_json
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from tests.integration.test_nodemanager import (
@@ -288,6 +291,30 @@ async def test_a_second_nodemanager_on_the_same_work_dir_is_refused(tmp_path: Pa
             assert len(rm.registrations) == 1
         finally:
             await first.stop()
+
+
+@pytest.mark.asyncio
+async def test_what_a_restart_finds_without_a_live_supervisor_is_reported_aborted(tmp_path: Path) -> None:
+    work = tmp_path / "nm"
+    store = ContainerStore(work)
+    never, lost, done = cid(2), cid(3), cid(4)
+    for c in (never, lost, done):
+        record = Container(container_id=c, app_id=APP1, user="alice", resource={"memory-mb": 128, "vcores": 1},
+                           dirs=container_dirs(work, APP1, c), token_expires=time.time() + 600).record()
+        store.create(c, record)
+    # the supervisor of ``lost`` was killed (a pid that is not alive), ``done``'s recorded its exit
+    write_json(store.path(lost) / SUPERVISOR, {"pid": 2**22 + 1, "start_ticks": 1, "task_pid": 2**22 + 2,
+                                               "task_start_ticks": 1})
+    write_json(store.path(done) / SUPERVISOR, {"pid": 2**22 + 3, "start_ticks": 1})
+    write_json(store.path(done) / EXIT, {"exit_code": 0, "stopped": False})
+    async with running_nm(tmp_path) as h:
+        reported = statuses(h.rm.registrations[0])
+        assert {c: (s.state, s.exit_status) for c, s in reported.items()} == {
+            never: (pb.CONTAINER_COMPLETE, -100), lost: (pb.CONTAINER_COMPLETE, -100),
+            done: (pb.CONTAINER_COMPLETE, 0)}
+        assert "never ran" in reported[never].diagnostics
+        assert "without recording" in reported[lost].diagnostics
+        assert "already exists" in (await h.start(never, "true")).failed[0].message
 
 
 # ---------------------------------------------------------------- no orphans (S21)
