@@ -155,7 +155,7 @@ def statuses(request: pb.RegisterNodeRequest) -> dict[str, pb.ContainerStatus]:
 
 @pytest.mark.asyncio
 async def test_a_restarted_nodemanager_takes_back_its_containers(tmp_path: Path) -> None:
-    keep, ended, later, hog = cid(2), cid(3), cid(4), cid(5)
+    keep, ended, later, hog, idle = cid(2), cid(3), cid(4), cid(5), cid(6)
     hog_code = "import time; b = b'x' * (400 << 20); time.sleep(60)"
     commands = {
         keep: "echo $$ > pid; sleep 300",
@@ -164,6 +164,7 @@ async def test_a_restarted_nodemanager_takes_back_its_containers(tmp_path: Path)
                "do sleep 0.05; done; exit 7",
         later: f"echo $$ > pid; until [ -f {tmp_path}/go-later ]; do sleep 0.05; done; exit 5",
         hog: f'echo $$ > pid; until [ -f {tmp_path}/go-hog ]; do sleep 0.05; done; "$SHEPHERD_PYTHON" -c "{hog_code}"',
+        idle: "echo $$ > pid; sleep 300",  # still running when the restarted NodeManager is stopped
     }  # fmt: skip
     async with fake_rm() as (rm, rm_port):
         nm = NodeManagerProcess(rm_port, free_port(), tmp_path / "nm", tmp_path / "nm.log")
@@ -179,7 +180,7 @@ async def test_a_restarted_nodemanager_takes_back_its_containers(tmp_path: Path)
             await nm.kill()
             (tmp_path / "go-ended").touch()
             await until(lambda: dead(pids[ended]) and dead(daemon), ORPHAN_LIMIT_S, "the container to end")
-            assert not any(dead(pids[c]) for c in (keep, later, hog))
+            assert not any(dead(pids[c]) for c in (keep, later, hog, idle))
 
             registered = len(rm.registrations)
             await nm.start()  # a few seconds after the SIGKILL, same port, same work dir
@@ -187,11 +188,11 @@ async def test_a_restarted_nodemanager_takes_back_its_containers(tmp_path: Path)
             reported = statuses(rm.registrations[registered])
             assert {c: reported[c].state for c in commands} == {
                 keep: pb.CONTAINER_RUNNING, ended: pb.CONTAINER_COMPLETE,
-                later: pb.CONTAINER_RUNNING, hog: pb.CONTAINER_RUNNING,
+                later: pb.CONTAINER_RUNNING, hog: pb.CONTAINER_RUNNING, idle: pb.CONTAINER_RUNNING,
             }  # fmt: skip
             assert reported[ended].exit_status == 7
             assert "non-zero exit code 7" in reported[ended].diagnostics
-            assert not any(dead(pids[c]) for c in (keep, later, hog))  # the very same processes
+            assert not any(dead(pids[c]) for c in (keep, later, hog, idle))  # the very same processes
 
             # monitored again: exits and memory limits of the adopted containers are seen
             (tmp_path / "go-later").touch()
@@ -212,11 +213,12 @@ async def test_a_restarted_nodemanager_takes_back_its_containers(tmp_path: Path)
             stopped = await rm.completed(keep)
             assert stopped.exit_status == -106
             assert dead(pids[keep])
-            print(f"\nkept pids {sorted(pids[c] for c in (keep, later, hog))}; exit codes reported: "
+            print(f"\nkept pids {sorted(pids[c] for c in (keep, later, hog, idle))}; exit codes reported: "
                   f"ended during the outage {reported[ended].exit_status}, after it {rm.latest(later).exit_status}")  # type: ignore[union-attr]
         finally:
             await nm.stop()
-        assert all(dead(pid) for pid in [*pids.values(), daemon])
+        assert all(dead(pid) for pid in [*pids.values(), daemon])  # idle's too: the normal stop stops it
+        assert rm.latest(idle).exit_status == -100  # type: ignore[union-attr]
         assert supervisors(nm.work_dir) == []
 
 
