@@ -43,13 +43,14 @@ from nodemanager.launch import (
     localize,
     plan_process,
     process_tree,
+    processes_of,
     session_members,
     spawn_supervised,
     validate,
 )
 from nodemanager.limits import CgroupV2, MemorySample, pmem_diagnostic, watch_memory
 from nodemanager.recovery import ContainerStore, Found, SupervisorProcess
-from nodemanager.statefiles import read_json, same_process, write_json
+from nodemanager.statefiles import read_json, same_boot, same_process, write_json
 from proto import shepherd_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -414,22 +415,21 @@ class ContainerTable:
             c.supervisor.close()
 
     async def _kill_leftovers(self, c: Container, *, include_supervisor: bool, grace_s: float) -> bool:
-        """Kill the container's supervisor tree (the supervisor too if ``include_supervisor``) and what is left
-        of its task's session and process group; True once none of it is alive."""
+        """Kill the container's supervisor tree (the supervisor too if ``include_supervisor``), what is left of
+        its task's session and process group, and any process carrying its id; True once none of it is alive."""
         sup = c.supervisor
-        task = c.pid if same_process(c.pid, c.task_ticks) else None
+        leader = c.pid
 
         def collect() -> list[psutil.Process]:
             procs: list[psutil.Process] = []
             if sup is not None and sup.alive():
                 procs += process_tree(sup.pid)[0 if include_supervisor else 1 :]
-            if c.pid is not None:
-                # members of the task's session or group other than the task itself: its pid cannot have been
-                # reused while they hold it as their session or group id
-                procs += session_members(c.pid)
-            if task is not None and same_process(task, c.task_ticks):
-                procs += process_tree(task)
-            return procs
+            if leader is not None and same_process(leader, c.task_ticks):
+                # while the task lives its pid is its own, and so are its session and process group
+                procs += process_tree(leader) + session_members(leader)
+            # whatever escaped both (re-parented away from a killed supervisor, in a session of its own) still
+            # carries the container's id in its environment; a reused pid does not
+            return procs + processes_of(c.container_id)
 
         gone = await kill_processes(collect, grace_s)
         if not gone:
@@ -503,7 +503,7 @@ class ContainerTable:
         c = Container(container_id=f.container_id, app_id="", user="", resource={},
                       dirs=container_dirs(self._cfg.work_dir, "-", f.container_id), supervisor=sup)
         info = f.supervisor or {}
-        if isinstance(info.get("task_pid"), int):
+        if isinstance(info.get("task_pid"), int) and same_boot(info):
             c.pid, c.task_ticks = info["task_pid"], info.get("task_start_ticks")
         if sup is not None or c.pid is not None:
             await self._kill_leftovers(c, include_supervisor=True, grace_s=self._cfg.stop_grace_s)
@@ -523,7 +523,7 @@ class ContainerTable:
             return
         sup = SupervisorProcess.adopt(f.supervisor)
         info = f.supervisor or {}
-        if isinstance(info.get("task_pid"), int):
+        if isinstance(info.get("task_pid"), int) and same_boot(info):  # after a reboot no pid is the task's
             ticks = info.get("task_start_ticks")
             c.pid, c.task_ticks = info["task_pid"], ticks if isinstance(ticks, int) else None
         if c.state == "COMPLETE":

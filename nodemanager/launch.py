@@ -417,6 +417,23 @@ def group_members(pgid: int) -> list[psutil.Process]:
     return out
 
 
+def container_of(proc: psutil.Process) -> str | None:
+    """The CONTAINER_ID in a process's environment (as a container's processes inherit it), if readable."""
+    try:
+        return proc.environ().get("CONTAINER_ID")
+    except (psutil.Error, OSError):
+        return None
+
+
+def processes_of(container_id: str) -> list[psutil.Process]:
+    """Live processes whose environment names ``container_id`` (blocking; reads every process's environment)."""
+    out: list[psutil.Process] = []
+    for proc in psutil.process_iter(["status"]):
+        if proc.info["status"] != psutil.STATUS_ZOMBIE and container_of(proc) == container_id:
+            out.append(proc)
+    return out
+
+
 def session_members(leader: int) -> list[psutil.Process]:
     """Live processes other than ``leader`` in the session or process group it leads (a container's task
     leads both). Safe against PID reuse: the kernel does not hand out a pid still in use as a session or

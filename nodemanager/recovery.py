@@ -24,6 +24,7 @@ from nodemanager.statefiles import (
     SUPERVISOR,
     containers_root,
     read_json,
+    same_boot,
     same_process,
     start_ticks,
     valid_container_id,
@@ -134,7 +135,7 @@ class SupervisorProcess:
     def adopt(cls, info: dict[str, Any] | None) -> SupervisorProcess | None:
         """The supervisor ``info`` (supervisor.json) names, if that very process is still alive."""
         pid, ticks = _int((info or {}).get("pid")), _int((info or {}).get("start_ticks"))
-        if pid is None or ticks is None or not same_process(pid, ticks):
+        if pid is None or ticks is None or not same_boot(info) or not same_process(pid, ticks):
             return None
         pidfd: int | None = None
         with contextlib.suppress(OSError, AttributeError):

@@ -72,6 +72,20 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def boot_id() -> str:
+    """This boot of the host ("" when unknown): start times count from the boot, pids restart with it."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def same_boot(info: dict[str, Any] | None) -> bool:
+    """True unless ``info`` (supervisor.json) was written during another boot of the host."""
+    recorded = (info or {}).get("boot_id")
+    return not recorded or recorded == boot_id()
+
+
 def start_ticks(pid: int) -> int | None:
     """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); None when there is no
     such process or it is a zombie. A pid together with its start time names one process even after the pid

@@ -37,7 +37,7 @@ from typing import Any
 
 import psutil
 
-from nodemanager.statefiles import EXIT, SUPERVISOR, start_ticks, write_json
+from nodemanager.statefiles import EXIT, SUPERVISOR, boot_id, start_ticks, write_json
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -74,6 +74,7 @@ class Supervisor:
         self._term_sent = False
         self._kill_at: float | None = None
         self._wake_r, self._wake_w = os.pipe()
+        self.boot = boot_id()
 
     # ------------------------------------------------------------ signals
 
@@ -101,7 +102,8 @@ class Supervisor:
 
     def record(self, **extra: Any) -> None:
         me = os.getpid()
-        write_json(self.state_dir / SUPERVISOR, {"pid": me, "start_ticks": start_ticks(me), **extra}, sync=True)
+        write_json(self.state_dir / SUPERVISOR, {"pid": me, "start_ticks": start_ticks(me), "boot_id": self.boot,
+                                                 **extra}, sync=True)
 
     def start_task(self) -> str | None:
         """Start the task; the reason when it cannot be started."""

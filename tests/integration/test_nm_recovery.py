@@ -383,6 +383,23 @@ async def test_under_a_root_nodemanager_the_task_runs_as_nobody_and_its_supervis
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.mark.asyncio
+async def test_a_killed_supervisor_leaves_nothing_either(tmp_path: Path) -> None:
+    c = cid(2)
+    async with running_nm(tmp_path) as h:
+        await h.start(c, "setsid sleep 1000 & echo $! > setsid.pid; echo $$ > pid; sleep 300")
+        work = h.dirs(c).work
+        pids = [int(await wait_for_file(work / name)) for name in ("pid", "setsid.pid")]
+        await h.rm.wait_until(h.rm.state_is(c, pb.CONTAINER_RUNNING))
+        supervisor = h.nm.table.get(c).supervisor  # type: ignore[union-attr]
+        assert supervisor is not None
+        os.kill(supervisor.pid, signal.SIGKILL)  # no exit code recorded; its descendants re-parent elsewhere
+        status = await h.rm.completed(c, timeout=ORPHAN_LIMIT_S)
+        assert [pid for pid in pids if not dead(pid)] == []
+        assert status.exit_status == -100
+        assert "without recording" in status.diagnostics
+
+
 # ---------------------------------------------------------------- the RM loses the node, or is unreachable
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from nodemanager.containers import KILLED_BY_APPMASTER, Container
 from nodemanager.daemon import _parser, config_from_args
 from nodemanager.launch import container_dirs
 from nodemanager.recovery import ContainerStore, SupervisorProcess
-from nodemanager.statefiles import valid_container_id
+from nodemanager.statefiles import boot_id, same_boot, start_ticks, valid_container_id
 
 CID = "container_1700000000000_0001_01_000002"
 APP = "application_1700000000000_0001"
@@ -52,6 +53,15 @@ def test_a_supervisor_that_is_gone_or_reused_is_not_adopted() -> None:
     assert SupervisorProcess.adopt(None) is None
     assert SupervisorProcess.adopt({"pid": 2**22 + 1, "start_ticks": 1}) is None
     assert SupervisorProcess.adopt({"pid": 1, "start_ticks": -1}) is None  # pid 1 is alive, but another process
+    me = {"pid": os.getpid(), "start_ticks": start_ticks(os.getpid()), "boot_id": boot_id()}
+    alive = SupervisorProcess.adopt(me)
+    assert alive is not None
+    assert alive.alive()
+    alive.close()
+    # the same pid and start time recorded during another boot name another process
+    assert SupervisorProcess.adopt({**me, "boot_id": "another-boot"}) is None
+    assert same_boot(me)
+    assert not same_boot({"boot_id": "another-boot"})
 
 
 def test_recovery_is_on_unless_turned_off(tmp_path: Path) -> None:
