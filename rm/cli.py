@@ -150,7 +150,9 @@ def run_rm(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         rm = ResourceManager(cfg)
-        await rm.start()
+        if not await rm.start_unless(stop):  # a standby (HA) stopped before it became active
+            await rm.stop()
+            return True
         ipc = f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
         ready = f"grpc={rm.grpc_address} rest={rm.rest_url}{ipc}"
         print(f"resourcemanager ready {ready}", flush=True)
