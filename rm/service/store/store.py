@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.resources
 import json
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -73,7 +74,11 @@ def default_sqlite_url(data_dir: Path) -> str:
 
 
 def migrations_dir() -> Path:
-    """The Alembic script directory: ``migrations/`` beside the ``rm`` package (editable install)."""
+    """The Alembic script directory: ``rm/service/store/migrations`` in an installed wheel, else ``migrations/``
+    beside the ``rm`` package (the source tree, an editable install)."""
+    packaged = Path(str(importlib.resources.files("rm.service.store") / "migrations"))
+    if (packaged / "env.py").is_file():
+        return packaged
     return Path(rm.__file__).resolve().parent.parent / "migrations"
 
 
