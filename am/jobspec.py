@@ -23,6 +23,9 @@ DEFAULT_TASK_DURATION_S = 60.0
 
 _NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 
+AmPolicyName = Literal["greedy", "carbyne", "jockey", "jockey-static", "jockey-amdahl"]
+"""The DAG AM's ask policies a job file may name (``am.policies.ASK_POLICIES``)."""
+
 
 class JobSpecError(ValueError):
     """A job description is malformed; the message says where and why."""
@@ -108,10 +111,12 @@ class Job(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     priority: int = 0
     max_app_attempts: int | None = Field(default=None, ge=1)
-    am_policy: Literal["greedy", "carbyne"] | None = None  # which asks the DAG AM makes
+    am_policy: AmPolicyName | None = None  # which asks the DAG AM makes
     altruism: float | None = Field(default=None, ge=0.0, le=1.0)  # P(altruism) for the carbyne policy
     altruism_floor: float = Field(default=0.0, ge=0.0, le=1.0)  # carbyne: never yield below this of the share
     reservation_id: str | None = None  # YARN's reservation-id: the job runs inside that reservation
+    # the value of finishing t minutes after submission: [[minutes, value], ...], values never rising (Jockey)
+    utility: tuple[tuple[float, float], ...] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _check_dag(self) -> Self:
@@ -130,7 +135,22 @@ class Job(BaseModel):
         for key in self.env:
             if not key or "=" in key:
                 raise ValueError(f"env: invalid variable name {key!r}")
+        if self.utility is not None:
+            self.utility_points_s()  # a rising or malformed utility is refused here, naming the point
         return self
+
+    def utility_points_s(self) -> tuple[tuple[float, float], ...] | None:
+        """The ``utility`` points with times in seconds since submission, checked to be non-increasing;
+        None when the job gives no utility."""
+        if self.utility is None:
+            return None
+        from am.policies.jockey.utility import Utility, UtilityError  # the policies import this module
+
+        try:
+            Utility(self.utility)  # checked as written, so a message names the minutes the file gives
+        except UtilityError as exc:
+            raise ValueError(f"utility: {exc}") from None
+        return tuple((t * 60.0, u) for t, u in self.utility)
 
     # ------------------------------------------------------------------ DAG views
 
