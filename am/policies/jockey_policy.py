@@ -1,0 +1,195 @@
+"""Jockey's ApplicationMaster policy: ask to be guaranteed what the job's deadline needs, yield the rest.
+
+A job with a deadline (``deadline_s``, which gets ``default_utility``) or a ``utility`` runs a
+``JockeyController`` (``am.policies.jockey``). At its first decision the policy builds the job's profile
+from the job file (``profile_from_job``) and, once, its remaining-time model: the C(p, a) table from the
+job simulator, or with ``jockey-amdahl`` the Amdahl model. From then on, at every call:
+
+1. the DAG's task states become a ``JobState`` and the controller steps with the injected clock (it acts
+   once a period and holds its decision in between); ``jockey-static`` keeps its first decision for ever;
+2. the requested guarantee is ``requested_units × allocation unit`` (the job's most common container),
+   sent to the RM in ``signals().guarantee``;
+3. the asks are planned back from the deadline with Carbyne's reverse packing: the target is the time
+   left before the controller's planning deadline d − D, divided by its slack, and the capacity the job
+   can count on is the larger, per resource, of its fair share and the guarantee it asked for (an allocate
+   response carries the fair share but no granted guarantee; the RM's ``guarantee`` stage serves the
+   guarantee as a floor, and the fair-share stage counts it as the app's use, so together they give the
+   larger of the two, not their sum). DEFAULT goes to the tasks whose latest start is now, topped up
+   until the running tasks and DEFAULT asks fill the guarantee (the controller's model assumes the job
+   uses all of it), and ALTRUISTIC to the rest, so above its guarantee the job is an ordinary altruistic
+   one. When even that capacity cannot finish by the target, the job is behind and asks everything
+   DEFAULT: it takes its fair share, the paper's fallback to fair sharing.
+
+A job with neither deadline nor utility is an ordinary Carbyne job (``CarbyneAsks``). Pure: the clock and
+the seed come in as arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import ClassVar
+
+from am.dag_state import DagState
+from am.jobspec import Job
+from am.policies.altruism import CarbyneAsks, forward_completion, keep_floor, scan
+from am.policies.api import AskDecision, AskPolicy, AskType, declared, request_id
+from am.policies.jockey.controller import ControlConfig, Decision, JockeyController
+from am.policies.jockey.model import Amdahl, CpaTable, RemainingModel, build_table
+from am.policies.jockey.profile import JobProfile, allocation_unit, profile_from_job
+from am.policies.jockey.progress import job_state_from_dag
+from am.policies.jockey.utility import Utility, default_utility
+from am.policies.timepack import INFINITE, must_start_now, pack_reverse
+from common.resources import Resources, component_max
+from common.terms import AmSignals
+
+TASK_OVERHEAD_S = 1.0
+"""What the profile adds to every task as initialisation: a container is held beyond its task's run time
+until the NodeManager's next heartbeat reports the end (1 s apart) and the AM hears of it; a job file's
+durations do not include that."""
+TABLE_CACHE = 64
+"""Tables kept per profile: recurring jobs with the same profile build theirs once per process."""
+TABLE_SEED = 0  # the table's simulations are seeded by the profile alone, so equal profiles share a table
+
+
+def job_utility(job: Job) -> Utility | None:
+    """The job's utility: its own points, else the paper's shape at its deadline, else None."""
+    points = job.utility_points_s()
+    if points is not None:
+        return Utility(points)
+    return default_utility(job.deadline_s) if job.deadline_s is not None else None
+
+
+@lru_cache(maxsize=TABLE_CACHE)
+def cached_table(profile: JobProfile) -> CpaTable:
+    return build_table(profile, seed=TABLE_SEED)
+
+
+@dataclass(frozen=True, slots=True)
+class JockeyOutcome:
+    """What the last call decided, for logs and tests."""
+
+    decision: Decision
+    guarantee: Resources
+    count_on: Resources  # the capacity the asks were planned with
+    behind: bool  # the plan cannot finish by its target: everything asked DEFAULT
+    default: dict[str, int]
+    altruistic: dict[str, int]
+
+
+class JockeyAsks:
+    """The ``jockey`` ask policy; see the module docstring."""
+
+    name: ClassVar[str] = "jockey"
+    adaptive: ClassVar[bool] = True  # False: the first decision is held (``jockey-static``)
+    amdahl: ClassVar[bool] = False  # True: Amdahl's model instead of the C(p, a) table (``jockey-amdahl``)
+
+    def __init__(self, *, seed: int = 0, started_at: float | None = None, config: ControlConfig | None = None,
+                 horizon_s: float = 1.0, p_altruism: float = 1.0, floor: float = 0.0,
+                 overhead_s: float = TASK_OVERHEAD_S) -> None:
+        self.seed = seed
+        self.overhead_s = overhead_s
+        self.started_at = started_at  # the job's submission; None: the first call
+        self.config = config
+        self.horizon_s = horizon_s
+        self._carbyne = CarbyneAsks(p_altruism=p_altruism, seed=seed, floor=floor)
+        self._started = False
+        self.controller: JockeyController | None = None  # None: no deadline, an ordinary altruistic job
+        self.unit = Resources()
+        self._deadline = 0.0  # absolute: the end of the utility's flat top
+        self._first: Decision | None = None
+        self._guarantee: Resources | None = None
+        self._remaining: float | None = None
+        self.last: JockeyOutcome | None = None
+
+    def start(self, job: Job, now: float) -> None:
+        """Build the profile, the model and the controller (once, at the AM's start)."""
+        self._started = True
+        utility = job_utility(job)
+        if utility is None:
+            return
+        started = now if self.started_at is None else self.started_at
+        profile = profile_from_job(job, queue_s=self.overhead_s)
+        model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
+        self.controller = JockeyController(model, utility, self.config, started_at=started)
+        self.unit = allocation_unit(profile)
+        self._deadline = started + utility.deadline
+
+    def signals(self) -> AmSignals:
+        if self.controller is None:
+            return self._carbyne.signals()
+        base = declared(self._remaining)
+        return AmSignals(size=base.size, guarantee=self._guarantee)
+
+    def decide(self, dag: DagState, now: float) -> Decision:
+        """The controller's decision now (the first one for ever when the policy does not adapt)."""
+        assert self.controller is not None
+        if not self.adaptive and self._first is not None:
+            return self._first
+        decision = self.controller.step(now, job_state_from_dag(dag, now))
+        if self._first is None:
+            self._first = decision
+        return decision
+
+    def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
+        if not self._started:
+            self.start(dag.job, now)
+        ctl = self.controller
+        if ctl is None:
+            return self._carbyne.asks(dag, fair_share, now)
+        decision = self.decide(dag, now)
+        guarantee = self._guarantee = self.unit * decision.requested_units
+        plans, runnable, remaining = scan(dag, now)
+        self._remaining = remaining
+        if not any(runnable.values()):
+            self.last = None
+            return []
+        count_on = component_max(fair_share, guarantee)
+        target = (self._deadline - ctl.dead_zone_s - now) / ctl.config.slack
+        forward, capacity, shaped = forward_completion(plans, count_on)
+        behind = forward == INFINITE or forward > target
+        if behind:
+            default = dict(runnable)
+        else:
+            latest = pack_reverse(shaped, capacity, target)
+            default = keep_floor(dag, must_start_now(latest, runnable, self.horizon_s), latest, runnable, guarantee)
+        altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
+        self.last = JockeyOutcome(decision, guarantee, count_on, behind, default, altruistic)
+        return decisions(dag, default, altruistic, remaining)
+
+
+def decisions(dag: DagState, default: dict[str, int], altruistic: dict[str, int],
+              remaining: float) -> list[AskDecision]:
+    out: list[AskDecision] = []
+    for stage in dag.stages:
+        index = dag.stage_index(stage.name)
+        for kind, count in (("DEFAULT", default.get(stage.name, 0)), ("ALTRUISTIC", altruistic.get(stage.name, 0))):
+            if count <= 0:
+                continue
+            ask_type: AskType = "DEFAULT" if kind == "DEFAULT" else "ALTRUISTIC"
+            out.append(AskDecision(
+                allocation_request_id=request_id(index, ask_type), stage=stage.name,
+                priority=dag.depth(stage.name), capability=stage.capability, num_containers=count,
+                ask_type=ask_type, remaining_work_s=remaining,
+            ))
+    return out
+
+
+class JockeyStaticAsks(JockeyAsks):
+    """Jockey without adaptation: the controller's first decision is held to the end (the paper's
+    "max allocation"-style static baseline, sized by the model at the start)."""
+
+    name: ClassVar[str] = "jockey-static"
+    adaptive: ClassVar[bool] = False
+
+
+class JockeyAmdahlAsks(JockeyAsks):
+    """Jockey with Amdahl's model (remaining = S + P / a) in place of the simulated C(p, a) table."""
+
+    name: ClassVar[str] = "jockey-amdahl"
+    amdahl: ClassVar[bool] = True
+
+
+_: type[AskPolicy] = JockeyAsks
+_static: type[AskPolicy] = JockeyStaticAsks
+_amdahl: type[AskPolicy] = JockeyAmdahlAsks
