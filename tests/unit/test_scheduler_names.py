@@ -42,7 +42,7 @@ def job(job_id: str, arrival: float, **extra: Any) -> Job:
 def test_each_scheduler_names_its_am_policy() -> None:
     policies = {name: args.ask_policy for name, args in SCHEDULERS.items()}
     assert policies == {"carbyne": "carbyne", "carbyne-pack": "carbyne", "morpheus": "carbyne", "mrm": "carbyne",
-                        "slearn": "carbyne",
+                        "slearn": "carbyne", "jockey": "jockey",
                         "edf": "greedy",
                         "drf": "greedy", "fifo": "greedy", "tetris": "greedy", "sjf": "greedy"}
     assert make_policy("carbyne:1.5").ask_policy == "carbyne"
@@ -98,7 +98,8 @@ def test_pipelines_declare_what_they_read() -> None:
     sims = {n: (p.needs_sizes, p.needs_shares) for n in SCHEDULERS for p in [make_policy(n)]}
     assert sims == {"sjf": (True, False), "drf": (False, False), "fifo": (False, False),
                     "tetris": (False, False), "carbyne": (False, True), "carbyne-pack": (False, True),
-                    "morpheus": (False, True), "mrm": (False, True), "edf": (False, False), "slearn": (False, True)}
+                    "morpheus": (False, True), "mrm": (False, True), "edf": (False, False), "slearn": (False, True),
+                    "jockey": (False, True)}
 
 
 class _ShortestFirst:

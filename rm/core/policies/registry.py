@@ -34,6 +34,7 @@ from rm.core.policies.api import (
 from rm.core.policies.drf import DrfOrder, DrfStage
 from rm.core.policies.drf_shares import DrfShares
 from rm.core.policies.fifo import FifoOrder, FifoStage
+from rm.core.policies.guarantee import GuaranteeStage
 from rm.core.policies.leftover import LeftoverArgs, LeftoverStage, RemainingWorkOrder
 from rm.core.policies.packing import PackingArgs, PackingStage
 from rm.core.policies.sjf import SjfOrder, SjfStage
@@ -86,6 +87,8 @@ STAGES: dict[str, StageEntry] = {
     ReservationStage.name: StageEntry(lambda scorer, _: ReservationStage(scorer)),
     # MRM: admitted deadline apps, EDF, get what their claims are owed now
     DeadlineStage.name: StageEntry(lambda scorer, _: DeadlineStage(scorer)),
+    # Jockey: the guarantee each app's AM asks for, a floor from its own queue (above an MRM claim: free room only)
+    GuaranteeStage.name: StageEntry(lambda scorer, _: GuaranteeStage(scorer)),
     # SLearn: what apps held to their pilots wait for, on capacity nothing else wants
     SamplingStage.name: StageEntry(lambda scorer, _: SamplingStage(scorer)),
     # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
@@ -180,6 +183,7 @@ def default_pipeline() -> tuple[list[Stage], ShareCalculator]:
 
 GREEDY = "greedy"  # am.policies.GreedyAsks: DEFAULT asks for every runnable task
 ALTRUISTIC = "carbyne"  # am.policies.CarbyneAsks: DEFAULT only for what must start now, ALTRUISTIC the rest
+JOCKEY = "jockey"  # am.policies.JockeyAsks: asks for the guarantee its deadline needs, plans to it, yields the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +227,10 @@ SCHEDULERS: dict[str, SchedulerArgs] = {
     "slearn": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, DeadlineStage.name, *CARBYNE,
                                                  SamplingStage.name), settings=_CAPPED),
                             ALTRUISTIC, DeadlineAdmission.name),
+    # Jockey on MRM: the same, with each app's requested guarantee served as a floor after the claims; its AMs
+    # run the control loop (jobs without a deadline are ordinary altruistic ones)
+    "jockey": SchedulerArgs(PipelineArgs(stages=(ReservationStage.name, DeadlineStage.name, GuaranteeStage.name,
+                                                 *CARBYNE), settings=_CAPPED), JOCKEY, DeadlineAdmission.name),
     # MRM's scheduler on its own: feasible deadlines only, then earliest deadline first takes all it can
     "edf": SchedulerArgs(PipelineArgs(stages=(EdfStage.name,)), admission=DeadlineAdmission.name),
     "fifo": SchedulerArgs(PipelineArgs(stages=(FifoStage.name,))),
