@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import importlib.resources
 import json
 import logging
 import os
@@ -14,27 +16,26 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from google.protobuf.json_format import MessageToDict
-from rich.console import Console
-from rich.table import Column, Table
 
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
-from rm.commands.apps import app_group
-from rm.commands.cluster import node_group, queue_group
+from rm.commands.apps import app_group, apps_table
+from rm.commands.cluster import node_group, nodes_table, queue_group
+from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.job import deadlines, job_group, parse_deadline
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, err_console, error, show
+from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
 from sim.cli import sim_app
 
-app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.", no_args_is_help=True,
-                  add_completion=False)
-console = Console(width=None if sys.stdout.isatty() else 200)  # pipes get whole lines to grep
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.\n\nNew here? `shepherd demo` "
+                  "runs a job on a throw-away local cluster; `shepherd up` keeps one running (web UI at its "
+                  "REST address, `/`). Every command takes --help.", no_args_is_help=True,
+                  context_settings={"help_option_names": ["-h", "--help"]}, rich_markup_mode="markdown")
 
-RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
-OUT_OPT = typer.Option("table", "-o", "--output", help="table or json")
+RUN, JOBS, INSPECT, SETUP = "Run a cluster", "Jobs", "Look at the cluster", "Configure and plan"
 FINAL = {"FINISHED", "FAILED", "KILLED"}
 
 
@@ -42,54 +43,63 @@ def _client(rm: str | None) -> RMClient:
     return RMClient(rm)
 
 
-def _fail(exc: ClientError) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {exc.message}")
-    return typer.Exit(2 if exc.code in ("INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION") else 1)
+def _version() -> str:
+    try:
+        return importlib.metadata.version("shepherd")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
-def _res(r: pb.Resource) -> str:
-    v = dict(r.values)
-    parts = [f"{v.get('memory-mb', 0)} MB", f"{v.get('vcores', 0)} vcores"]
-    parts += [f"{k}={n}" for k, n in sorted(v.items()) if k not in ("memory-mb", "vcores")]
-    return ", ".join(parts)
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"shepherd {_version()} (Python {sys.version.split()[0]})")
+        raise typer.Exit(0)
 
 
-def _dump(msgs: list[Any] | Any) -> None:
-    if isinstance(msgs, list):
-        data: Any = [MessageToDict(m, preserving_proto_field_name=True) for m in msgs]
-    else:
-        data = MessageToDict(msgs, preserving_proto_field_name=True)
-    print(json.dumps(data, indent=2, sort_keys=True))
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
+                                 help="print shepherd's version and exit"),
+) -> None:
+    del version  # handled by its callback
+
+
+def examples_dir() -> Path:
+    """The example jobs: ``rm/examples`` in an installed wheel, else ``examples/`` in the source tree."""
+    packaged = Path(str(importlib.resources.files("rm") / "examples"))
+    if (packaged / "wordcount.yaml").is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "examples"
 
 
 # ---------------------------------------------------------------------------- daemons
 
 
-@app.command("rm")
+@app.command("rm", rich_help_panel=RUN)
 def run_rm(
-    host: str | None = typer.Option(None, help="address to listen on [default: yarn.resourcemanager.hostname, "
+    host: str | None = typer.Option(None, help="address to listen on \\[default: yarn.resourcemanager.hostname, "
                                     "127.0.0.1]"),
-    grpc_port: int | None = typer.Option(None, help="gRPC port (0 = any free port) [default: 7030]"),
-    rest_port: int | None = typer.Option(None, help="REST/web port (0 = any free port) [default: 8088]"),
-    data_dir: Path | None = typer.Option(None, help="where the SQLite store lives [default: .shepherd]"),
+    grpc_port: int | None = typer.Option(None, help="gRPC port (0 = any free port) \\[default: 7030]"),
+    rest_port: int | None = typer.Option(None, help="REST/web port (0 = any free port) \\[default: 8088]"),
+    data_dir: Path | None = typer.Option(None, help="where the SQLite store lives \\[default: .shepherd]"),
     store_url: str | None = typer.Option(None, help="SQLAlchemy URL of the state store (default: "
                                          "$SHEPHERD_STORE_URL, else SQLite in data-dir)"),
     nm_expiry: float | None = typer.Option(None, help="seconds without a heartbeat before a node is LOST "
-                                           "[default: 600]"),
+                                           "\\[default: 600]"),
     am_expiry: float | None = typer.Option(None, help="seconds without an AM heartbeat before an attempt "
-                                           "fails [default: 600]"),
-    max_app_attempts: int | None = typer.Option(None, help="yarn.resourcemanager.am.max-attempts [default: 2]"),
+                                           "fails \\[default: 600]"),
+    max_app_attempts: int | None = typer.Option(None, help="yarn.resourcemanager.am.max-attempts \\[default: 2]"),
     queues: Path | None = typer.Option(None, help="YAML/JSON file with the queue tree (children of root)"),
     node_secret: str | None = typer.Option(None, help="default: $SHEPHERD_NODE_SECRET"),
     client_secret: str | None = typer.Option(None, help="default: $SHEPHERD_CLIENT_SECRET"),
     credentials: Path | None = typer.Option(None, "--credentials", help="secrets not given come from this file, "
-                                            "created (0600) with random ones if missing [default: "
+                                            "created (0600) with random ones if missing \\[default: "
                                             "<data-dir>/credentials.json]"),
     insecure: bool | None = typer.Option(None, "--insecure", help="no secrets: anyone on this machine may "
                                          "submit, kill and register nodes (loopback only; logged)"),
     config: Path | None = typer.Option(None, "--config", "-c", help="shepherd YAML config file"),
     hadoop_conf_dir: Path | None = typer.Option(None, help="directory of yarn-site.xml and "
-                                                "capacity-scheduler.xml [default: $YARN_CONF_DIR, $HADOOP_CONF_DIR]"),
+                                                "capacity-scheduler.xml \\[default: $YARN_CONF_DIR, $HADOOP_CONF_DIR]"),
     ipc_client_port: int | None = typer.Option(None, help="Hadoop IPC client port (default: yarn-site.xml or "
                                                "8032; 0 = any free port; -1 = off)"),
     ipc_scheduler_port: int | None = typer.Option(None, help="Hadoop IPC scheduler port (default: yarn-site.xml "
@@ -99,11 +109,13 @@ def run_rm(
                                       "none at the store URL (without it, a missing store is an error)"),
     log_level: str = typer.Option("INFO"),
     log_format: str | None = typer.Option(None, "--log-format", help="json, text or auto (text on a terminal, "
-                                          "else JSON lines) [default: $SHEPHERD_LOG_FORMAT, auto]"),
+                                          "else JSON lines) \\[default: $SHEPHERD_LOG_FORMAT, auto]"),
     check_config: bool = typer.Option(False, "--check-config", help="check the configuration as this command "
                                       "would start with it and exit: 0 if valid, else 2 naming each file and key"),
 ) -> None:
-    """Run a ResourceManager. Settings: defaults < Hadoop site files < --config < environment < flags
+    """Run a ResourceManager.
+
+    Settings: defaults < Hadoop site files < --config < environment < flags
     (see `shepherd config show --sources`)."""
     import dataclasses
 
@@ -117,7 +129,7 @@ def run_rm(
     try:
         configure_logging("resourcemanager", log_level, log_format)
     except ValueError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        error(str(exc))
         raise typer.Exit(2) from None
     flags = RMFlags(host=host, grpc_port=grpc_port, rest_port=rest_port, data_dir=data_dir, store_url=store_url,
                     nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, max_app_attempts=max_app_attempts,
@@ -127,13 +139,13 @@ def run_rm(
         settings = load_rm_settings(env=dict(os.environ), flags=flags, config_file=config,
                                     conf_dir=hadoop_conf_dir)
     except SettingsError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        error(str(exc))
         raise typer.Exit(2) from None
     for warning in settings.warnings:
         logging.getLogger("shepherd.rm").warning("%s", warning)
     problems = check_rm_settings(settings)  # fail fast, naming the file and key, before opening the store
     for problem in problems:
-        err_console.print(f"[red]invalid:[/red] {problem}", highlight=False, soft_wrap=True)
+        error(problem, prefix="invalid")
     if problems:
         raise typer.Exit(2)
     if check_config:
@@ -143,6 +155,14 @@ def run_rm(
     notifier = Notifier.from_environment()  # NOTIFY_SOCKET/WATCHDOG_USEC under systemd; AMs do not inherit it
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
                               ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)
+    listeners = [("gRPC", cfg.host, cfg.grpc_port, "--grpc-port"),
+                 ("REST/web", cfg.http_host, cfg.rest_port, "--rest-port"),
+                 ("Hadoop IPC client", cfg.host, cfg.ipc_client_port or 0, "--ipc-client-port"),
+                 ("Hadoop IPC scheduler", cfg.host, cfg.ipc_scheduler_port or 0, "--ipc-scheduler-port")]
+    taken = ports_in_use(listeners)
+    if taken:
+        error(taken[0])
+        raise typer.Exit(2)
 
     async def main() -> bool:
         stop = asyncio.Event()
@@ -171,42 +191,93 @@ def run_rm(
     try:
         clean = asyncio.run(main())
     except (ValueError, OSError, StoreError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        error(_start_error(exc, listeners))
+        raise typer.Exit(2) from None
+    except RuntimeError as exc:  # gRPC's "Failed to bind to address ..."
+        if "bind" not in str(exc):
+            raise
+        error(_start_error(exc, listeners))
         raise typer.Exit(2) from None
     if not clean:  # another ResourceManager took the state store over (logged)
         raise typer.Exit(3)
 
 
-@app.command("nm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def ports_in_use(listeners: list[tuple[str, str, int, str]]) -> list[str]:
+    """For each (what, host, port, flag) whose fixed port another process holds: one line naming it."""
+    import errno
+    import socket
+
+    out: list[str] = []
+    for what, host, port, flag in listeners:
+        if port <= 0:
+            continue
+        bind_host = "" if host in ("0.0.0.0", "::") else host
+        try:
+            family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((bind_host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                out.append(f"port {port} ({what}) on {host or '0.0.0.0'} is already in use; stop what listens "
+                           f"there (`ss -ltnp 'sport = :{port}'`) or choose another with {flag}")
+            elif exc.errno == errno.EACCES:
+                out.append(f"port {port} ({what}) on {host}: permission denied; choose another with {flag}")
+    return out
+
+
+def _start_error(exc: BaseException, listeners: list[tuple[str, str, int, str]]) -> str:
+    """One line for a daemon that could not start; for a port taken meanwhile, which ones it may be."""
+    import errno
+
+    text = str(exc)
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.EADDRINUSE:
+        ports = ", ".join(f"{what} {host}:{port}" for what, host, port, _ in listeners if port > 0)
+        return f"cannot listen ({text.split(';')[0]}); the ports asked for: {ports or 'any free ones'}"
+    return text
+
+
+@app.command("nm", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                                     "help_option_names": []}, add_help_option=False, rich_help_panel=RUN)
 def run_nm(ctx: typer.Context) -> None:
-    """Run a NodeManager (flags: see `shepherd nm --help-nm`)."""
+    """Run a NodeManager (`shepherd nm --help` lists its flags)."""
     from nodemanager.daemon import main as nm_main
 
-    args = ["--help" if a == "--help-nm" else a for a in ctx.args]
+    args = ["--help" if a in ("--help-nm", "-h") else a for a in ctx.args]
     raise typer.Exit(nm_main(args) or 0)
 
 
-@app.command("up")
+@app.command("up", rich_help_panel=RUN)
 def up(
     nodes: int = typer.Option(2, "--nodes", "-n", min=1, max=32),
     data_dir: Path = typer.Option(Path(".shepherd"), help="data directory of the local cluster"),
-    grpc_port: int = typer.Option(7030),
-    rest_port: int = typer.Option(8088),
+    grpc_port: int = typer.Option(7030, help="the ResourceManager's gRPC port (0 = any free port)"),
+    rest_port: int = typer.Option(8088, help="the ResourceManager's REST and web UI port (0 = any free port)"),
     node_memory_mb: int = typer.Option(4096, help="memory each NodeManager offers"),
-    node_vcores: int = typer.Option(4, help="vcores each NodeManager offers"),
+    node_vcores: int | None = typer.Option(None, min=1, help="vcores each NodeManager offers \\[default: this "
+                                           "host's cores]"),
     nm_expiry: float = typer.Option(600.0),
     am_expiry: float = typer.Option(600.0),
     container_user: str | None = typer.Option(None, help="when run as root: the account containers run as "
-                                              "(it must reach the data dir) [default: root, logged]"),
+                                              "(it must reach the data dir) \\[default: root, logged]"),
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
                                   "register nodes (logged)"),
 ) -> None:
-    """Start a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all."""
+    """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all.
+
+    Each NodeManager offers --node-memory-mb and --node-vcores (by default as many vcores as this host has cores, so the
+    nodes share them: a local cluster is for trying things, not for measuring)."""
     from rm.local import LocalCluster
 
+    taken = ports_in_use([("gRPC", "127.0.0.1", grpc_port, "--grpc-port"),
+                          ("REST/web", "127.0.0.1", rest_port, "--rest-port")])
+    if taken:
+        error(taken[0])
+        raise typer.Exit(2)
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
-                           node_memory_mb=node_memory_mb, node_vcores=node_vcores, nm_expiry_s=nm_expiry,
-                           am_expiry_s=am_expiry, container_user=container_user, insecure=insecure)
+                           node_memory_mb=node_memory_mb, node_vcores=node_vcores or host_cores(),
+                           nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
+                           insecure=insecure)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:
@@ -215,8 +286,10 @@ def up(
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
     try:
-        cluster.start()
-        console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}")
+        if not _start(cluster):
+            raise typer.Exit(1)
+        console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}   "
+                      f"web UI {cluster.rest_url}/")
         for nm in cluster.node_ids:
             console.print(f"NodeManager      {nm}")
         console.print(f"data             {data_dir.resolve()}")
@@ -225,7 +298,8 @@ def up(
         console.print("to use it from another shell or tool:")
         for line in _exports(cluster):
             print(f"  {line}", flush=True)
-        console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit examples/wordcount.yaml --wait")
+        console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit "
+                      f"{_shown(examples_dir() / 'wordcount.yaml')} --wait", highlight=False, soft_wrap=True)
         print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
         while not stop["now"] and cluster.alive():
             time.sleep(0.2)
@@ -243,21 +317,104 @@ def _exports(cluster: Any) -> list[str]:
     return lines
 
 
-@app.command("demo")
-def demo(
-    data_dir: Path = typer.Option(Path(".shepherd/demo")),
-    job: Path = typer.Option(Path(__file__).resolve().parent.parent / "examples" / "wordcount.yaml"),
-) -> None:
-    """Start a 2-node local cluster, run an example DAG job on it, check its output, stop."""
-    from rm.local import LocalCluster
+def host_cores() -> int:
+    """The cores this process may run on (the default vcores of each node of `shepherd up`)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
-    cluster = LocalCluster(data_dir=data_dir, nodes=2, grpc_port=0, rest_port=0)
+
+def _start(cluster: Any) -> bool:
+    """Start a local cluster; if a daemon does not come up, say which and why in one line."""
     try:
         cluster.start()
-        console.print(f"local cluster up: gRPC {cluster.rm_address}, REST {cluster.rest_url}")
-        code = _submit_and_wait(cluster.rm_address, job, data_dir, queue="default", env={}, wait=True)
+    except RuntimeError as exc:
+        first, _, tail = str(exc).partition("\n")
+        lines = [line.strip() for line in tail.splitlines() if line.strip()]
+        said = [line for line in lines if line.startswith(("error:", "invalid:", "nodemanager:"))]
+        why = (said or lines or ["no output"])[-1]
+        error(f"{first.replace(' (exit', ' (exit code', 1).split('; log tail:')[0]}: {why}")
+        return False
+    return True
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it can be said from here."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _verify_wordcount(output_dir: Path) -> tuple[bool, str]:
+    """Check a word-count run with the example's own checker (its own process: the example has a module
+    named ``common`` too), which counts the words independently of the job."""
+    import subprocess
+
+    checker = examples_dir() / "verify_wordcount.py"
+    try:
+        run = subprocess.run([sys.executable, str(checker), str(output_dir)], capture_output=True, text=True,
+                             timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"could not run {checker}: {exc}"
+    said = (run.stdout.strip() or run.stderr.strip() or f"exit {run.returncode}").splitlines()[-1]
+    return run.returncode == 0, said
+
+
+@app.command("demo", rich_help_panel=RUN)
+def demo(
+    data_dir: Path = typer.Option(Path(".shepherd/demo"), help="where the throw-away cluster keeps its files"),
+    job: Path | None = typer.Option(None, help="job file to run \\[default: the bundled wordcount example]"),
+) -> None:
+    """Try shepherd: a throw-away 2-node cluster runs an example job, checks its output and stops.
+
+    At the end it says what ran, what was checked, and what to try next."""
+    from am.jobspec import JobSpecError, load_job
+    from rm.local import LocalCluster
+
+    job_path = job or examples_dir() / "wordcount.yaml"
+    try:
+        spec = load_job(job_path)
+    except JobSpecError as exc:
+        error(f"invalid job file: {exc}")
+        raise typer.Exit(2) from None
+    tasks = sum(int(stage.tasks) for stage in spec.stages)
+    out = (data_dir / "output" / time.strftime("%Y%m%d-%H%M%S")).resolve()
+    console.print("starting a local cluster: a ResourceManager and 2 NodeManagers on loopback, any free ports")
+    cluster = LocalCluster(data_dir=data_dir, nodes=2, grpc_port=0, rest_port=0)
+    checked: tuple[bool, str] | None = None
+    try:
+        if not _start(cluster):
+            raise typer.Exit(1)
+        console.print(f"cluster up: gRPC {cluster.rm_address}, REST and web UI {cluster.rest_url}/ (until the "
+                      "demo ends)", highlight=False)
+        code, app_id = _submit_and_wait(cluster.rm_address, job_path, data_dir, queue="default",
+                                        env={"OUTPUT_DIR": str(out)}, wait=True)
+        if code == 0 and job is None:
+            checked = _verify_wordcount(out)
     finally:
         cluster.stop()
+    stages = " -> ".join(stage.name for stage in spec.stages)
+    console.print(f"\nran:     {spec.name or spec.id} ({stages}: {tasks} tasks) as {app_id or 'no application'} "
+                  f"on a 2-node local cluster", highlight=False, soft_wrap=True)
+    if checked is not None:
+        console.print(f"checked: {_shown(out / 'wordcount.json')} against words counted independently: "
+                      f"{checked[1]}", highlight=False, soft_wrap=True)
+    elif code == 0:
+        console.print(f"output:  {_shown(out)} (not checked: only the bundled example has a checker)",
+                      highlight=False, soft_wrap=True)
+    console.print(f"stopped: the cluster and its daemons (the addresses above no longer answer); its files "
+                  f"stay in {_shown(data_dir)}", highlight=False, soft_wrap=True)
+    console.print("next:\n"
+                  "  shepherd up                 a local cluster that keeps running; its web UI at "
+                  "http://127.0.0.1:8088/\n"
+                  f"  shepherd submit {_shown(examples_dir() / 'wordcount.yaml')} --wait   from another shell\n"
+                  "  shepherd apps, shepherd app explain ID, shepherd logs ID\n"
+                  "  docs/getting-started.md     install, first job, the UI, logs, explain, the simulator",
+                  highlight=False, soft_wrap=True)
+    if checked is not None and not checked[0]:
+        raise typer.Exit(1)
     raise typer.Exit(code)
 
 
@@ -266,7 +423,8 @@ def demo(
 
 def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: str | None, env: dict[str, str],
                      wait: bool, reservation: str = "", deadline: float = 0.0, max_price: float = 0.0,
-                     quote: str = "") -> int:
+                     quote: str = "") -> tuple[int, str]:
+    """Submit a job file; with ``wait``, wait for its end. The exit code and the application's id."""
     from am.jobspec import load_job
 
     job = load_job(job_path)
@@ -293,13 +451,13 @@ def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: s
             )
             client.submit(ctx)
         except ClientError as exc:
-            raise _fail(exc) from None
+            raise fail(exc) from None
         console.print(f"submitted {app_id} ({job.name or job.id}); output in {job_env['OUTPUT_DIR']}")
         if deadline or max_price or quote:
             console.print(f"deadline bought: see `shepherd deadlines` or `shepherd app status {app_id}`")
         if not wait:
-            return 0
-        return _wait(client, app_id)
+            return 0, app_id
+        return _wait(client, app_id), app_id
 
 
 RIDE_THROUGH = ("UNAVAILABLE", "DEADLINE_EXCEEDED")  # the RM is restarting or failing over: keep waiting
@@ -342,7 +500,7 @@ def _wait(client: RMClient, app_id: str) -> int:
                     break
                 time.sleep(0.5)
     except ClientError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     except KeyboardInterrupt:
         err_console.print(f"stopped waiting; {app_id} keeps running (`shepherd app status {app_id}`, "
                           f"`shepherd kill {app_id}`)")
@@ -354,7 +512,7 @@ def _wait(client: RMClient, app_id: str) -> int:
     return 0 if ok else 1
 
 
-@app.command("submit")
+@app.command("submit", rich_help_panel=JOBS)
 def submit(
     job: Path = typer.Argument(..., exists=True, dir_okay=False, help="job file (YAML or JSON)"),
     wait: bool = typer.Option(False, "--wait", help="wait for the end; exit 0 only if it succeeded"),
@@ -371,7 +529,9 @@ def submit(
     quote: str = typer.Option("", "--quote", help="buy this quote (at its earliest finish, or --deadline)"),
     rm: str | None = RM_OPT,
 ) -> None:
-    """Submit a DAG job to run under the default DAG ApplicationMaster. The job file's inputs and outputs
+    """Submit a DAG job (YAML or JSON) to run under shepherd's DAG ApplicationMaster.
+
+    The job file's inputs and outputs
     are declared to the RM (run history for `shepherd slo`). With --deadline, --max-price or --quote the job
     buys a deadline (the mrm scheduler): admitted only if it is feasible, then kept by EDF."""
     extra: dict[str, str] = {}
@@ -383,75 +543,76 @@ def submit(
     from am.jobspec import JobSpecError
 
     try:
-        code = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait,
+        code, _ = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait,
                                 reservation=reservation.strip(),
                                 deadline=parse_deadline(deadline, time.time()) if deadline else 0.0,
                                 max_price=max_price or 0.0, quote=quote.strip())
     except JobSpecError as exc:
-        err_console.print(f"[red]invalid job file:[/red] {exc}")
+        error(f"invalid job file: {exc}")
         raise typer.Exit(2) from None
     raise typer.Exit(code)
 
 
-app.command("deadlines")(deadlines)
+app.command("deadlines", rich_help_panel=JOBS)(deadlines)
 
 
-@app.command("apps")
+@app.command("apps", rich_help_panel=INSPECT)
 def apps(
-    state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable)"),
+    state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable) \\[default: all]"),
     queue: str = typer.Option("", "--queue", "-q"),
     output: str = OUT_OPT,
+    watch: bool = WATCH_OPT,
+    interval: float = INTERVAL_OPT,
     rm: str | None = RM_OPT,
 ) -> None:
-    """List applications."""
+    """List applications, finished ones too.
+
+    `shepherd app list` shows the unfinished ones, as YARN. -o json|yaml prints the REST API's app objects."""
+    states = [s.strip().upper() for item in state for s in item.split(",") if s.strip()]
     with _client(rm) as client:
-        try:
-            reps = client.apps(states=state, queue=queue)
-        except ClientError as exc:
-            raise _fail(exc) from None
-    if output == "json":
-        _dump(reps)
-        return
-    table = Table("NAME", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS", "USED")
-    table.columns.insert(0, Column("ID", no_wrap=True))
-    for r in reps:
-        table.add_row(r.application_id, r.name, r.user, r.queue, r.state, r.final_status,
-                      f"{r.progress * 100:.0f}%", _res(r.used))
-    console.print(table)
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [app_json(r) for r in client.apps(states=states, queue=queue)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, apps_table, watch=watch, interval=interval)
 
 
-@app.command("nodes")
-def nodes(output: str = OUT_OPT, state: list[str] = typer.Option([], "--state", "-s"),
-          rm: str | None = RM_OPT) -> None:
-    """List NodeManagers."""
+@app.command("nodes", rich_help_panel=INSPECT)
+def nodes(
+    state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable) \\[default: all]"),
+    output: str = OUT_OPT,
+    watch: bool = WATCH_OPT,
+    interval: float = INTERVAL_OPT,
+    rm: str | None = RM_OPT,
+) -> None:
+    """List NodeManagers in every state.
+
+    `shepherd node list` shows the RUNNING ones, as YARN. -o json|yaml prints the REST API's node objects."""
+    states = [s.strip().upper() for item in state for s in item.split(",") if s.strip()]
     with _client(rm) as client:
-        try:
-            reps = client.nodes(states=state)
-        except ClientError as exc:
-            raise _fail(exc) from None
-    if output == "json":
-        _dump(reps)
-        return
-    table = Table("STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY")
-    table.columns.insert(0, Column("NODE", no_wrap=True))
-    for n in reps:
-        table.add_row(f"{n.node_id.host}:{n.node_id.port}", n.state, n.http_address, str(n.num_containers),
-                      _res(n.used), _res(n.capability))
-    console.print(table)
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [node_json(n) for n in client.nodes(states=states)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, nodes_table, watch=watch, interval=interval)
 
 
-@app.command("kill")
+@app.command("kill", rich_help_panel=JOBS)
 def kill(app_id: str, rm: str | None = RM_OPT) -> None:
-    """Kill an application."""
+    """Kill an application (`shepherd app kill` takes several)."""
     with _client(rm) as client:
         try:
             client.kill(app_id, "Application killed by user.")
         except ClientError as exc:
-            raise _fail(exc) from None
+            raise fail(exc) from None
     console.print(f"killed {app_id}")
 
 
-@app.command("logs")
+@app.command("logs", rich_help_panel=JOBS)
 def logs(
     app_id: str,
     container: str | None = typer.Option(None, "--container", "-c", help="only this container"),
@@ -469,7 +630,7 @@ def logs(
                 conts = client.containers(app_id)
                 state = client.app(app_id).state
             except ClientError as exc:
-                raise _fail(exc) from None
+                raise fail(exc) from None
             for c in conts:
                 if container and c.container_id != container:
                     continue
@@ -492,13 +653,13 @@ def logs(
             time.sleep(1.0)
 
 
-app.add_typer(app_group, name="app")
-app.add_typer(node_group, name="node")
-app.add_typer(queue_group, name="queue")
-app.add_typer(config_group, name="config")
-app.add_typer(job_group, name="job")
-app.add_typer(slo_group, name="slo")
-app.add_typer(sim_app, name="sim")
+app.add_typer(app_group, name="app", rich_help_panel=INSPECT)
+app.add_typer(node_group, name="node", rich_help_panel=INSPECT)
+app.add_typer(queue_group, name="queue", rich_help_panel=INSPECT)
+app.add_typer(job_group, name="job", rich_help_panel=SETUP)
+app.add_typer(slo_group, name="slo", rich_help_panel=SETUP)
+app.add_typer(config_group, name="config", rich_help_panel=SETUP)
+app.add_typer(sim_app, name="sim", rich_help_panel=SETUP)
 
 
 def main() -> None:

@@ -14,9 +14,10 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from rm.client import ClientError, RMClient
-from rm.commands.common import REST_OPT, RM_OPT, as_dict, fail, res, res_dict
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, err_console, kv_table, show
+from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, error, kv_table, plain, show
 from rm.commands.rest import RestClient
+from rm.commands.shapes import app_json, attempt_json, when
 from rm.core.records import APP_STATES
 
 
@@ -59,20 +60,23 @@ def app_list(
     with RMClient(rm) as client:
         def fetch() -> list[dict[str, Any]]:
             try:
-                return [as_dict(r) for r in client.apps(states=states, queue=queue, user=user)]
+                return [app_json(r) for r in client.apps(states=states, queue=queue, user=user)]
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, _apps_table, watch=watch, interval=interval)
+        show(fetch, output, apps_table, watch=watch, interval=interval)
 
 
-def _apps_table(apps: list[dict[str, Any]]) -> Table:
+def apps_table(apps: list[dict[str, Any]]) -> Table:
+    """Applications in their REST shape (:func:`rm.commands.shapes.app_json`) as a table."""
     table = Table(Column("ID", no_wrap=True), "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS",
                   "USED", title=f"{len(apps)} application(s)")
     for r in apps:
-        table.add_row(r.get("application_id", ""), r.get("name", ""), r.get("application_type", ""),
-                      r.get("user", ""), r.get("queue", ""), r.get("state", ""), r.get("final_status", ""),
-                      f"{float(r.get('progress', 0)) * 100:.0f}%", res_dict(r.get("used", {}).get("values")))
+        mb, vcores = r.get("allocatedMB", -1), r.get("allocatedVCores", -1)
+        used = "-" if mb < 0 else f"{mb} MB, {vcores} vcores"
+        table.add_row(r.get("id", ""), r.get("name", ""), r.get("applicationType", ""), r.get("user", ""),
+                      r.get("queue", ""), r.get("state", ""), r.get("finalStatus", ""),
+                      f"{float(r.get('progress', 0)):.0f}%", used)
     return table
 
 
@@ -83,8 +87,8 @@ def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, inte
     with RMClient(rm) as client:
         def fetch() -> dict[str, Any]:
             try:
-                data = as_dict(client.app(app_id))
-                data["attempt_reports"] = [as_dict(a) for a in client.attempts(app_id)]
+                data = app_json(client.app(app_id))
+                data["appAttempts"] = [attempt_json(a) for a in client.attempts(app_id)]
             except ClientError as exc:
                 raise fail(exc) from None
             return data
@@ -93,35 +97,36 @@ def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, inte
 
 
 def _status_table(d: dict[str, Any]) -> RenderableType:
-    def r(key: str) -> str:
-        return res_dict(d.get(key, {}).get("values"))
-
+    mb, vcores = d.get("allocatedMB", -1), d.get("allocatedVCores", -1)
     rows: list[tuple[str, Any]] = [
-        ("id", d.get("application_id")), ("name", d.get("name")), ("type", d.get("application_type")),
+        ("id", d.get("id")), ("name", d.get("name")), ("type", d.get("applicationType")),
         ("user", d.get("user")), ("queue", d.get("queue")), ("priority", d.get("priority", 0)),
-        ("state", d.get("state")), ("final status", d.get("final_status")),
-        ("progress", f"{float(d.get('progress', 0)) * 100:.0f}%"), ("used", r("used")),
-        ("fair share", r("fair_share")), ("running containers", d.get("running_containers", 0)),
-        ("pending asks", (f"{d.get('pending_default_asks', 0)} DEFAULT, "
-                          f"{d.get('pending_altruistic_asks', 0)} ALTRUISTIC")),
-        ("from leftover", d.get("leftover_containers", 0)), ("attempts", d.get("attempts", 0)),
-        ("tracking url", d.get("tracking_url", "")), ("diagnostics", d.get("diagnostics", "")),
+        ("state", d.get("state")), ("final status", d.get("finalStatus")),
+        ("progress", f"{float(d.get('progress', 0)):.0f}%"),
+        ("used", "-" if mb < 0 else f"{mb} MB, {vcores} vcores"),
+        ("fair share", f"{d.get('fairShareMB', 0)} MB, {d.get('fairShareVCores', 0)} vcores"),
+        ("running containers", max(0, d.get("runningContainers", 0))),
+        ("pending asks", (f"{d.get('pendingDefaultAsks', 0)} DEFAULT, "
+                          f"{d.get('pendingAltruisticAsks', 0)} ALTRUISTIC")),
+        ("from leftover", d.get("leftoverContainers", 0)), ("attempts", d.get("runAttempts", 0)),
+        ("started", when(d.get("startedTime", 0))), ("finished", when(d.get("finishedTime", 0))),
+        ("tracking url", d.get("trackingUrl", "")), ("diagnostics", d.get("diagnostics", "")),
     ]
     dl = d.get("deadline")
     if dl:
         lax = float(dl.get("laxity", -1))
         rows += [
-            ("deadline", (f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(float(dl['deadline'])))} "
-                          f"({dl.get('status')}), bought for {float(dl.get('price', 0)):.1f} tokens")),
-            ("estimate", (f"{float(dl.get('mean', 0)):.0f} unit-s, claimed {float(dl.get('pi_upper', 0)):.0f} "
+            ("deadline", (f"{when(dl['deadline'])} ({dl.get('status')}), bought for "
+                          f"{float(dl.get('price', 0)):.1f} tokens")),
+            ("estimate", (f"{float(dl.get('mean', 0)):.0f} unit-s, claimed {float(dl.get('piUpper', 0)):.0f} "
                           f"({dl.get('method')}, {dl.get('runs', 0)} runs); "
-                          f"{float(dl.get('remaining_work', 0)):.0f} to go"
+                          f"{float(dl.get('remainingWork', 0)):.0f} to go"
                           + (f", {lax:.0f} s to spare" if lax >= 0 else ""))),
         ]
     attempts = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "DIAGNOSTICS", title="attempts")
-    for a in d.get("attempt_reports", []):
-        attempts.add_row(a.get("attempt_id", ""), a.get("state", ""), a.get("am_container_id", ""),
-                         a.get("node_id", ""), a.get("diagnostics", ""))
+    for a in d.get("appAttempts", []):
+        attempts.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),
+                         a.get("nodeId", ""), a.get("diagnosticsInfo", ""))
     return Group(kv_table(rows), attempts)
 
 
@@ -136,10 +141,11 @@ def app_kill(app_ids: list[str] = typer.Argument(..., help="one or more applicat
                 client.kill(app_id, "Application killed by user.")
                 console.print(f"killed {app_id}")
             except ClientError as exc:
-                err_console.print(f"[red]error:[/red] {app_id}: {exc.message}")
+                message = plain(exc.message)
+                error(message if app_id in message else f"{app_id}: {message}")
                 refused = exc
     if refused is not None:
-        raise fail(refused)
+        raise exit_for(refused)
 
 
 @app_group.command("move")

@@ -12,6 +12,7 @@ from rich.tree import Tree
 from rm.client import ClientError, RMClient
 from rm.commands.common import RM_OPT, as_dict, fail, res_dict
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, kv_table, show
+from rm.commands.shapes import node_json, resources, when
 
 NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
                "SHUTDOWN")
@@ -20,18 +21,14 @@ node_group = typer.Typer(no_args_is_help=True, help="NodeManagers: list, status.
 queue_group = typer.Typer(no_args_is_help=True, help="Queues: status.")
 
 
-def _node_id(d: dict[str, Any]) -> str:
-    n = d.get("node_id", {})
-    return f"{n.get('host', '')}:{n.get('port', 0)}"
-
-
-def _nodes_table(nodes: list[dict[str, Any]]) -> Table:
+def nodes_table(nodes: list[dict[str, Any]]) -> Table:
+    """NodeManagers in their REST shape (:func:`rm.commands.shapes.node_json`) as a table."""
     table = Table(Column("NODE", no_wrap=True), "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY", "HEALTH",
                   title=f"{len(nodes)} node(s)")
     for n in nodes:
-        table.add_row(_node_id(n), n.get("state", ""), n.get("http_address", ""), str(n.get("num_containers", 0)),
-                      res_dict(n.get("used", {}).get("values")), res_dict(n.get("capability", {}).get("values")),
-                      n.get("health_report", ""))
+        table.add_row(n.get("id", ""), n.get("state", ""), n.get("nodeHTTPAddress", ""),
+                      str(n.get("numContainers", 0)), resources(n.get("usedResource")),
+                      resources(n.get("totalResource")), n.get("healthReport", ""))
     return table
 
 
@@ -53,11 +50,11 @@ def node_list(
     with RMClient(rm) as client:
         def fetch() -> list[dict[str, Any]]:
             try:
-                return [as_dict(n) for n in client.nodes(states=states)]
+                return [node_json(n) for n in client.nodes(states=states)]
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, _nodes_table, watch=watch, interval=interval)
+        show(fetch, output, nodes_table, watch=watch, interval=interval)
 
 
 @node_group.command("status")
@@ -67,11 +64,11 @@ def node_status(node_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, in
     with RMClient(rm) as client:
         def fetch() -> dict[str, Any]:
             try:
-                nodes = [as_dict(n) for n in client.nodes()]
+                nodes = [node_json(n) for n in client.nodes()]
             except ClientError as exc:
                 raise fail(exc) from None
             for n in nodes:
-                if _node_id(n) == node_id:
+                if n["id"] == node_id:
                     return n
             raise fail(ClientError("NOT_FOUND", f"nodeId, {node_id}, is not found"))
 
@@ -80,12 +77,12 @@ def node_status(node_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, in
 
 def _node_view(n: dict[str, Any]) -> RenderableType:
     return kv_table([
-        ("node", _node_id(n)), ("state", n.get("state")), ("rack", n.get("rack")),
-        ("http address", n.get("http_address")), ("containers", n.get("num_containers", 0)),
-        ("used", res_dict(n.get("used", {}).get("values"))),
-        ("capability", res_dict(n.get("capability", {}).get("values"))),
-        ("health report", n.get("health_report", "")),
-        ("last health update (ms)", n.get("last_health_update_ms", 0)),
+        ("node", n.get("id")), ("state", n.get("state")), ("rack", n.get("rack")),
+        ("http address", n.get("nodeHTTPAddress")), ("containers", n.get("numContainers", 0)),
+        ("used", resources(n.get("usedResource"))), ("available", resources(n.get("availableResource"))),
+        ("capability", resources(n.get("totalResource"))),
+        ("health report", n.get("healthReport") or "-"),
+        ("last health update", when(n.get("lastHealthUpdate"))),
     ])
 
 

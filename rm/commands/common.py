@@ -9,7 +9,7 @@ from google.protobuf.json_format import MessageToDict
 
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError
-from rm.commands.output import err_console
+from rm.commands.output import error
 
 RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
 REST_OPT = typer.Option(None, "--rest", help="ResourceManager REST URL (default: $SHEPHERD_REST, "
@@ -20,7 +20,11 @@ USAGE_ERRORS = frozenset({"INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION"
 
 def fail(exc: ClientError) -> typer.Exit:
     """Print the RM's refusal; exit 2 for a refused request, 1 for anything else (RM unreachable...)."""
-    err_console.print(f"[red]error:[/red] {exc.message}")
+    error(exc.message)
+    return exit_for(exc)
+
+
+def exit_for(exc: ClientError) -> typer.Exit:
     return typer.Exit(2 if exc.code in USAGE_ERRORS else 1)
 
 

@@ -14,7 +14,7 @@ from common.config_check import unknown_properties
 from common.settings import load_layers
 from nodemanager.check_config import NAMESPACES as NM_NAMESPACES
 from nodemanager.config import nm_settings
-from rm.commands.output import OUT_OPT, check_format, console, dump, err_console
+from rm.commands.output import OUT_OPT, check_format, console, dump, error
 from rm.core.queues import QueueConfigError, build_queues
 from rm.service.check_config import NAMESPACES as RM_NAMESPACES
 
@@ -63,7 +63,7 @@ def validate(config: Path | None = CONFIG_OPT, conf_dir: Path | None = CONF_DIR_
             problems.append(f"ResourceManager: {exc}")
         problems += [f"ResourceManager: {p}" for p in unknown_properties(rm.layers, RM_NAMESPACES)]
         for w in rm.warnings:
-            err_console.print(f"[yellow]warning:[/yellow] {w}")
+            error(w, prefix="warning")
     try:
         _nm(config, conf_dir)
         nm_layers = load_layers(nm_settings(), env=dict(os.environ), conf_dir=conf_dir, config_file=config)
@@ -72,7 +72,7 @@ def validate(config: Path | None = CONFIG_OPT, conf_dir: Path | None = CONF_DIR_
         problems.append(f"NodeManager: {exc}")
     if problems:
         for p in problems:
-            err_console.print(f"[red]invalid:[/red] {p}")
+            error(p, prefix="invalid")
         raise typer.Exit(2)
     assert rm is not None
     files = ", ".join(rm.layers.files) or "no files (defaults, environment)"
@@ -93,7 +93,7 @@ def show(
     try:
         rows = _nm(config, conf_dir).rows if nodemanager else _rm(config, conf_dir, queues).rows()
     except ValueError as exc:
-        err_console.print(f"[red]invalid:[/red] {exc}")
+        error(str(exc), prefix="invalid")
         raise typer.Exit(2) from None
     if output != "table":
         data = {k: {"value": v, "source": s} for k, v, s in rows} if sources else {k: v for k, v, _ in rows}

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from rm.client import ClientError
 from rm.commands.common import REST_OPT, fail
-from rm.commands.output import console, dump, err_console, kv_table
+from rm.commands.output import console, dump, error, kv_table
 
 job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission), quote (a price for "
                         "each deadline).")
@@ -58,7 +58,7 @@ def _post_job(job: Path, output: str, rest: str | None, path: str, body: Any, *,
     try:
         spec = load_job(job)
     except JobSpecError as exc:
-        err_console.print(f"[red]invalid job file:[/red] {exc}")
+        error(f"invalid job file: {exc}")
         raise typer.Exit(2) from None
     user = spec.user or os.environ.get("USER", "dr.who")
     with RestClient(rest, timeout=timeout) as client:

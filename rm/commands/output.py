@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +22,21 @@ FORMATS = ("table", "json", "yaml")
 OUT_OPT = typer.Option("table", "-o", "--output", help="table, json or yaml")
 WATCH_OPT = typer.Option(False, "--watch", "-w", help="print again every --interval seconds until Ctrl-C")
 INTERVAL_OPT = typer.Option(2.0, "--interval", min=0.2, help="seconds between two --watch updates")
+
+
+_JAVA_CLASS = re.compile(r"^\s*(?:[a-z_][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error)\s*:\s*")
+
+
+def plain(message: str) -> str:
+    """An RM message for a person: without the Java exception class name YARN's clients get on the wire
+    (``ApplicationNotFoundException: Application with id ... doesn't exist.``)."""
+    return _JAVA_CLASS.sub("", message, count=1)
+
+
+def error(message: str, prefix: str = "error") -> None:
+    """Print ``prefix: message`` on stderr once, taken literally: no rich markup, so ``[...]`` in a YAML
+    parser's or the RM's message stays as it is."""
+    err_console.print(f"{prefix}: {plain(str(message))}", markup=False, highlight=False, soft_wrap=True)
 
 
 def check_format(output: str) -> str:

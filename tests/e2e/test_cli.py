@@ -35,14 +35,14 @@ def test_cli_runs_the_tpch_example_and_reads_the_cluster(make_cluster, tmp_path:
 
     apps = json.loads(shepherd("apps", "-o", "json", *rm).stdout)
     assert len(apps) == 1
-    app_id = apps[0]["application_id"]
+    app_id = apps[0]["id"]  # the REST API's app object
     assert apps[0]["state"] == "FINISHED"
-    assert apps[0]["final_status"] == "SUCCEEDED"
+    assert apps[0]["finalStatus"] == "SUCCEEDED"
     one = json.loads(shepherd("app", app_id, "-o", "json", *rm).stdout)
-    assert one["application_id"] == app_id
-    assert one["attempt_reports"][0]["state"] in ("FINISHED", "FINISHING")
+    assert one["id"] == app_id
+    assert one["appAttempts"][0]["appAttemptState"] in ("FINISHED", "FINISHING")
     nodes = json.loads(shepherd("nodes", "-o", "json", *rm).stdout)
-    assert sorted(f"{n['node_id']['host']}:{n['node_id']['port']}" for n in nodes) == sorted(cluster.node_ids)
+    assert sorted(n["id"] for n in nodes) == sorted(cluster.node_ids)
     assert all(n["state"] == "RUNNING" for n in nodes)
     table = shepherd("apps", *rm)
     assert app_id in table.stdout

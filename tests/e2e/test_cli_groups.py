@@ -44,19 +44,19 @@ def test_app_node_and_queue_commands(make_cluster, tmp_path: Path) -> None:  # t
                == "FINISHED", 30, "the short app to finish")
 
     listed = json.loads(shepherd("app", "list", "-o", "json", *rm).stdout)
-    assert [a["application_id"] for a in listed] == [app_id]  # unfinished apps by default, as YARN
+    assert [a["id"] for a in listed] == [app_id]  # unfinished apps by default, as YARN
     everything = json.loads(shepherd("app", "list", "--all", "-o", "json", *rm).stdout)
-    assert {a["application_id"] for a in everything} == {app_id, done}
+    assert {a["id"] for a in everything} == {app_id, done}
     finished = json.loads(shepherd("app", "list", "-s", "finished", "-o", "json", *rm).stdout)
-    assert [a["application_id"] for a in finished] == [done]
+    assert [a["id"] for a in finished] == [done]
     table = shepherd("app", "list", *rm)
     assert app_id in table.stdout
     assert "1 application(s)" in table.stdout
 
     status = yaml.safe_load(shepherd("app", "status", app_id, "-o", "yaml", *rm).stdout)
-    assert status["application_id"] == app_id
-    assert status["attempt_reports"][0]["attempt_id"].startswith("appattempt_")
-    assert json.loads(shepherd("app", app_id, "-o", "json", *rm).stdout)["application_id"] == app_id
+    assert status["id"] == app_id
+    assert status["appAttempts"][0]["appAttemptId"].startswith("appattempt_")
+    assert json.loads(shepherd("app", app_id, "-o", "json", *rm).stdout)["id"] == app_id
 
     moved = shepherd("app", "move", app_id, "other", *rest)
     assert moved.returncode == 0, moved.stderr
@@ -71,7 +71,7 @@ def test_app_node_and_queue_commands(make_cluster, tmp_path: Path) -> None:  # t
 
     nodes = json.loads(shepherd("node", "list", "-o", "json", *rm).stdout)
     node_id = cluster.node_ids[0]
-    assert [f"{n['node_id']['host']}:{n['node_id']['port']}" for n in nodes] == [node_id]
+    assert [n["id"] for n in nodes] == [node_id]
     one = yaml.safe_load(shepherd("node", "status", node_id, "-o", "yaml", *rm).stdout)
     assert one["state"] == "RUNNING"
     assert shepherd("node", "status", "nope:1", *rm).returncode == 2

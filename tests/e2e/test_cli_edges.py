@@ -1,0 +1,188 @@
+"""The operator's rough edges: a busy port named in one line, error texts printed literally and once without
+Java class names, `shepherd nm --help` listing its flags, readable times, the default vcores of `shepherd up`,
+the version, shell completion, and -o json in the REST API's shapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from rm import cli
+from rm.core.policies.registry import named_pipeline
+from rm.core.reservation.stage import ReservationStage
+from rm.service.settings import load_rm_settings
+from tests.e2e.conftest import sleep_job, submit_job, wait_until, write_job
+
+
+def shepherd(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.run([sys.executable, "-m", "rm.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False, cwd=cwd, env=env)
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port another process (here: this one) listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_up_on_a_busy_port_says_which_in_one_line(busy_port: int, tmp_path: Path) -> None:
+    run = shepherd("up", "--rest-port", str(busy_port), "--grpc-port", "0", "--data-dir", str(tmp_path / "d"))
+    assert run.returncode == 2
+    line = one_error_line(run.stderr)
+    assert f"port {busy_port} (REST/web)" in line
+    assert "--rest-port" in line
+    assert not (tmp_path / "d").exists()  # refused before anything started
+
+
+def test_rm_on_a_busy_grpc_port_says_which_in_one_line(busy_port: int, tmp_path: Path) -> None:
+    run = shepherd("rm", "--grpc-port", str(busy_port), "--rest-port", "0", "--ipc-client-port", "-1",
+                   "--ipc-scheduler-port", "-1", "--data-dir", str(tmp_path), "--create-store", "--insecure")
+    assert run.returncode == 2
+    assert f"port {busy_port} (gRPC)" in one_error_line(run.stderr)
+
+
+def test_a_malformed_job_file_is_reported_literally_once(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: broken\ninputs: [a, b\nstages: []\n")
+    for command in (["submit", str(bad), "--rm", "127.0.0.1:1"], ["job", "plan", str(bad), "--rest", "127.0.0.1:1"]):
+        run = shepherd(*command)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith("error: invalid job file:"), run.stderr  # the parser's text, over lines
+        assert run.stderr.count("error:") == 1
+        assert "Traceback" not in run.stderr
+        assert "expected ',' or ']'" in run.stderr  # rich markup would have eaten "[...]"
+
+
+def test_an_rm_message_loses_its_java_class_name_and_keeps_brackets() -> None:
+    from rm.commands.output import plain
+
+    assert plain("ApplicationNotFoundException: Application with id 'application_1_0042' doesn't exist.") \
+        == "Application with id 'application_1_0042' doesn't exist."
+    assert plain("org.apache.hadoop.yarn.exceptions.YarnException: [QUEUE_AT_MAX_CAPACITY] full") \
+        == "[QUEUE_AT_MAX_CAPACITY] full"
+    assert plain("queue root.x: capacity must be in [0, 100]") == "queue root.x: capacity must be in [0, 100]"
+
+
+def test_nm_help_lists_the_nodemanagers_flags() -> None:
+    run = shepherd("nm", "--help")
+    assert run.returncode == 0, run.stderr
+    for flag in ("--rm", "--memory-mb", "--vcores", "--work-dir", "--credentials"):
+        assert flag in run.stdout
+
+
+def test_version_completion_and_grouped_help() -> None:
+    run = shepherd("--version")
+    assert run.returncode == 0
+    assert re.fullmatch(r"shepherd \d+\.\d+\.\d+\S* \(Python 3\.\d+\.\d+\)\n", run.stdout), run.stdout
+    completion = shepherd("--show-completion", "bash")
+    assert completion.returncode == 0, completion.stderr
+    assert "complete" in completion.stdout
+    helped = shepherd("--help")
+    for panel in ("Run a cluster", "Jobs", "Look at the cluster", "Configure and plan"):
+        assert panel in helped.stdout
+    assert "[default: this host's cores]" in " ".join(shepherd("up", "--help").stdout.split()).replace("│ ", "")
+
+
+def test_up_offers_the_hosts_cores_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import rm.local
+
+    made: list[dict[str, Any]] = []
+
+    class Refusing:
+        def __init__(self, **kw: Any) -> None:
+            made.append(kw)
+
+        def start(self) -> None:
+            raise RuntimeError("resourcemanager did not become ready (exit 2); log tail:\nerror: stopped here")
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(rm.local, "LocalCluster", Refusing)
+    runner = CliRunner()
+    result = runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert made[0]["node_vcores"] == len(os.sched_getaffinity(0)) == cli.host_cores()
+    result = runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--node-vcores", "3"])
+    assert made[1]["node_vcores"] == 3
+    assert "stopped here" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_default_scheduler_serves_reservations() -> None:
+    name = load_rm_settings(env={}).config.scheduler
+    assert name == "mrm"
+    stages, _ = named_pipeline(name)
+    assert ReservationStage.name in [stage.name for stage in stages]
+
+
+@pytest.mark.slow
+def test_cluster_commands_read_well(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cluster = make_cluster(nodes=1)
+    rm = ["--rm", cluster.rm_address]
+    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("sleeper", 120, tasks=1)), tmp_path)
+
+    apps = json.loads(shepherd("apps", "-o", "json", *rm).stdout)
+    assert [a["id"] for a in apps] == [app_id]
+    assert {"finalStatus", "allocatedMB", "allocatedVCores", "applicationType", "startedTime"} <= set(apps[0])
+    listed = json.loads(shepherd("app", "list", "-o", "json", *rm).stdout)
+    assert listed[0]["id"] == app_id
+    nodes = json.loads(shepherd("nodes", "-o", "json", *rm).stdout)
+    assert [n["id"] for n in nodes] == cluster.node_ids
+    assert {"nodeHTTPAddress", "totalResource", "usedResource", "lastHealthUpdate"} <= set(nodes[0])
+    assert nodes[0]["totalResource"]["vCores"] > 0
+    assert json.loads(shepherd("node", "list", "-o", "json", *rm).stdout)[0]["id"] == cluster.node_ids[0]
+
+    status = shepherd("node", "status", cluster.node_ids[0], *rm)
+    assert status.returncode == 0, status.stderr
+    assert re.search(r"last health update\s+\S*\s*20\d\d-\d\d-\d\d \d\d:\d\d:\d\d \(\d+ s ago\)", status.stdout), \
+        status.stdout
+
+    unknown = shepherd("app", "kill", "application_1_0042", *rm)
+    assert unknown.returncode == 2
+    line = one_error_line(unknown.stderr)
+    assert "application_1_0042" in line
+    assert "Exception" not in line
+    killed = shepherd("app", "kill", app_id, *rm)
+    assert killed.returncode == 0, killed.stderr
+    wait_until(lambda: json.loads(shepherd("apps", "-o", "json", *rm).stdout)[0]["state"] == "KILLED", 30, "killed")
+    again = shepherd("kill", app_id, *rm)
+    assert again.returncode == 2
+    assert "KILLED" in one_error_line(again.stderr)
+
+    watch = subprocess.Popen([sys.executable, "-m", "rm.cli", "nodes", "--watch", "--interval", "0.3", "-o", "yaml",
+                              *rm], stdout=subprocess.PIPE, text=True)
+    assert watch.stdout is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and seen.count("---\n") < 2:
+        seen.append(watch.stdout.readline())
+    watch.send_signal(signal.SIGINT)
+    assert watch.wait(10) == 0
+    docs = [d for d in yaml.safe_load_all("".join(seen[:seen.index("---\n")]))]
+    assert docs[0][0]["id"] == cluster.node_ids[0]
