@@ -43,9 +43,11 @@ def simulate(
     noise: Annotated[float, typer.Option(help="log-normal sigma on task durations")] = 0.0,
     failure_rate: Annotated[float, typer.Option(help="probability a task attempt fails")] = 0.0,
     straggler_rate: Annotated[float, typer.Option(help="probability a task attempt straggles")] = 0.0,
+    slowdown: Annotated[float, typer.Option(help="every task runs this many times its trace duration")] = 1.0,
     ask_policy: Annotated[str | None, typer.Option(
-        help="override: the AM ask policy (greedy, carbyne) of jobs that name none, under every policy; "
-             "default: each scheduler's own (carbyne for carbyne, carbyne-pack, morpheus; greedy otherwise)")] = None,
+        help="override: the AM ask policy (greedy, carbyne, jockey, jockey-static, jockey-amdahl) of jobs that "
+             "name none, under every policy; default: each scheduler's own (carbyne for carbyne, carbyne-pack, "
+             "morpheus, mrm, slearn; jockey for jockey; greedy otherwise)")] = None,
     infer_after: Annotated[int, typer.Option(help="morpheus: infer recurring jobs' SLOs after this many runs "
                                                   "and reserve for later runs (0: off)")] = 0,
     plots: Annotated[bool, typer.Option(help="write PNG plots")] = True,
@@ -69,9 +71,12 @@ def simulate(
         raise typer.Exit(2)
     if infer_after < 0:
         raise typer.BadParameter("--infer-after must be 0 (off) or a number of runs")
+    if not slowdown > 0:
+        raise typer.BadParameter("--slowdown must be above 0")
     morpheus = MorpheusConfig(inference=InferenceMode(after_runs=infer_after)) if infer_after else None
     config = SimConfig(seed=seed, ask_policy=ask_policy, morpheus=morpheus,
-                       faults=Faults(noise=noise, failure_rate=failure_rate, straggler_rate=straggler_rate))
+                       faults=Faults(noise=noise, failure_rate=failure_rate, straggler_rate=straggler_rate,
+                                     slowdown=slowdown))
     console.print(f"{len(jobs)} jobs, {sum(j.total_tasks for j in jobs)} tasks on {len(cluster)} nodes; "
                   f"policies {', '.join(names)}")
     with Progress(TextColumn("{task.description:<12}"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
@@ -85,8 +90,10 @@ def simulate(
     result = write_outputs(out, results, baseline)
     files = ["summary.json", "jobs.csv"] + ([p.name for p in write_plots(out, results)] if plots else [])
     for name, s in result["policies"].items():
+        due = s.get("deadlines")
+        met = f"  deadlines met {due['met']}/{due['jobs']}" if due else ""
         console.print(f"{name:<10} avg JCT {s['avg_jct_s']}s  p95 {s['p95_jct_s']}s  makespan {s['makespan_s']}s  "
-                      f"Jain {s['jain_avg']}  x{s['improvement_avg']} vs {baseline}")
+                      f"Jain {s['jain_avg']}  x{s['improvement_avg']} vs {baseline}{met}")
     console.print(f"wrote {', '.join(files)} to {out}")
 
 

@@ -33,6 +33,7 @@ class Faults:
     failure_rate: float = 0.0  # probability that an attempt fails (exit 1) part-way through
     straggler_rate: float = 0.0  # probability that an attempt is a straggler
     straggler_factor: float = 4.0  # a straggler runs this many times longer
+    slowdown: float = 1.0  # every attempt runs this many times its trace duration (work inflation; 1: as given)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ from sim.events import (
     JobArrived,
     PlanTick,
 )
-from sim.metrics import JobRecord, Recorder, RunResult
+from sim.metrics import JobRecord, Recorder, RunResult, deadline_of
 from sim.policies import SimPolicy
 from sim.reservations import MorpheusConfig, SimReservations
 
@@ -199,10 +199,12 @@ class Simulator:
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
         am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
-                                                         floor=job.altruism_floor))
+                                                         floor=job.altruism_floor, started_at=self.now))
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
         record = self.records[index] = JobRecord(job.id, self.now, job.total_tasks)
+        due = deadline_of(job)
+        record.deadline = None if due is None else self.now + due
         reservation = None
         if self.morpheus is not None:
             reservation = record.reservation = self.morpheus.choose(job)
@@ -348,8 +350,12 @@ class Simulator:
         asks = [Ask(allocation_request_id=d.allocation_request_id, priority=d.priority, capability=d.capability,
                     num_containers=d.num_containers, ask_type=d.ask_type, remaining_work_s=d.remaining_work_s,
                     stage=d.stage) for d in am.ask_changes(now)]
+        signals = am.policy.signals()
+        guarantees = self.records[index].guarantees
+        if signals.guarantee is not None and (not guarantees or guarantees[-1][1] != signals.guarantee):
+            guarantees.append((now, signals.guarantee))
         res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now,
-                                 signals=am.policy.signals())
+                                 signals=signals)
         am.response_id = res.response_id
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
@@ -398,7 +404,7 @@ class Simulator:
 
     def _first_duration(self, base: float) -> float:
         f = self.cfg.faults
-        d = base
+        d = base * f.slowdown
         if f.noise > 0:
             d *= self.rng.lognormvariate(0.0, f.noise)
         if f.straggler_rate > 0 and self.rng.random() < f.straggler_rate:

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from am.jobspec import Job
+from am.policies.jockey.utility import Utility
 from common.ids import AppId
 from common.resources import Resources
 from rm.core.model import AppView, ClusterSnapshot
@@ -43,6 +45,8 @@ class JobRecord:
     first_task_start: float | None = None
     task_seconds: float = 0.0
     reservation: str | None = None  # the reservation the job ran in (policies with reservations)
+    deadline: float | None = None  # when it is due: arrival + its deadline_s, else its utility's deadline
+    guarantees: list[tuple[float, Resources]] = field(default_factory=list)  # (time, guarantee its AM asked)
 
     @property
     def jct(self) -> float | None:
@@ -51,6 +55,28 @@ class JobRecord:
     @property
     def queueing_delay(self) -> float | None:
         return None if self.first_task_start is None else self.first_task_start - self.arrival
+
+    @property
+    def met_deadline(self) -> bool | None:
+        """Whether it succeeded by its deadline; None without one."""
+        if self.deadline is None:
+            return None
+        return self.status == "SUCCEEDED" and self.finish is not None and self.finish <= self.deadline + 1e-9
+
+    @property
+    def deadline_ratio(self) -> float | None:
+        """(finish − arrival) / (deadline − arrival): at most 1 when it met its deadline."""
+        if self.deadline is None or self.finish is None or self.deadline <= self.arrival:
+            return None
+        return (self.finish - self.arrival) / (self.deadline - self.arrival)
+
+
+def deadline_of(job: Job) -> float | None:
+    """Seconds after its arrival a job is due: its ``deadline_s``, else the end of its utility's flat top."""
+    if job.deadline_s is not None:
+        return job.deadline_s
+    points = job.utility_points_s()
+    return None if points is None else Utility(points).deadline
 
 
 @dataclass(slots=True)

@@ -46,6 +46,27 @@ def policy_summary(result: RunResult, baseline: RunResult) -> dict[str, Any]:
         "cycles": result.cycles,
         "task_completions": result.task_completions,
         **({"reservations": result.reservations} if result.reservations is not None else {}),
+        **({"deadlines": deadlines} if (deadlines := deadline_summary(result)) is not None else {}),
+    }
+
+
+def deadline_summary(result: RunResult) -> dict[str, Any] | None:
+    """Jobs with a deadline (``deadline_s``, or a utility's): how many met it, how many missed it (late,
+    failed or unfinished; refused ones are counted apart), and finish − arrival over deadline − arrival."""
+    due = [j for j in result.jobs if j.deadline is not None]
+    if not due:
+        return None
+    refused = [j for j in due if j.status == "REFUSED"]
+    met = [j for j in due if j.met_deadline]
+    ratios = [r for j in due if (r := j.deadline_ratio) is not None]
+    return {
+        "jobs": len(due),
+        "met": len(met),
+        "missed": len(due) - len(met) - len(refused),
+        "refused": len(refused),
+        "met_fraction": _num(len(met) / (len(due) - len(refused))) if len(due) > len(refused) else None,
+        "completion_ratio_avg": _num(statistics.fmean(ratios)) if ratios else None,
+        "completion_ratio_p95": _num(percentile(ratios, 95)),
     }
 
 

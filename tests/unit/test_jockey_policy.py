@@ -1,0 +1,163 @@
+"""Jockey's AM policy end to end: the job file's utility and policy, the guarantee its AM asks for (rising when
+tasks run slower than the profile, falling when faster), its DEFAULT / ALTRUISTIC split, the static and Amdahl
+variants, and a deadline that fair sharing misses and ``jockey`` meets on a cluster full of greedy jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from am.dag_state import DagState
+from am.jobspec import Job, JobSpecError, parse_job
+from am.policies import (
+    ASK_POLICIES,
+    CarbyneAsks,
+    JockeyAmdahlAsks,
+    JockeyAsks,
+    JockeyStaticAsks,
+    make_ask_policy,
+)
+from am.policies.jockey import Amdahl, CpaTable
+from common.resources import Resources
+from sim.engine import Faults, SimConfig, Simulator, uniform_nodes
+from sim.metrics import JobRecord
+from sim.policies import make_policy
+from sim.report import deadline_summary
+
+GB = 1024
+NODES = uniform_nodes(2, 16 * GB, 16)  # 32 containers of 1 GB / 1 vcore
+
+
+def hog(i: int, scale: float = 1.0) -> Job:
+    """A greedy best-effort job that keeps the whole cluster busy; its tasks end at staggered times. ``scale``
+    multiplies its durations (to undo a slowdown the simulator applies to every job)."""
+    durations = [(20.0 + (7 * k + 5 * i) % 21) * scale for k in range(300)]
+    return parse_job({"id": f"hog{i}", "arrival_s": 0.0, "am_policy": "greedy",
+                      "stages": [{"name": "s", "tasks": 300, "durations_s": durations, "memory_mb": GB}]})
+
+
+def slo_job(arrival: float = 10.0, **extra: Any) -> Job:
+    return parse_job({"id": "slo", "arrival_s": arrival, **extra,
+                      "stages": [{"name": "map", "tasks": 60, "duration_s": 10.0, "memory_mb": GB},
+                                 {"name": "reduce", "tasks": 10, "duration_s": 10.0, "memory_mb": GB,
+                                  "parents": ["map"]}]})
+
+
+def run(jobs: list[Job], policy: str, slowdown: float = 1.0) -> dict[str, JobRecord]:
+    sim = Simulator(jobs, NODES, make_policy(policy), SimConfig(seed=1, faults=Faults(slowdown=slowdown)))
+    return {r.job_id: r for r in sim.run().jobs}
+
+
+def units(record: JobRecord) -> list[int]:
+    return [g.vcores for _, g in record.guarantees]
+
+
+# ------------------------------------------------------------------------------------------ the job file
+
+
+def test_the_job_file_takes_a_utility_in_minutes_and_the_jockey_policies() -> None:
+    job = slo_job(utility=[[0, 1], [3, 1], [4, -1]], am_policy="jockey-amdahl")
+    assert job.utility_points_s() == ((0.0, 1.0), (180.0, 1.0), (240.0, -1.0))
+    assert parse_job(job.to_dict()) == job
+    with pytest.raises(JobSpecError, match=r"utility: utility point 2: value rises from -1\.0 to 0\.0"):
+        slo_job(utility=[[0, 1], [3, -1], [4, 0]])
+    with pytest.raises(JobSpecError, match="am_policy"):
+        slo_job(am_policy="jockey-fast")
+    assert {"jockey", "jockey-static", "jockey-amdahl"} <= set(ASK_POLICIES)
+
+
+# ------------------------------------------------------------------------------------------ the policy alone
+
+
+def test_a_deadline_job_asks_for_its_guarantee_and_uses_it_before_yielding() -> None:
+    job = slo_job(arrival=0.0, deadline_s=600.0)
+    policy = make_ask_policy("jockey", seed=3, started_at=0.0)
+    assert isinstance(policy, JockeyAsks)
+    dag = DagState(job)
+    asks = policy.asks(dag, Resources.of(memory_mb=20 * GB, vcores=20), 0.0)
+    assert policy.controller is not None
+    decision = policy.controller.trace[0]
+    guarantee = policy.signals().guarantee
+    assert guarantee == Resources.of(memory_mb=GB, vcores=1) * decision.requested_units
+    assert policy.signals().size is not None
+    default = sum(a.num_containers for a in asks if a.ask_type == "DEFAULT")
+    altruistic = sum(a.num_containers for a in asks if a.ask_type == "ALTRUISTIC")
+    assert decision.requested_units < 60  # 700 task-seconds due in 10 minutes need a few units, not 60
+    assert default == decision.requested_units  # it fills its guarantee now and no more: it is on track
+    assert altruistic == 60 - default  # the rest of the runnable map tasks can wait
+    assert policy.last is not None
+    assert not policy.last.behind
+
+
+def test_a_job_that_cannot_make_its_deadline_asks_everything_default() -> None:
+    job = slo_job(arrival=0.0, deadline_s=30.0)  # 10 s tasks then 10 s tasks: 20 s at full width, slack 1.2
+    policy = make_ask_policy("jockey", started_at=0.0)
+    assert isinstance(policy, JockeyAsks)
+    asks = policy.asks(DagState(job), Resources.of(memory_mb=4 * GB, vcores=4), 0.0)
+    assert {a.ask_type for a in asks} == {"DEFAULT"}
+    assert sum(a.num_containers for a in asks) == 60
+
+
+def test_a_job_without_deadline_or_utility_is_an_ordinary_altruistic_job() -> None:
+    job = slo_job(arrival=0.0)
+    share = Resources.of(memory_mb=8 * GB, vcores=8)
+    jockey = make_ask_policy("jockey", seed=5)
+    carbyne = CarbyneAsks(seed=5)
+    assert jockey.asks(DagState(job), share, 0.0) == carbyne.asks(DagState(job), share, 0.0)
+    assert jockey.signals().guarantee is None
+
+
+def test_the_variants_pick_their_model_and_adaptation() -> None:
+    job = slo_job(arrival=0.0, deadline_s=600.0)
+    table = make_ask_policy("jockey", started_at=0.0)
+    amdahl = make_ask_policy("jockey-amdahl", started_at=0.0)
+    static = make_ask_policy("jockey-static", started_at=0.0)
+    assert isinstance(table, JockeyAsks)
+    assert isinstance(amdahl, JockeyAmdahlAsks)
+    assert isinstance(static, JockeyStaticAsks)
+    for p in (table, amdahl, static):
+        p.asks(DagState(job), Resources(), 0.0)
+    assert isinstance(table.controller._model, CpaTable)
+    assert isinstance(amdahl.controller._model, Amdahl)
+    assert amdahl.signals().guarantee is not None
+    assert not amdahl.signals().guarantee.is_zero()
+
+
+# ------------------------------------------------------------------------------------------ in the simulator
+
+
+def test_the_requested_guarantee_rises_when_tasks_run_slower_than_the_profile_and_falls_when_faster() -> None:
+    """Only the job's own tasks change speed: the greedy jobs' durations undo the slowdown."""
+    due = {"utility": [[0, 1], [200 / 60, 1], [240 / 60, -1]]}
+
+    def guarantees(slowdown: float, **extra: Any) -> list[int]:
+        jobs = [hog(i, 1.0 / slowdown) for i in range(3)]
+        return units(run([*jobs, slo_job(**due, **extra)], "jockey", slowdown=slowdown)["slo"])
+
+    slow, fast = guarantees(2.0), guarantees(0.5)
+    assert slow[0] == fast[0]  # the same first decision: the same profile, the same start
+    assert max(slow) >= slow[0] + 3  # twice as slow as the profile: it asks for more
+    assert min(fast) < fast[0]
+    assert fast[-1] < fast[0]
+    assert guarantees(2.0, am_policy="jockey-static") == [slow[0]]  # jockey-static holds its first decision
+
+
+@pytest.mark.parametrize("due", [{"deadline_s": 80.0}, {"utility": [[0, 1], [80 / 60, 1], [100 / 60, -1]]}])
+def test_a_deadline_fair_sharing_misses_is_met_under_jockey(due: dict[str, Any]) -> None:
+    """With greedy jobs filling the cluster, the job's fair share (about 8 of 32 containers) needs some
+    90 s for its 700 task-seconds; it is due 80 s after it arrives. With ``deadline_s`` it has an MRM claim
+    too; with only a utility its guarantee alone gets it there."""
+    jobs = [hog(0), hog(1), hog(2), slo_job(**due)]
+    results = {p: Simulator(jobs, NODES, make_policy(p), SimConfig(seed=1)).run() for p in ("drf", "jockey")}
+    drf, jockey = ({r.job_id: r for r in results[p].jobs}["slo"] for p in ("drf", "jockey"))
+    assert drf.status == jockey.status == "SUCCEEDED"
+    assert drf.met_deadline is False
+    assert jockey.met_deadline is True
+    assert jockey.guarantees  # its AM asked for a guarantee
+    missed, met = deadline_summary(results["drf"]), deadline_summary(results["jockey"])
+    assert missed is not None
+    assert (missed["met"], missed["missed"]) == (0, 1)
+    assert met is not None
+    assert (met["jobs"], met["met"], met["missed"]) == (1, 1, 0)
+    assert met["completion_ratio_avg"] <= 1.0 < missed["completion_ratio_avg"]
