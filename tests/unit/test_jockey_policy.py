@@ -145,9 +145,9 @@ def test_the_requested_guarantee_rises_when_tasks_run_slower_than_the_profile_an
 
 @pytest.mark.parametrize("due", [{"deadline_s": 80.0}, {"utility": [[0, 1], [80 / 60, 1], [100 / 60, -1]]}])
 def test_a_deadline_fair_sharing_misses_is_met_under_jockey(due: dict[str, Any]) -> None:
-    """With greedy jobs filling the cluster, the job's fair share (about 8 of 32 containers) needs some
-    90 s for its 700 task-seconds; it is due 80 s after it arrives. With ``deadline_s`` it has an MRM claim
-    too; with only a utility its guarantee alone gets it there."""
+    """With greedy jobs filling the cluster, the job's fair share is about 8 of 32 containers, some 90 s for
+    its 700 task-seconds once it holds them; it is due 80 s after it arrives. With ``deadline_s`` it has an MRM
+    claim too; with only a utility its guarantee alone gets it there."""
     jobs = [hog(0), hog(1), hog(2), slo_job(**due)]
     results = {p: Simulator(jobs, NODES, make_policy(p), SimConfig(seed=1)).run() for p in ("drf", "jockey")}
     drf, jockey = ({r.job_id: r for r in results[p].jobs}["slo"] for p in ("drf", "jockey"))
