@@ -156,9 +156,7 @@ def run_rm(
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
                               ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)
     listeners = [("gRPC", cfg.host, cfg.grpc_port, "--grpc-port"),
-                 ("REST/web", cfg.http_host, cfg.rest_port, "--rest-port"),
-                 ("Hadoop IPC client", cfg.host, cfg.ipc_client_port or 0, "--ipc-client-port"),
-                 ("Hadoop IPC scheduler", cfg.host, cfg.ipc_scheduler_port or 0, "--ipc-scheduler-port")]
+                 ("REST/web", cfg.http_host, cfg.rest_port, "--rest-port"), *_ipc_listeners(cfg)]
     taken = ports_in_use(listeners)
     if taken:
         error(taken[0])
@@ -226,6 +224,18 @@ def ports_in_use(listeners: list[tuple[str, str, int, str]]) -> list[str]:
     return out
 
 
+def _ipc_listeners(cfg: Any) -> list[tuple[str, str, int, str]]:
+    """The Hadoop IPC listeners an RM with this configuration opens (flags, else yarn-site.xml, else 8032/8030)."""
+    from rm.service.ipc.config import settings as ipc_settings
+
+    try:
+        ipc = ipc_settings(cfg)
+    except ValueError:  # an unreadable yarn-site.xml: the RM reports it itself
+        return []
+    return [("Hadoop IPC client", ipc.host, ipc.client_port, "--ipc-client-port"),
+            ("Hadoop IPC scheduler", ipc.host, ipc.scheduler_port, "--ipc-scheduler-port")]
+
+
 def _start_error(exc: BaseException, listeners: list[tuple[str, str, int, str]]) -> str:
     """One line for a daemon that could not start; for a port taken meanwhile, which ones it may be."""
     import errno
@@ -258,6 +268,10 @@ def up(
                                            "host's cores]"),
     nm_expiry: float = typer.Option(600.0),
     am_expiry: float = typer.Option(600.0),
+    ipc_client_port: int | None = typer.Option(None, help="the RM's Hadoop IPC client port (0 = any free port; "
+                                               "-1 = off) \\[default: yarn-site.xml's, else 8032]"),
+    ipc_scheduler_port: int | None = typer.Option(None, help="the RM's Hadoop IPC scheduler port (0 = any free "
+                                                  "port; -1 = off) \\[default: yarn-site.xml's, else 8030]"),
     container_user: str | None = typer.Option(None, help="when run as root: the account containers run as "
                                               "(it must reach the data dir) \\[default: root, logged]"),
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
@@ -267,17 +281,21 @@ def up(
 
     Each NodeManager offers --node-memory-mb and --node-vcores (by default as many vcores as this host has cores, so the
     nodes share them: a local cluster is for trying things, not for measuring)."""
+    from types import SimpleNamespace
+
     from rm.local import LocalCluster
 
+    ipc = SimpleNamespace(host="127.0.0.1", ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port)
     taken = ports_in_use([("gRPC", "127.0.0.1", grpc_port, "--grpc-port"),
-                          ("REST/web", "127.0.0.1", rest_port, "--rest-port")])
+                          ("REST/web", "127.0.0.1", rest_port, "--rest-port"), *_ipc_listeners(ipc)])
     if taken:
         error(taken[0])
         raise typer.Exit(2)
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
                            node_memory_mb=node_memory_mb, node_vcores=node_vcores or host_cores(),
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
-                           insecure=insecure)
+                           insecure=insecure, ipc_client_port=ipc_client_port,
+                           ipc_scheduler_port=ipc_scheduler_port)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:

@@ -57,6 +57,10 @@ def test_up_on_a_busy_port_says_which_in_one_line(busy_port: int, tmp_path: Path
     assert f"port {busy_port} (REST/web)" in line
     assert "--rest-port" in line
     assert not (tmp_path / "d").exists()  # refused before anything started
+    ipc = shepherd("up", "--rest-port", "0", "--grpc-port", "0", "--ipc-client-port", str(busy_port),
+                   "--data-dir", str(tmp_path / "d"))
+    assert ipc.returncode == 2
+    assert f"port {busy_port} (Hadoop IPC client)" in one_error_line(ipc.stderr)
 
 
 def test_rm_on_a_busy_grpc_port_says_which_in_one_line(busy_port: int, tmp_path: Path) -> None:
