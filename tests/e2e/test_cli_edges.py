@@ -190,3 +190,32 @@ def test_cluster_commands_read_well(make_cluster, tmp_path: Path) -> None:  # ty
     assert watch.wait(10) == 0
     docs = [d for d in yaml.safe_load_all("".join(seen[:seen.index("---\n")]))]
     assert docs[0][0]["id"] == cluster.node_ids[0]
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_the_reservation_stage_refuses_reservations(  # type: ignore[no-untyped-def]
+        make_cluster, tmp_path: Path) -> None:
+    import httpx
+
+    config = tmp_path / "rm.yaml"
+    config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "drf"}))
+    cluster = make_cluster(nodes=1, rm_args=["--config", str(config)])
+    now_ms = int(time.time() * 1000)
+    with httpx.Client(base_url=cluster.rest_url, timeout=30.0,
+                      headers={"Authorization": f"Bearer {cluster.client_secret}"}) as http:
+        rid = http.post("/ws/v1/cluster/reservation/new-reservation").json()["reservation-id"]
+        resp = http.post("/ws/v1/cluster/reservation/submit", json={
+            "queue": "default", "reservation-id": rid, "reservation-definition": {
+                "arrival": now_ms, "deadline": now_ms + 15 * 60_000, "reservation-name": "prod",
+                "reservation-requests": {"reservation-request-interpreter": 1, "reservation-request": [
+                    {"capability": {"memory": 256, "vCores": 1}, "num-containers": 1, "min-concurrency": 1,
+                     "duration": 60_000}]}}})
+        assert resp.status_code == 400, resp.text
+        message = resp.json()["RemoteException"]["message"]
+        assert "'drf' has no reservation stage" in message
+        assert "mrm" in message
+        listed = http.get("/ws/v1/cluster/reservation/list", params={"queue": "default"})
+        assert rid not in listed.text  # nothing was recorded
+    refused = shepherd("slo", "accept", "nightly", "--rest", cluster.rest_url)
+    assert refused.returncode == 2
+    assert "no reservation stage" in one_error_line(refused.stderr)

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from common.errors import BadRequest
+from rm.core.policies.registry import SCHEDULERS
 from rm.core.reservation import yarn
+from rm.core.reservation.stage import ReservationStage
 from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_writer, json_object
 
@@ -35,6 +38,17 @@ SUBMIT_EXAMPLE = {
 }
 
 
+def require_reservation_stage(rm: ResourceManager) -> None:
+    """Refuse a new reservation the RM would accept but never serve: its scheduler has no reservation stage
+    (as YARN refuses one while its reservation system is off)."""
+    if any(stage.name == ReservationStage.name for stage in rm.pipeline):
+        return
+    serving = ", ".join(n for n, a in SCHEDULERS.items() if ReservationStage.name in a.pipeline.stages)
+    raise BadRequest(f"the scheduler {rm.cfg.scheduler!r} has no reservation stage, so it would never serve a "
+                     f"reservation; run the ResourceManager with one that has (shepherd.resourcemanager.scheduler: "
+                     f"{serving})")
+
+
 def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
     body_doc = {"requestBody": {"required": True, "content": {"application/json": {
@@ -49,6 +63,7 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -
               summary="Submit a reservation (200, empty body; 400 when the plan has no room)")
     async def submit(request: Request) -> Response:
         check_writer(request, secret)
+        require_reservation_stage(rm)
         body = yarn.parse_submit(await json_object(request))
         user = request.query_params.get("user.name") or "dr.who"
         await ops.submit_reservation(body.reservation_id, body.queue, body.definition, user)

@@ -13,6 +13,7 @@ from common.errors import BadRequest
 from rm.core.reservation import slo
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
+from rm.service.rest.reservations import require_reservation_stage
 
 if TYPE_CHECKING:
     from rm.service.operations import Operations
@@ -46,6 +47,7 @@ def add_slo_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
                   "schema": {"type": "object"}, "example": ACCEPT_EXAMPLE}}}})
     async def accept(job: str, request: Request) -> dict[str, Any]:
         check_writer(request, secret)
+        require_reservation_stage(rm)  # an accepted SLO is a periodic reservation
         body = await json_object(request, required=False)
         user = request.query_params.get("user.name") or ""
         rid, d = await ops.accept_slo(job, body, user)
