@@ -27,9 +27,10 @@ def check_nm_config(cfg: NodeManagerConfig, *, env: Mapping[str, str], config_fi
         problems.append(f"{where}: {existing} is not a directory")
     elif not os.access(existing, os.W_OK | os.X_OK):
         problems.append(f"{where}: {existing} is not writable")
-    host, sep, port = cfg.rm_address.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        problems.append(f"the ResourceManager address {cfg.rm_address!r} is not host:port "
-                        f"(shepherd.resourcemanager.grpc.address from {layers.source('shepherd.resourcemanager.grpc.address')}"
-                        " or --rm)")
+    for address in cfg.rm_address.split(","):  # one RM, or every RM of an active/standby pair
+        host, sep, port = address.strip().rpartition(":")
+        if not sep or not host or not port.isdigit():
+            problems.append(f"the ResourceManager address {address.strip()!r} is not host:port "
+                            f"(shepherd.resourcemanager.grpc.address from "
+                            f"{layers.source('shepherd.resourcemanager.grpc.address')} or --rm)")
     return problems

@@ -231,7 +231,8 @@ async def run_nodemanager(
 def _parser() -> FlagParser:
     d = NodeManagerConfig.__dataclass_fields__
     p = FlagParser(prog="python -m nodemanager", description="shepherd NodeManager daemon")
-    p.add_argument("--rm", default=d["rm_address"].default, help="ResourceTracker address HOST:PORT")
+    p.add_argument("--rm", default=d["rm_address"].default, help="ResourceTracker address HOST:PORT (with an active/standby "
+                   "pair, every RM's, comma-separated)")
     p.add_argument("--host", default=d["host"].default, help="bind host for gRPC and HTTP")
     p.add_argument("--hostname", default=None, help="host name advertised to the RM (default: from --host)")
     p.add_argument("--port", type=int, default=d["port"].default, help="ContainerManager port (0 = any)")
@@ -306,7 +307,7 @@ def with_node_secret(cfg: NodeManagerConfig, path: Path | None) -> NodeManagerCo
     """``cfg`` with the node secret of the cluster's credentials file, unless it has one already."""
     if cfg.node_secret:
         return cfg
-    path = path or credentials.find_file(cfg.rm_address)
+    path = path or credentials.find_file(cfg.rm_address.split(",")[0].strip())
     if path is None:
         logging.getLogger("shepherd.nm").warning(
             "no node secret (--node-secret, $SHEPHERD_NODE_SECRET or --credentials): the ResourceManager will "

@@ -92,7 +92,10 @@ class NodeStatusUpdater:
         self._table = table
         self._keys = keys
         self._ipc_port = ipc_port  # the Hadoop-IPC ContainerManagement listener (0: none)
-        self._channel = grpc.aio.insecure_channel(cfg.rm_address)
+        # the RM's address, or every RM of an active/standby pair, comma-separated: followed on failover
+        self._rms = [a.strip() for a in cfg.rm_address.split(",") if a.strip()] or [cfg.rm_address]
+        self._rm = self._rms[0]
+        self._channel = grpc.aio.insecure_channel(self._rm)
         self._stub = pbg.ResourceTrackerStub(self._channel)  # type: ignore[no-untyped-call]
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {cfg.node_secret}"),) if cfg.node_secret else ()
@@ -106,6 +109,7 @@ class NodeStatusUpdater:
         self._rm_ok: bool | None = None  # None until the first answer or failure
         self._down_since: float | None = None  # monotonic time of the first failed heartbeat in a row
         self._last_note = 0.0
+        self._closing: set[asyncio.Future[None]] = set()  # channels to RMs that stopped answering, closing
         self.registered = asyncio.Event()
         self.shutdown_reason: str | None = None  # set when the RM told this node to shut down
         self.heartbeats = 0  # successful heartbeats since start
@@ -153,7 +157,7 @@ class NodeStatusUpdater:
                 response = await call
                 self._keep_session(await call.trailing_metadata())
             except grpc.aio.AioRpcError as exc:
-                self._rm_down(f"cannot register with the ResourceManager at {self._cfg.rm_address}", exc)
+                self._rm_down(f"cannot register with the ResourceManager at {self._rm}", exc)
             else:
                 if response.action == pb.NODE_ACTION_SHUTDOWN:
                     self.shutdown_reason = response.diagnostics or "the ResourceManager refused this node"
@@ -168,7 +172,7 @@ class NodeStatusUpdater:
                     self._rm_ok = True
                     log.info(
                         "registered with the ResourceManager at %s as %s:%d, capability %s",
-                        self._cfg.rm_address,
+                        self._rm,
                         self._node_id.host,
                         self._node_id.port,
                         self._capability,
@@ -183,7 +187,7 @@ class NodeStatusUpdater:
                 log.info(
                     "waiting for the ResourceManager at %s to accept this node (attempt %d, next in %.1f s); "
                     "%d container(s) keep running, %d completion(s) wait to be reported",
-                    self._cfg.rm_address, attempts, delay, running, len(reported),
+                    self._rm, attempts, delay, running, len(reported),
                 )
             if await _sleep_or_stop(stop, delay):
                 return False
@@ -211,15 +215,23 @@ class NodeStatusUpdater:
             log.info(
                 "ResourceManager at %s unreachable for %.0f s (retrying); %d container(s) keep running, "
                 "%d completion(s) wait to be reported",
-                self._cfg.rm_address, now - self._down_since,
+                self._rm, now - self._down_since,
                 sum(1 for c in reported if c.state != "COMPLETE"), sum(1 for c in reported if c.state == "COMPLETE"),
             )
 
     def _rm_down(self, what: str, exc: grpc.aio.AioRpcError) -> None:
-        """Log when the RM becomes unreachable, then quietly until it is back."""
+        """Log when the RM becomes unreachable, then quietly until it is back; with several RMs (active and
+        standby) the next call goes to the next one."""
         level = logging.WARNING if self._rm_ok is not False else logging.DEBUG
         log.log(level, "%s: %s %s (retrying)", what, exc.code().name, exc.details())
         self._rm_ok = False
+        if exc.code() == grpc.StatusCode.UNAVAILABLE and len(self._rms) > 1:
+            old = self._channel
+            self._rm = self._rms[(self._rms.index(self._rm) + 1) % len(self._rms)]
+            self._channel = grpc.aio.insecure_channel(self._rm)
+            self._stub = pbg.ResourceTrackerStub(self._channel)  # type: ignore[no-untyped-call]
+            self._closing.add(asyncio.ensure_future(old.close()))
+            self._closing = {f for f in self._closing if not f.done()}
 
     # ------------------------------------------------------------ heartbeats
 
@@ -260,7 +272,7 @@ class NodeStatusUpdater:
             self._note_waiting(reported)
             return None
         if self._rm_ok is False:
-            log.info("ResourceManager at %s reachable again", self._cfg.rm_address)
+            log.info("ResourceManager at %s reachable again", self._rm)
             self._rm_ok = True
         self._down_since = None
         if response.action == pb.NODE_ACTION_SHUTDOWN:

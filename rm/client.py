@@ -28,10 +28,17 @@ class ClientError(Exception):
 
 class RMClient:
     def __init__(self, address: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
-        self.address = address or os.environ.get("SHEPHERD_RM", DEFAULT_RM)
+        # one address, or every RM of an active/standby pair, comma-separated: calls go to the one that answers
+        given = address or os.environ.get("SHEPHERD_RM", DEFAULT_RM)
+        self.addresses = [a.strip() for a in given.split(",") if a.strip()] or [DEFAULT_RM]
+        self.address = self.addresses[0]
         self.secret = credentials.client_secret(self.address, secret)  # as kubectl finds its kubeconfig
         self.timeout = timeout
-        self._channel = grpc.insecure_channel(self.address)
+        self._connect(self.address)
+
+    def _connect(self, address: str) -> None:
+        self.address = address
+        self._channel = grpc.insecure_channel(address)
         self._stub = pbg.ApplicationClientStub(self._channel)
 
     def close(self) -> None:
@@ -45,12 +52,18 @@ class RMClient:
 
     def _call(self, method: str, request: Any) -> Any:
         metadata = [("authorization", f"Bearer {self.secret}")] if self.secret else []
-        try:
-            return getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
-        except grpc.RpcError as exc:
-            code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            raise ClientError(code, details or code) from None
+        for tried in range(len(self.addresses)):
+            try:
+                return getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+                details = exc.details() if hasattr(exc, "details") else str(exc)
+                if code != "UNAVAILABLE" or tried + 1 == len(self.addresses):
+                    raise ClientError(code, details or code) from None
+            # this RM does not answer (a standby, or down): fail over to the next one
+            self._channel.close()
+            self._connect(self.addresses[(self.addresses.index(self.address) + 1) % len(self.addresses)])
+        raise AssertionError("unreachable")
 
     def new_application(self) -> str:
         return str(self._call("GetNewApplication", pb.GetNewApplicationRequest()).application_id)

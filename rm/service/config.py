@@ -32,6 +32,8 @@ class RMConfig:
     heartbeat_interval_s: float = 1.0  # yarn.resourcemanager.nodemanagers.heartbeat-interval-ms
     max_app_attempts: int = 2  # yarn.resourcemanager.am.max-attempts
     work_preserving: bool = True  # yarn.resourcemanager.work-preserving-recovery.enabled
+    ha_enabled: bool = False  # yarn.resourcemanager.ha.enabled: stand by while another RM holds the store
+    ha_addresses: tuple[str, ...] = ()  # shepherd.resourcemanager.ha.grpc-addresses: every RM, for AMs and NMs
     maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority

@@ -44,7 +44,12 @@ def crashed_here(owner: str) -> bool:
     pid = rest.partition(":")[0]
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    return int(pid) != os.getpid() and not psutil.pid_exists(int(pid))
+    if int(pid) == os.getpid():
+        return False
+    try:  # gone, or a zombie its parent has not reaped yet
+        return psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def lease_owner() -> str:
@@ -255,12 +260,14 @@ async def open_store(
     create: bool,
     clock: Callable[[], float],
     poll_s: float = 0.25,
+    standby: bool = False,
 ) -> Lease:
     """Make the store ready for this RM: it must exist (or ``create``), then take its lease and migrate it.
 
     ``run(fn, *args)`` runs a blocking store call on the store thread. A lease whose holder is alive (it renews
-    while we watch) makes this raise StoreLocked; one left by a crashed RM is taken once it expires, so this
-    waits at most the holder's lease time.
+    while we watch) makes this raise StoreLocked — unless ``standby``: then this waits, for as long as it takes,
+    until the holder stops renewing it; one left by a crashed RM is taken once it expires, so this waits at most
+    the holder's lease time.
     """
     if not await run(store.exists):
         if not create:
@@ -269,13 +276,14 @@ async def open_store(
         await run(store.migrate)
     elif await run(store.read_lease) is None:  # a store from before leases: add the lease table first
         await run(store.migrate)
-    lease: Lease = await _take_lease(store, run, owner=owner, lease_s=lease_s, clock=clock, poll_s=poll_s)
+    lease: Lease = await _take_lease(store, run, owner=owner, lease_s=lease_s, clock=clock, poll_s=poll_s,
+                                     standby=standby)
     await run(store.migrate)  # idempotent; under the lease, so no other RM runs on a schema in change
     return lease
 
 
 async def _take_lease(store: Store, run: Callable[..., Awaitable[Any]], *, owner: str, lease_s: float,
-                      clock: Callable[[], float], poll_s: float) -> Lease:
+                      clock: Callable[[], float], poll_s: float, standby: bool = False) -> Lease:
     first: Lease | None = None
     while True:
         result: tuple[bool, Lease] = await run(store.take_lease, owner, lease_s)
@@ -287,10 +295,10 @@ async def _take_lease(store: Store, run: Callable[..., Awaitable[Any]], *, owner
             return lease
         now = clock()
         if crashed_here(lease.owner):
+            dead = lease.owner
             taken, lease = await run(store.take_lease_over, owner, lease_s, lease)
             if taken:
-                log.warning("took over the state store from %s, a ResourceManager on this host that is gone",
-                            lease.owner if first is None else first.owner)
+                log.warning("took over the state store from %s, a ResourceManager on this host that is gone", dead)
                 log.info("holding the state store lease as %s (epoch %d, %.1f s)", owner, lease.epoch, lease_s)
                 return lease
             continue
@@ -298,6 +306,12 @@ async def _take_lease(store: Store, run: Callable[..., Awaitable[Any]], *, owner
             first = lease
             log.warning("the state store is %s; waiting to see whether it is still alive", lease.describe(now))
         elif (lease.owner, lease.epoch) != (first.owner, first.epoch) or lease.renewed_at != first.renewed_at:
+            if standby:  # the active RM is alive: keep standing by
+                if lease.owner != first.owner:
+                    log.info("standing by; the active ResourceManager is now %s", lease.owner)
+                first = lease
+                await asyncio.sleep(poll_s)
+                continue
             raise StoreLocked(
                 f"another ResourceManager is using the state store {store.url}: {lease.describe(now)}. Stop it "
                 "first; a ResourceManager that was killed is taken over once its lease expires")

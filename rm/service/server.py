@@ -121,14 +121,25 @@ class ResourceManager:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def in_store(self, fn: Any, *args: Any) -> Any:
+        """Run a blocking store call on the store's thread."""
+        return asyncio.get_running_loop().run_in_executor(self.store_executor, fn, *args)
+
     async def start(self) -> None:
+        """Take the store and serve. With HA (``yarn.resourcemanager.ha.enabled``) and another RM active, this
+        stands by first — serving only a redirecting web port — until that RM stops renewing the lease."""
         loop = asyncio.get_running_loop()
-
-        def in_store(fn: Any, *args: Any) -> Any:
-            return loop.run_in_executor(self.store_executor, fn, *args)
-
-        await open_store(self.store, in_store, owner=self.lease_owner, lease_s=self.cfg.store_lease_s,
-                         create=self.cfg.create_store, clock=self.now)
+        in_store = self.in_store
+        standby = await self._start_standby_http() if self.cfg.ha_enabled else None
+        try:
+            await open_store(self.store, in_store, owner=self.lease_owner, lease_s=self.cfg.store_lease_s,
+                             create=self.cfg.create_store, clock=self.now, standby=self.cfg.ha_enabled)
+        finally:
+            if standby is not None:
+                standby.should_exit = True
+                serving = [t for t in self._tasks if t.get_name() == "standby-http"]
+                self._tasks = [t for t in self._tasks if t not in serving]
+                await asyncio.gather(*serving, return_exceptions=True)  # the standby lets go of the port
         try:
             await self._start_holding_the_lease(loop)
         except BaseException:  # a start that fails lets a restarted RM take the store at once
@@ -166,6 +177,9 @@ class ResourceManager:
         from rm.service.ipc import start_ipc
 
         self.ipc = await start_ipc(self)
+        # where this RM serves, for standbys to redirect clients to
+        await self.in_store(self.store.advertise, {"grpc": self.grpc_address, "rest": self.rest_url,
+                                                   "ipc": self.ipc.client_address or ""})
         self._tasks.append(asyncio.create_task(self._scheduler_loop(), name="scheduler"))
         self._tasks.append(asyncio.create_task(self._liveness_loop(), name="liveness"))
         log.info("ResourceManager started: gRPC %s, REST %s, store %s, cluster %d",
@@ -234,17 +248,29 @@ class ResourceManager:
     async def _start_http(self) -> None:
         from rm.service.rest import build_app
 
+        self._http = await self._serve_http(build_app(self), "http")
+
+    async def _start_standby_http(self) -> _Uvicorn:
+        from rm.service.standby import build_standby_app
+
+        server = await self._serve_http(build_standby_app(self), "standby-http")
+        log.info("standing by: serving %s (info, metrics, redirects to the active ResourceManager)",
+                 self.rest_url)
+        return server
+
+    async def _serve_http(self, app: Any, name: str) -> _Uvicorn:
         host = self.cfg.http_host
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, self.cfg.rest_port))
+        sock.bind((host, self.rest_port))  # the port bound before, if any (a standby becoming active)
         self.rest_port = sock.getsockname()[1]
-        config = uvicorn.Config(build_app(self), log_level="warning", lifespan="off", access_log=False,
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
                                 log_config=None)  # uvicorn logs through the daemon's handler (JSON lines)
-        self._http = _Uvicorn(config)
-        self._tasks.append(asyncio.create_task(self._http.serve(sockets=[sock]), name="http"))
-        while not self._http.started:
+        server = _Uvicorn(config)
+        self._tasks.append(asyncio.create_task(server.serve(sockets=[sock]), name=name))
+        while not server.started:
             await asyncio.sleep(0.01)
+        return server
 
     async def stop(self) -> None:
         if self.started.is_set():
@@ -271,6 +297,22 @@ class ResourceManager:
         self.store_executor.shutdown(wait=True)
         self.stopped.set()
 
+    async def start_unless(self, stop: asyncio.Event) -> bool:
+        """``start``, unless ``stop`` is set first (a standby asked to stop before it became active): False."""
+        starting = asyncio.ensure_future(self.start())
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait([starting, stopping], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if starting.done():
+            starting.result()  # raises what start raised
+            return True
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        return False
+
     async def wait(self, stop: asyncio.Event) -> None:
         """Until ``stop`` is set or the RM halts itself (another RM took its state store over)."""
         waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.halted.wait())]
@@ -281,7 +323,9 @@ class ResourceManager:
                 w.cancel()
 
     async def serve_forever(self, stop: asyncio.Event) -> None:
-        await self.start()
+        if not await self.start_unless(stop):
+            await self.stop()
+            return
         try:
             await self.wait(stop)
         finally:
@@ -359,7 +403,7 @@ class ResourceManager:
         if node is None:
             return
         env = {
-            "SHEPHERD_RM_ADDRESS": self.grpc_address,
+            "SHEPHERD_RM_ADDRESS": ",".join(self.cfg.ha_addresses) or self.grpc_address,  # every RM, with HA
             "SHEPHERD_AMRM_TOKEN": launch.amrm_token,
             "APPLICATION_ID": launch.app_id,
             "SHEPHERD_APP_ATTEMPT_ID": launch.attempt_id,

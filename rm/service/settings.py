@@ -47,6 +47,11 @@ RM_SETTINGS: tuple[Setting, ...] = (
             "an allocated container never started is taken back"),
     Setting("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "1000"),
     Setting("yarn.resourcemanager.am.max-attempts", "2"),
+    Setting("yarn.resourcemanager.ha.enabled", "false", "SHEPHERD_HA",
+            "active/standby: while another RM holds the state store's lease, stand by (redirecting web requests "
+            "to it) and take over when it stops renewing the lease"),
+    Setting("shepherd.resourcemanager.ha.grpc-addresses", None, None,
+            "with HA: every RM's gRPC address, comma-separated, handed to AMs so they follow a failover"),
     Setting("yarn.resourcemanager.work-preserving-recovery.enabled", "true", None,
             "a restarted RM keeps the running containers and AMs (false: every unfinished app starts a new "
             "attempt)"),
@@ -241,6 +246,9 @@ def load_rm_settings(
                 layers.seconds("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"), "heartbeat_interval_s"),
             max_app_attempts=either(layers.integer("yarn.resourcemanager.am.max-attempts"), "max_app_attempts"),
             work_preserving=_flag(layers, "yarn.resourcemanager.work-preserving-recovery.enabled"),
+            ha_enabled=_flag(layers, "yarn.resourcemanager.ha.enabled"),
+            ha_addresses=tuple(a.strip() for a in (layers.text("shepherd.resourcemanager.ha.grpc-addresses") or "")
+                               .split(",") if a.strip()),
             maximum_allocation=_max_allocation(layers),
             scheduling_interval_s=either(layers.seconds("shepherd.resourcemanager.scheduling-interval-ms"),
                                          "scheduling_interval_s"),

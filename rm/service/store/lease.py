@@ -20,6 +20,7 @@ well within the lease time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, inspect, or_, select, update
@@ -53,7 +54,9 @@ def has_lease_table(conn: Connection) -> bool:
 
 
 def read(conn: Connection) -> Lease | None:
-    row = conn.execute(select(LeaseRow.__table__).where(LeaseRow.id == LEASE_ROW_ID)).mappings().first()
+    # the columns of every schema version since leases began (the lease is read before the store is migrated)
+    columns = (LeaseRow.owner, LeaseRow.epoch, LeaseRow.acquired_at, LeaseRow.renewed_at, LeaseRow.expires_at)
+    row = conn.execute(select(*columns).where(LeaseRow.id == LEASE_ROW_ID)).mappings().first()
     if row is None:
         return None
     return Lease(str(row["owner"]), int(row["epoch"]), float(row["acquired_at"]), float(row["renewed_at"]),
@@ -103,3 +106,26 @@ def take_over(conn: Connection, owner: str, lease_s: float, now: float, dead: Le
         .values(owner=owner, epoch=LeaseRow.epoch + 1, acquired_at=now, renewed_at=now, expires_at=now + lease_s)
     )
     return conn.execute(stmt).rowcount == 1
+
+
+def advertise(conn: Connection, owner: str, epoch: int, endpoints: dict[str, str]) -> None:
+    """Record where the holder serves (its gRPC, REST and IPC addresses), for standbys to redirect clients."""
+    stmt = (
+        update(LeaseRow)
+        .where(LeaseRow.id == LEASE_ROW_ID, LeaseRow.owner == owner, LeaseRow.epoch == epoch)
+        .values(endpoints=json.dumps(endpoints, sort_keys=True))
+    )
+    if conn.execute(stmt).rowcount != 1:
+        raise LeaseLost(f"this ResourceManager ({owner}, epoch {epoch}) no longer holds the state store")
+
+
+def endpoints(conn: Connection) -> dict[str, str]:
+    """Where the lease holder serves, as it advertised; empty if it did not (yet)."""
+    if "endpoints" not in {c["name"] for c in inspect(conn).get_columns(LeaseRow.__tablename__)}:
+        return {}
+    text = conn.execute(select(LeaseRow.endpoints).where(LeaseRow.id == LEASE_ROW_ID)).scalar()
+    try:
+        got = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}

@@ -269,6 +269,19 @@ class Store:
             self._held = (owner, current.epoch, lease_s)
         return taken, current
 
+    def advertise(self, endpoints: dict[str, str]) -> None:
+        """Record, under the lease, where this ResourceManager serves (standbys redirect clients there)."""
+        if self._held is None:
+            raise StoreError("advertising without holding the lease", transient=False)
+        owner, epoch, _ = self._held
+        with self._transaction("advertising the active ResourceManager") as conn:
+            lease_row.advertise(conn, owner, epoch, endpoints)
+
+    def active_endpoints(self) -> dict[str, str]:
+        """Where the holder of the lease serves, as it advertised."""
+        with self._transaction("reading the store lease") as conn:
+            return lease_row.endpoints(conn) if lease_row.has_lease_table(conn) else {}
+
     def renew_lease(self) -> None:
         """Extend the lease; raises LeaseLost when another ResourceManager has taken the store over."""
         with self._transaction("renewing the store lease") as conn:
