@@ -191,7 +191,9 @@ class AMRMClient:
         call_timeout_s: float = 30.0,
         retry_s: float = 60.0,
     ) -> None:
-        self.address = address
+        # the RM's gRPC address, or every RM of an active/standby pair, comma-separated (followed on failover)
+        self.addresses = [a.strip() for a in address.split(",") if a.strip()]
+        self.address = self.addresses[0]
         self._token = token
         self.nm_tokens = nm_tokens if nm_tokens is not None else NMTokenCache()
         self._call_timeout_s = call_timeout_s
@@ -223,8 +225,19 @@ class AMRMClient:
                 error = _as_error(operation, exc)
                 if not error.retryable or time.monotonic() + delay > give_up:
                     raise error from None
+                if error.code == "UNAVAILABLE" and len(self.addresses) > 1:
+                    await self._fail_over()
+                    method = getattr(self._get_stub(), operation)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+    async def _fail_over(self) -> None:
+        """The RM does not answer: talk to the next one of the pair from now on."""
+        if self._channel is not None:
+            await self._channel.close()
+        self._channel, self._stub = None, None
+        self.address = self.addresses[(self.addresses.index(self.address) + 1) % len(self.addresses)]
+        log.warning("the ResourceManager does not answer; trying %s", self.address)
 
     async def register(self, host: str, port: int, tracking_url: str) -> pb.RegisterApplicationMasterResponse:
         self._registration = pb.RegisterApplicationMasterRequest(
@@ -250,9 +263,10 @@ class AMRMClient:
         blacklist_additions: Sequence[str] = (),
         blacklist_removals: Sequence[str] = (),
         signals: AmSignals = NO_SIGNALS,
+        checkpoint: str | None = None,
     ) -> pb.AllocateResponse:
-        """One heartbeat: send changed asks and releases (and the AM policy's signals), get containers and
-        completions back."""
+        """One heartbeat: send changed asks and releases (and the AM policy's signals, and the AM's progress
+        checkpoint when it changed), get containers and completions back."""
         if self._registration is None:
             raise AMClientError("Allocate", "FAILED_PRECONDITION", "register before allocating")
         for ask in asks:
@@ -274,6 +288,8 @@ class AMRMClient:
             request.size.total_s = signals.size.total_s or 0.0
         if signals.guarantee is not None:
             request.guarantee.values.update(signals.guarantee.to_dict())
+        if checkpoint is not None:
+            request.checkpoint = checkpoint
         try:
             response: pb.AllocateResponse = await self._call("Allocate", request)
         except AMClientError as exc:

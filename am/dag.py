@@ -34,6 +34,7 @@ from common.resources import Resources
 from proto import shepherd_pb2 as pb
 
 DEFAULT_INTERVAL_S = 0.5
+CHECKPOINT_LIMIT = 256 * 1024  # the most the RM keeps of an AM's progress (rm.core.ledger.am)
 DEFAULT_ASK_POLICY = "carbyne"  # when neither the job, the flag nor the RM names one
 PASS_THROUGH_ENV = ("SHEPHERD_PYTHON", "SHEPHERD_JOB_DIR")
 
@@ -130,6 +131,8 @@ class DagAM:
         self._releases: list[str] = []
         self._wake = asyncio.Event()
         self._launches: set[asyncio.Task[None]] = set()
+        self._checkpointed = ""  # the last progress checkpoint the RM keeps for later attempts
+        self._saved = asyncio.Event()  # set once the RM answered the heartbeat that carries the next checkpoint
 
     async def run(self) -> int:
         try:
@@ -142,9 +145,7 @@ class DagAM:
             reg.application_id, reg.attempt_id, reg.queue, self.job.id, len(self.job.stages),
             self.job.total_tasks, self.policy.name,
         )
-        for c in reg.containers_from_previous_attempts:
-            log.info("releasing %s left by a previous attempt", c.container_id)
-            self._releases.append(c.container_id)
+        self._resume(reg)
         missing = [s.name for s in self.job.stages if s.command is None]
         if missing:
             return await self._finish(pb.FAILED, f"stage(s) {', '.join(missing)} have no command to run")
@@ -181,8 +182,10 @@ class DagAM:
                 return True
             if response.HasField("fair_share"):
                 self.fair_share = resources_from_pb(response.fair_share)
+            self._saved.set()  # the RM holds the checkpoint this heartbeat carried: the launches it covers may go
+            self._saved = asyncio.Event()
             hurry = self._on_completed(response.completed_container_statuses)
-            self._on_allocated(response.allocated_containers)
+            hurry |= self._on_allocated(response.allocated_containers)
             if self.dag.finished or hurry:
                 continue
             with contextlib.suppress(TimeoutError):
@@ -197,8 +200,33 @@ class DagAM:
             log.info("ask %s %s: %d x %s (priority %d)", d.stage, d.ask_type, d.num_containers, d.capability,
                      d.priority)
         releases, self._releases = self._releases, []
-        return await self.amrm.allocate([ask_to_pb(d) for d in changes], releases, self.dag.progress(),
-                                        signals=self.policy.signals())
+        checkpoint = json.dumps(self.dag.checkpoint(), sort_keys=True, separators=(",", ":"))
+        if checkpoint == self._checkpointed or len(checkpoint) > CHECKPOINT_LIMIT:
+            checkpoint_sent = None  # unchanged (or too large to keep: a later attempt starts over)
+        else:
+            checkpoint_sent = checkpoint
+        response = await self.amrm.allocate([ask_to_pb(d) for d in changes], releases, self.dag.progress(),
+                                            signals=self.policy.signals(), checkpoint=checkpoint_sent)
+        if checkpoint_sent is not None:
+            self._checkpointed = checkpoint_sent
+        return response
+
+    def _resume(self, reg: pb.RegisterApplicationMasterResponse) -> None:
+        """Go on from where earlier attempts got to: their finished tasks are not run again, and the running
+        containers the RM passed on (keep-containers-across-attempts) keep their tasks."""
+        inherited = {c.container_id for c in reg.containers_from_previous_attempts}
+        if reg.checkpoint:
+            try:
+                saved = json.loads(reg.checkpoint)
+            except ValueError:
+                saved = {}
+            carried, adopted = self.dag.resume(saved if isinstance(saved, dict) else {}, inherited, self.clock())
+            log.info("an earlier attempt got this far: %d task(s) done, %d still running in the %d container(s) "
+                     "passed on", carried, adopted, len(inherited))
+        for c in reg.containers_from_previous_attempts:
+            if self.dag.task_for_container(c.container_id) is None:
+                log.info("releasing %s left by a previous attempt: no task of this one runs in it", c.container_id)
+                self._releases.append(c.container_id)
 
     def _on_completed(self, statuses: Iterable[pb.ContainerStatus]) -> bool:
         """Apply finished containers; True when that may have made new tasks runnable."""
@@ -226,7 +254,10 @@ class DagAM:
                 log.error("task %s failed, exit %d%s; no attempts left", where, done.exit_status, why)
         return changed
 
-    def _on_allocated(self, containers: Sequence[pb.Container]) -> None:
+    def _on_allocated(self, containers: Sequence[pb.Container]) -> bool:
+        """Assign containers to runnable tasks and launch them once the RM holds the checkpoint that says so
+        (the next heartbeat, sent at once); True when a task was assigned."""
+        assigned = False
         for container in containers:
             self.table.delivered(container.allocation_request_id)
             stage = self._stage_of(container.allocation_request_id)
@@ -239,9 +270,11 @@ class DagAM:
             task = runnable[0]
             attempt = self.dag.start(stage.name, task, container.container_id, self.clock())
             launch = self._launch_context(stage, task, attempt)
-            job = asyncio.create_task(self._launch(container, stage.name, task, launch))
+            job = asyncio.create_task(self._launch(container, stage.name, task, launch, self._saved))
             self._launches.add(job)
             job.add_done_callback(self._launches.discard)
+            assigned = True
+        return assigned
 
     def _stage_of(self, allocation_request_id: int) -> Stage | None:
         index = stage_index_of(allocation_request_id)
@@ -258,9 +291,12 @@ class DagAM:
         return pb.ContainerLaunchContext(commands=[command], environment=env)
 
     async def _launch(
-        self, container: pb.Container, stage: str, task: int, launch: pb.ContainerLaunchContext
+        self, container: pb.Container, stage: str, task: int, launch: pb.ContainerLaunchContext,
+        saved: asyncio.Event | None = None,
     ) -> None:
         node = f"{container.node_id.host}:{container.node_id.port}"
+        if saved is not None:  # a later attempt learns of the task from the checkpoint before it starts
+            await saved.wait()
         try:
             await self.nm.start_container(container, launch)
         except AMClientError as exc:
@@ -273,6 +309,7 @@ class DagAM:
                  " ".join(launch.commands))
 
     async def _drain_launches(self) -> None:
+        self._saved.set()  # no heartbeat follows: launches still waiting for one go now
         if self._launches:
             await asyncio.gather(*self._launches, return_exceptions=True)
 

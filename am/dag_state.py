@@ -11,9 +11,9 @@ same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from am.jobspec import Job, Stage
 from common.exits import EXIT_ABORTED, EXIT_PREEMPTED, EXIT_SUCCESS
@@ -264,3 +264,58 @@ class DagState:
                         task.status = "RUNNABLE"
                 released.append(child.name)
         return tuple(released)
+
+    # ------------------------------------------------------------------ across attempts
+
+    def checkpoint(self) -> dict[str, Any]:
+        """What a later attempt of the job needs to go on where this one is: the run time of every succeeded
+        task, and which container runs which task (containers may pass to the next attempt)."""
+        done = {name: {str(t.index): t.measured_s or 0.0 for t in st.tasks if t.status == "SUCCEEDED"}
+                for name, st in self._stages.items()}
+        return {"done": {name: tasks for name, tasks in done.items() if tasks},
+                "running": {cid: [t.stage, t.index, t.launches] for cid, t in self._by_container.items()}}
+
+    def resume(self, checkpoint: Mapping[str, Any], inherited: Collection[str], now: float) -> tuple[int, int]:
+        """Go on from an earlier attempt's ``checkpoint``: its succeeded tasks stay succeeded, and the tasks of
+        the ``inherited`` containers (passed on by the RM) go on running in them. Entries that do not fit this
+        job are ignored. Returns (tasks carried over as succeeded, containers adopted)."""
+        carried = adopted = 0
+        done = checkpoint.get("done", {})
+        for name, tasks in done.items() if isinstance(done, dict) else ():
+            st = self._stages.get(str(name))
+            for key, secs in tasks.items() if st is not None and isinstance(tasks, dict) else ():
+                task = _task_at(st, key) if st is not None else None
+                if task is None or task.status == "SUCCEEDED" or not isinstance(secs, int | float):
+                    continue
+                assert st is not None
+                task.status, task.measured_s = "SUCCEEDED", float(secs)
+                st.unfinished.pop(task.index, None)
+                st.measured.append(float(secs))
+                st.measured_sum += float(secs)
+                carried += 1
+        for name, st in self._stages.items():
+            if self.stage_ready(name):
+                for task in st.tasks:
+                    if task.status == "WAITING":
+                        task.status = "RUNNABLE"
+        running = checkpoint.get("running", {})
+        for cid, entry in running.items() if isinstance(running, dict) else ():
+            if cid not in inherited or cid in self._by_container or not isinstance(entry, list) or len(entry) != 3:
+                continue
+            st = self._stages.get(str(entry[0]))
+            task = _task_at(st, entry[1]) if st is not None else None
+            if task is None or task.status != "RUNNABLE":
+                continue
+            task.status, task.container_id, task.started_at = "RUNNING", cid, now
+            task.launches = max(task.launches + 1, int(entry[2]) if isinstance(entry[2], int) else 0)
+            self._by_container[cid] = task
+            adopted += 1
+        return carried, adopted
+
+
+def _task_at(st: _StageState, key: object) -> TaskState | None:
+    try:
+        index = int(str(key))
+    except ValueError:
+        return None
+    return st.tasks[index] if 0 <= index < len(st.tasks) else None

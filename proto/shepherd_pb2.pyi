@@ -264,18 +264,20 @@ class RegisterApplicationMasterRequest(_message.Message):
     def __init__(self, host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., tracking_url: _Optional[str] = ...) -> None: ...
 
 class RegisterApplicationMasterResponse(_message.Message):
-    __slots__ = ("maximum_capability", "queue", "application_id", "attempt_id", "containers_from_previous_attempts")
+    __slots__ = ("maximum_capability", "queue", "application_id", "attempt_id", "containers_from_previous_attempts", "checkpoint")
     MAXIMUM_CAPABILITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTAINERS_FROM_PREVIOUS_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     maximum_capability: Resource
     queue: str
     application_id: str
     attempt_id: str
     containers_from_previous_attempts: _containers.RepeatedCompositeFieldContainer[Container]
-    def __init__(self, maximum_capability: _Optional[_Union[Resource, _Mapping]] = ..., queue: _Optional[str] = ..., application_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., containers_from_previous_attempts: _Optional[_Iterable[_Union[Container, _Mapping]]] = ...) -> None: ...
+    checkpoint: str
+    def __init__(self, maximum_capability: _Optional[_Union[Resource, _Mapping]] = ..., queue: _Optional[str] = ..., application_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., containers_from_previous_attempts: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., checkpoint: _Optional[str] = ...) -> None: ...
 
 class PreemptionNotice(_message.Message):
     __slots__ = ("container_ids",)
@@ -292,7 +294,7 @@ class NMToken(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class AllocateRequest(_message.Message):
-    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee")
+    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee", "checkpoint")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ASKS_FIELD_NUMBER: _ClassVar[int]
     RELEASES_FIELD_NUMBER: _ClassVar[int]
@@ -301,6 +303,7 @@ class AllocateRequest(_message.Message):
     BLACKLIST_REMOVALS_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     GUARANTEE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     asks: _containers.RepeatedCompositeFieldContainer[ResourceAsk]
     releases: _containers.RepeatedScalarFieldContainer[str]
@@ -309,7 +312,8 @@ class AllocateRequest(_message.Message):
     blacklist_removals: _containers.RepeatedScalarFieldContainer[str]
     size: SizeReport
     guarantee: Resource
-    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+    checkpoint: str
+    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ...) -> None: ...
 
 class SizeReport(_message.Message):
     __slots__ = ("remaining_s", "total_s")
@@ -394,7 +398,7 @@ class GetNewApplicationResponse(_message.Message):
     def __init__(self, application_id: _Optional[str] = ..., maximum_capability: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class ApplicationSubmissionContext(_message.Message):
-    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline", "quote_id", "max_price")
+    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline", "quote_id", "max_price", "keep_containers_across_application_attempts")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -413,6 +417,7 @@ class ApplicationSubmissionContext(_message.Message):
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     QUOTE_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_PRICE_FIELD_NUMBER: _ClassVar[int]
+    KEEP_CONTAINERS_ACROSS_APPLICATION_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     name: str
     queue: str
@@ -431,7 +436,8 @@ class ApplicationSubmissionContext(_message.Message):
     deadline: float
     quote_id: str
     max_price: float
-    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ..., quote_id: _Optional[str] = ..., max_price: _Optional[float] = ...) -> None: ...
+    keep_containers_across_application_attempts: bool
+    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ..., quote_id: _Optional[str] = ..., max_price: _Optional[float] = ..., keep_containers_across_application_attempts: _Optional[bool] = ...) -> None: ...
 
 class QuoteDeadlineRequest(_message.Message):
     __slots__ = ("queue", "user", "job_spec_json", "name", "application_type", "tags")

@@ -145,6 +145,7 @@ class Attempt:
     blacklist: set[NodeId] = field(default_factory=set)
     next_container_seq: int = 1
     delivered_until: float = 0.0  # finish time of the newest completion handed to the AM (kept in the store)
+    inherited: list[ContainerId] = field(default_factory=list)  # running containers a failed attempt passed on
 
     @property
     def final(self) -> bool:
@@ -218,6 +219,8 @@ class App:
     terms: AppTerms = NO_TERMS
     ran_on: set[NodeId] = field(default_factory=set)  # nodes its containers were placed on
     weight: float = 1.0  # its weight among the apps of its queue (DRF divides its dominant share by it)
+    keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
+    am_checkpoint: str = ""  # what its AM last saved of its progress (opaque), handed to every later attempt
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""
@@ -271,4 +274,6 @@ class App:
             inputs=self.inputs,
             outputs=self.outputs,
             terms=self.terms.to_dict(),
+            keep_containers=self.keep_containers,
+            am_checkpoint=self.am_checkpoint,
         )

@@ -59,6 +59,8 @@ class AppRecord:
     inputs: tuple[str, ...] = ()  # declared datasets it reads (run history, SLO inference)
     outputs: tuple[str, ...] = ()  # declared datasets it writes
     terms: dict[str, Any] = field(default_factory=dict)  # its AppTerms (common.terms), as JSON
+    keep_containers: bool = False  # a failed attempt's running containers pass to the next one
+    am_checkpoint: str = ""  # the last checkpoint its AM saved (opaque), handed to later attempts
 
 
 @dataclass(frozen=True, slots=True)

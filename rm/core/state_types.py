@@ -54,6 +54,7 @@ class SubmitSpec:
     inputs: tuple[str, ...] = ()  # declared datasets it reads and writes (run history, SLO inference)
     outputs: tuple[str, ...] = ()
     terms: AppTerms = NO_TERMS  # a deadline asked for, and what the submitter knows of the job's size
+    keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
 
 
 @dataclass(frozen=True, slots=True)

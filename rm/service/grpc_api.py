@@ -206,6 +206,8 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
             return pb.RegisterApplicationMasterResponse(
                 maximum_capability=convert.resources_to_pb(mx) if mx else None, queue=reg.app.queue,
                 application_id=reg.app.app_id, attempt_id=reg.attempt.attempt_id,
+                containers_from_previous_attempts=[convert.container_to_pb(c) for c in reg.inherited],
+                checkpoint=reg.app.am_checkpoint,
             )
         return await guarded(context, run)
 
@@ -217,6 +219,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
                 bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
                 request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
                 signals=convert.signals_from_pb(request),
+                checkpoint=request.checkpoint if request.HasField("checkpoint") else None,
             )
             return pb.AllocateResponse(
                 response_id=res.response_id, am_command=_COMMANDS[res.command],
@@ -283,6 +286,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
                 inputs=tuple(c.inputs), outputs=tuple(c.outputs),
+                keep_containers=c.keep_containers_across_application_attempts,
                 terms=_terms(c), **kwargs,  # type: ignore[arg-type]
             )
             await self.ops.submit(limits.bounded_submission(sub))  # a known id is answered as accepted

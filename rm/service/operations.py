@@ -39,7 +39,7 @@ from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.reservation.listing import ReservationInfo
 from rm.core.reservation.requests import ReservationDefinition
 from rm.core.run_history import datasets_from_tags
-from rm.core.state_types import AllocateResult, HeartbeatResult, NodeStatus, SubmitSpec
+from rm.core.state_types import AllocatedContainer, AllocateResult, HeartbeatResult, NodeStatus, SubmitSpec
 
 if TYPE_CHECKING:
     from rm.service.slo import Decided, SloService
@@ -93,6 +93,7 @@ class Registered:
     app: App
     attempt: Attempt
     max_allocation: Resources | None
+    inherited: tuple[AllocatedContainer, ...] = ()  # running containers a failed attempt passed on
 
 
 def normalized(spec: SubmitSpec, now: float) -> SubmitSpec:
@@ -110,6 +111,8 @@ def normalized(spec: SubmitSpec, now: float) -> SubmitSpec:
         terms=terms_from_tags(spec.terms, spec.tags, now),
         am_resource=Resources(amounts) if amounts != res.to_dict() else res,
         inputs=(*spec.inputs, *tag_inputs), outputs=(*spec.outputs, *tag_outputs),
+        # a native DAG job's AM (am.dag) resumes from its checkpoint and adopts what an earlier attempt ran
+        keep_containers=spec.keep_containers or bool(spec.job_spec_json),
     )
 
 
@@ -234,14 +237,16 @@ class Operations:
     async def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str) -> Registered:
         attempt = self.state.am_register(token, host, rpc_port, tracking_url, self.rm.now())
         await self._commit(wake=False)
-        return Registered(self.state.apps[attempt.app_id], attempt, self.state.max_allocation())
+        return Registered(self.state.apps[attempt.app_id], attempt, self.state.max_allocation(),
+                          tuple(self.state.inherited_containers(attempt)))
 
     async def am_allocate(self, token: str, response_id: int, asks: list[Ask], releases: Iterable[str],
                           progress: float, blacklist_add: Iterable[str] = (),
-                          blacklist_remove: Iterable[str] = (), *, signals: AmSignals = NO_SIGNALS) -> AllocateResult:
+                          blacklist_remove: Iterable[str] = (), *, signals: AmSignals = NO_SIGNALS,
+                          checkpoint: str | None = None) -> AllocateResult:
         releases = list(releases)
         result = self.state.am_allocate(token, response_id, asks, releases, progress, blacklist_add,
-                                        blacklist_remove, self.rm.now(), signals=signals)
+                                        blacklist_remove, self.rm.now(), signals=signals, checkpoint=checkpoint)
         await self._commit(wake=bool(asks or releases))
         return result
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.errors import ApplicationMasterNotRegistered
+from common.errors import ApplicationMasterNotRegistered, BadRequest
 from common.exits import EXIT_ABORTED
 from common.ids import AppId, ContainerId, NodeId
 from common.resources import Resources
@@ -214,3 +214,61 @@ def test_a_container_stored_before_its_handing_was_written_is_adopted_when_its_n
     assert again.unconfirmed == {}
     assert again.nodes[n].allocated == CAP + Resources.of(memory_mb=512, vcores=1)
     assert again.apps[app_id].used == CAP + Resources.of(memory_mb=512, vcores=1)
+
+
+def _failed_am(st: Ledger, app_id: AppId, am_cid: ContainerId, n: NodeId, now: float) -> None:
+    st.node_heartbeat(n, 9, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, now)], True, "", now)
+
+
+def test_with_keep_containers_a_failed_attempts_running_containers_pass_to_the_next() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id = submit(st, 0.0, keep_containers=True)
+    token = place_am(st, app_id, n, 0.0)
+    am = st.apps[app_id].current
+    assert am is not None
+    assert am.am_container_id is not None
+    st.node_heartbeat(n, 1, [NodeStatus(am.am_container_id, "RUNNING", start_time=1.0)], True, "", 1.0)
+    st.am_register(token, "h", 1, "", 1.0)
+    a, b = _tasks(st, app_id, token, n, 2)
+    _failed_am(st, app_id, am.am_container_id, n, 10.0)
+    app = st.apps[app_id]
+    second = app.current
+    assert second is not None
+    assert second.number == 2
+    assert st.containers[a].live
+    assert st.containers[b].live
+    assert st.containers[a].attempt_id == second.attempt_id
+    assert [c.container_id for c in st.inherited_containers(second)] == sorted([a, b])
+    # the new attempt's AM hears of their completions
+    token2 = place_am(st, app_id, n, 11.0)
+    st.am_register(token2, "h", 1, "", 12.0)
+    st.node_heartbeat(n, 10, [NodeStatus(a, "COMPLETE", 0, "", 4.0, 13.0)], True, "", 13.0)
+    assert [s.container_id for s in st.am_allocate(token2, 0, [], [], 0.5, [], [], 14.0).completed] == [a]
+
+
+def test_without_keep_containers_a_failed_attempts_containers_are_stopped() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n)
+    a, b = _tasks(st, app_id, token, n, 2)
+    _failed_am(st, app_id, am_cid, n, 10.0)
+    assert not st.containers[a].live
+    assert not st.containers[b].live
+    second = st.apps[app_id].current
+    assert second is not None
+    assert st.inherited_containers(second) == []
+
+
+def test_the_am_checkpoint_is_kept_with_the_app_across_attempts_and_restarts() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, _am_cid = _running(st, n)
+    att = st.apps[app_id].current
+    assert att is not None
+    with pytest.raises(BadRequest):  # too large: refused, nothing changed
+        st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 2.0, checkpoint="x" * (256 * 1024 + 1))
+    assert st.apps[app_id].am_checkpoint == ""
+    st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 2.0, checkpoint='{"done":{"s0":{"0":3.5}}}')
+    again = _restart(st, 20.0)
+    assert again.apps[app_id].am_checkpoint == '{"done":{"s0":{"0":3.5}}}'

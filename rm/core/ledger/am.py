@@ -23,6 +23,7 @@ from rm.core.ledger.base import LedgerBase
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
 
 MAX_KNOWN_TOKENS = 100_000  # verified AMRM tokens remembered (then verified afresh)
+MAX_CHECKPOINT_BYTES = 256 * 1024  # what an AM may keep of its progress with its app
 
 
 class AmCommands(LedgerBase):
@@ -87,6 +88,7 @@ class AmCommands(LedgerBase):
         now: float,
         *,
         signals: AmSignals = NO_SIGNALS,
+        checkpoint: str | None = None,
     ) -> AllocateResult:
         app, att = self.authenticate_am(token)
         _refuse_superseded(app, att)
@@ -107,6 +109,9 @@ class AmCommands(LedgerBase):
                 f"responseId to be {att.response_id}, but get {response_id}"
             )
         self.validate_asks(asks)
+        if checkpoint is not None and len(checkpoint.encode()) > MAX_CHECKPOINT_BYTES:
+            raise BadRequest(f"the AM checkpoint is {len(checkpoint.encode())} bytes; at most "
+                             f"{MAX_CHECKPOINT_BYTES} are kept")
         release_ids = list(releases)
         for cid in release_ids:
             c = self.containers.get(ContainerId(cid))
@@ -142,6 +147,9 @@ class AmCommands(LedgerBase):
             changed |= att.blacklist != blacklist
         if 0.0 <= progress <= 1.0 and progress != app.progress:
             app.progress = progress
+        if checkpoint is not None and checkpoint != app.am_checkpoint:  # stored before the answer goes out
+            app.am_checkpoint = checkpoint
+            self._mark(app)
         terms = app.terms
         if signals.size is not None and signals.size.outranks(terms.size):
             terms = terms.with_size(signals.size)
@@ -181,6 +189,19 @@ class AmCommands(LedgerBase):
         )
         att.last_response = result
         return result
+
+    def inherited_containers(self, att: Attempt) -> list[AllocatedContainer]:
+        """The running containers a failed attempt passed to ``att`` (for its registration answer)."""
+        out = []
+        for cid in att.inherited:
+            c = self.containers.get(cid)
+            if c is not None and c.live and c.attempt_id == att.attempt_id:
+                node = self.nodes.get(c.node_id)
+                out.append(AllocatedContainer(
+                    container_id=cid, node_id=c.node_id, node_http_address=node.http_address if node else "",
+                    resource=c.resource, priority=c.priority, allocation_request_id=c.allocation_request_id,
+                    token=c.token, ask_type=c.ask_type, from_leftover=c.from_leftover))
+        return out
 
     def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
         return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)

@@ -81,6 +81,7 @@ class AppCommands(LedgerBase):
             unmanaged=spec.unmanaged, job_spec_json=spec.job_spec_json, submit_time=now, state="ACCEPTED",
             start_time=now, lifetime_expiry=now + spec.lifetime_s if spec.lifetime_s > 0 else 0.0,
             reservation_id=reservation_id, inputs=inputs, outputs=outputs, terms=decision.terms,
+            keep_containers=spec.keep_containers,
         )
         self.apps[app.app_id] = app
         self.active[app.app_id] = app

@@ -307,7 +307,8 @@ class LedgerBase:
             if node is not None and node.schedulable:
                 node.apps_to_cleanup.add(app.app_id)
 
-    def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float) -> None:
+    def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float,
+                     keep: frozenset[ContainerId] = frozenset()) -> None:
         att.state = state
         att.diagnostics = diag
         att.finish_time = now
@@ -320,7 +321,7 @@ class LedgerBase:
         # containers of an ended attempt do not outlive it
         for cid in list(app.containers):
             c = self.containers.get(cid)
-            if c is not None and c.live and c.attempt_id == att.attempt_id:
+            if c is not None and c.live and c.attempt_id == att.attempt_id and cid not in keep:
                 self._complete_container(c, EXIT_KILLED_BY_RESOURCEMANAGER,
                                          f"Container of a completed attempt {att.attempt_id}", now, notify=False)
                 node = self.nodes.get(c.node_id)
@@ -331,8 +332,11 @@ class LedgerBase:
         self._emit(AttemptEnded(app, att, now))
 
     def _attempt_failed(self, app: App, att: Attempt, diag: str, *, counts: bool, now: float) -> None:
-        """An attempt ended without unregistering: retry or fail the app."""
-        self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now)
+        """An attempt ended without unregistering: retry or fail the app. With keep_containers, its running
+        containers pass to the next attempt (YARN's keepContainersAcrossApplicationAttempts)."""
+        keep = frozenset(cid for cid in app.containers if app.keep_containers and (c := self.containers.get(cid))
+                         and c.attempt_id == att.attempt_id and not c.is_am and c.state == "RUNNING")
+        self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now, keep=keep)
         if app.failed_attempts >= app.max_attempts:
             self._finish_app(
                 app, "FAILED", "FAILED",
@@ -342,7 +346,11 @@ class LedgerBase:
             )
         else:
             app.state = "ACCEPTED"
-            self._start_attempt(app, now)
+            new = self._start_attempt(app, now)
+            for cid in sorted(keep):
+                self.containers[cid].attempt_id = new.attempt_id
+                new.inherited.append(cid)
+                self._mark(self.containers[cid])
 
 
     def _kill_app(self, app: App, diagnostics: str, now: float) -> None:

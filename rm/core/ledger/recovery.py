@@ -89,6 +89,7 @@ class Recovery(LedgerBase):
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
                 lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id, inputs=tuple(r.inputs),
                 outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING", terms=AppTerms.from_dict(r.terms),
+                keep_containers=r.keep_containers, am_checkpoint=r.am_checkpoint,
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(

@@ -136,10 +136,23 @@ class ApplicationMaster:
             attempt, token = self._core_token(ctx)
             reg = await self.ops.am_register(token, req.host, req.rpc_port, req.tracking_url)
             log.info("AM of %s registered over Hadoop IPC from %s", attempt, ctx.peer)
-            return yp.RegisterApplicationMasterResponse(
+            response = yp.RegisterApplicationMasterResponse(
                 maximum_capability=records.resource_pb(reports.max_allocation(self.rm.state)),
                 queue=reports.queue_leaf(reg.app.queue), scheduler_resource_types=[yp.MEMORY, yp.CPU],
             )
+            st = self.rm.state
+            for c in reg.inherited:  # keepContainersAcrossApplicationAttempts
+                node, container = st.nodes.get(c.node_id), st.containers.get(c.container_id)
+                if node is None or container is None:
+                    continue
+                response.containers_from_previous_attempts.append(yr.Container(
+                    id=records.container_id_pb(c.container_id),
+                    node_id=records.node_id_pb(reports.hadoop_node_id(node)), node_http_address=node.http_address,
+                    resource=records.resource_pb(c.resource), priority=yr.Priority(priority=c.priority),
+                    container_token=self.facade.container_token(container, reg.app.user),
+                    execution_type=yr.GUARANTEED, allocation_request_id=-1,
+                ))
+            return response
 
     async def allocate(self, ctx: CallContext, req: yp.AllocateRequest) -> yp.AllocateResponse:
         with as_rpc_errors():

@@ -171,7 +171,8 @@ class ApplicationClient:
                 app_type=sub.application_type, priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
-                reservation_id=rid, **extra,  # type: ignore[arg-type]
+                reservation_id=rid, keep_containers=sub.keep_containers_across_application_attempts,
+                **extra,  # type: ignore[arg-type]
             )
             await self.ops.submit(limits.bounded_submission(spec))  # a known id is answered as accepted
             return yp.SubmitApplicationResponse()

@@ -182,7 +182,8 @@ def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
         app_id=app_id, name=_str(body, "application-name", "N/A") or "N/A", queue=_str(body, "queue", "default"),
         user=user, app_type=_str(body, "application-type"), priority=_int(body, "priority", 0),
         am_launch=launch, max_attempts=_int(body, "max-app-attempts", 0), tags=tuple(_raw_tags(body)),
-        unmanaged=unmanaged, lifetime_s=lifetime, reservation_id=_str(body, "reservation-id").strip(), **kwargs,
+        unmanaged=unmanaged, lifetime_s=lifetime, reservation_id=_str(body, "reservation-id").strip(),
+        keep_containers=_bool(body, "keep-containers-across-application-attempts"), **kwargs,
     )
 
 

@@ -7,7 +7,7 @@ Any change here needs a matching Alembic revision in ``migrations/versions``.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, CheckConstraint, Double, Integer, MetaData, String, Text
+from sqlalchemy import BigInteger, Boolean, CheckConstraint, Double, Integer, MetaData, String, Text, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Deterministic constraint and index names, so migrations can refer to them on every backend.
@@ -58,6 +58,8 @@ class AppRow(Base):
     inputs: Mapped[str] = mapped_column(Text)  # JSON array
     outputs: Mapped[str] = mapped_column(Text)  # JSON array
     terms: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (common.terms.AppTerms)
+    keep_containers: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    am_checkpoint: Mapped[str] = mapped_column(Text, server_default="")
 
 
 class AttemptRow(Base):
@@ -223,3 +225,4 @@ class LeaseRow(Base):
     acquired_at: Mapped[float] = mapped_column(Double)
     renewed_at: Mapped[float] = mapped_column(Double)
     expires_at: Mapped[float] = mapped_column(Double)
+    endpoints: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON: where the holder serves
