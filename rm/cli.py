@@ -321,8 +321,14 @@ def up(
         print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
         while not stop["now"] and cluster.alive():
             time.sleep(0.2)
+        if not stop["now"]:
+            error(f"the ResourceManager stopped on its own; its log: {_shown(data_dir / 'logs')}")
     finally:
         cluster.stop()
+    console.print(f"stopped the cluster; its state stays in {_shown(data_dir)} for the next `shepherd up`",
+                  highlight=False, soft_wrap=True)
+    if not stop["now"]:
+        raise typer.Exit(1)
 
 
 def _exports(cluster: Any) -> list[str]:

@@ -219,3 +219,28 @@ def test_a_scheduler_without_the_reservation_stage_refuses_reservations(  # type
     refused = shepherd("slo", "accept", "nightly", "--rest", cluster.rest_url)
     assert refused.returncode == 2
     assert "no reservation stage" in one_error_line(refused.stderr)
+
+
+@pytest.mark.slow
+def test_up_serves_until_interrupted_with_the_hosts_cores(tmp_path: Path) -> None:
+    up = subprocess.Popen([sys.executable, "-m", "rm.cli", "up", "--nodes", "1", "--grpc-port", "0", "--rest-port",
+                           "0", "--ipc-client-port", "0", "--ipc-scheduler-port", "0", "--data-dir",
+                           str(tmp_path / "c")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          cwd=tmp_path)
+    assert up.stdout is not None
+    said: list[str] = []
+    try:
+        for line in up.stdout:
+            said.append(line)
+            if line.startswith("cluster ready"):
+                break
+        ready = re.search(r"cluster ready rm=(\S+) rest=(\S+)", said[-1])
+        assert ready, "".join(said)
+        assert any(f"web UI {ready.group(2)}/" in line for line in said)
+        nodes = json.loads(shepherd("nodes", "-o", "json", "--rm", ready.group(1)).stdout)
+        assert [n["totalResource"]["vCores"] for n in nodes] == [len(os.sched_getaffinity(0))]
+    finally:
+        up.send_signal(signal.SIGINT)
+        rest, _ = up.communicate(timeout=60)
+    assert up.returncode == 0, rest
+    assert "stopped the cluster" in rest
