@@ -308,6 +308,7 @@ def up(
             raise typer.Exit(1)
         console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}   "
                       f"web UI {cluster.rest_url}/")
+        console.print(f"metrics          {cluster.rest_url}/metrics (Prometheus)", highlight=False)
         for nm in cluster.node_ids:
             console.print(f"NodeManager      {nm}")
         console.print(f"data             {data_dir.resolve()}")

@@ -237,6 +237,7 @@ def test_up_serves_until_interrupted_with_the_hosts_cores(tmp_path: Path) -> Non
         ready = re.search(r"cluster ready rm=(\S+) rest=(\S+)", said[-1])
         assert ready, "".join(said)
         assert any(f"web UI {ready.group(2)}/" in line for line in said)
+        assert any(f"{ready.group(2)}/metrics" in line for line in said)
         nodes = json.loads(shepherd("nodes", "-o", "json", "--rm", ready.group(1)).stdout)
         assert [n["totalResource"]["vCores"] for n in nodes] == [len(os.sched_getaffinity(0))]
     finally:
