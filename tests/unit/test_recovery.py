@@ -272,3 +272,26 @@ def test_the_am_checkpoint_is_kept_with_the_app_across_attempts_and_restarts() -
     st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 2.0, checkpoint='{"done":{"s0":{"0":3.5}}}')
     again = _restart(st, 20.0)
     assert again.apps[app_id].am_checkpoint == '{"done":{"s0":{"0":3.5}}}'
+
+
+def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_heartbeat() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id = submit(st, 0.0, keep_containers=True)
+    token = place_am(st, app_id, n, 0.0)
+    am = st.apps[app_id].current
+    assert am is not None
+    assert am.am_container_id is not None
+    st.node_heartbeat(n, 1, [NodeStatus(am.am_container_id, "RUNNING", start_time=1.0)], True, "", 1.0)
+    st.am_register(token, "h", 1, "", 1.0)
+    st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 1)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)]), 2.0)
+    (task,) = st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated  # handed over, not started
+    # the AM's end is listed first, its last launch second
+    st.node_heartbeat(n, 2, [NodeStatus(am.am_container_id, "COMPLETE", 137, "killed", 1.0, 4.0),
+                             NodeStatus(task.container_id, "RUNNING", start_time=3.5)], True, "", 4.0)
+    second = st.apps[app_id].current
+    assert second is not None
+    assert second.number == 2
+    assert st.containers[task.container_id].live
+    assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]

@@ -94,8 +94,10 @@ class NodeCommands(Recovery):
 
     def _take_statuses(self, node: Node, statuses: Iterable[NodeStatus], now: float) -> None:
         """What a NodeManager reports of its containers: started ones run, completed ones end, and those the
-        RM does not know on this node (or gave up on) are to be stopped."""
-        for s in statuses:
+        RM does not know on this node (or gave up on) are to be stopped. Starts are taken before ends, so that
+        a container its AM launched just before dying still counts as running when the AM's end fails the attempt
+        (and passes to the next one, with keep-containers)."""
+        for s in sorted(statuses, key=lambda s: s.state == "COMPLETE"):
             cid = ContainerId(s.container_id)
             c = self.containers.get(cid)
             if c is None or c.node_id != node.node_id or (not c.live and s.state != "COMPLETE"):
