@@ -9,6 +9,7 @@ is what the app's diagnostics field shows while it waits (``waiting_line``).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from random import Random
@@ -17,6 +18,7 @@ from typing import Any
 from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.context import CycleContext
+from rm.core.deadlines.stage import DEADLINE_LENT, DEADLINE_SHORT
 from rm.core.entities import App
 from rm.core.events import Event, Journal, LedgerView, PlanApplied
 from rm.core.model import QueueView
@@ -153,7 +155,22 @@ def reason_of(rej: Rejection) -> Reason:
     if rej.reason == RESERVATION_USED_UP:
         return Reason(RESERVATION_USED_UP, f"reservation {d.get('reservation', '')} is in full use (it "
                       f"guarantees {_res(d.get('guaranteed'))} now); {what} ({ask}) waits for a fair share", d)
+    if rej.reason in (DEADLINE_LENT, DEADLINE_SHORT):
+        due = f"its deadline ({_time(d.get('deadline'))}) is owed {float(d.get('owed', 0.0)):g} units now"
+        if rej.reason == DEADLINE_SHORT:
+            return Reason(DEADLINE_SHORT, f"{what} ({ask}) waits: {due}, and nothing beyond anyone's fair share "
+                          "is left to take back, so the deadline is at risk", d)
+        lenders = ", ".join(str(r.get("app", "")) for r in d.get("reclaim", [])) or "nobody"
+        return Reason(DEADLINE_LENT, f"{what} ({ask}) waits: {due}, and that room is lent out; taking it back "
+                      f"from {lenders}", d)
     return Reason(rej.reason, f"{what} ({ask}) waits: {rej.reason}", d)
+
+
+def _time(epoch: Any) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(epoch)))
+    except (TypeError, ValueError, OverflowError):
+        return "unknown"
 
 
 def _importance(rej: Rejection, asks: Mapping[int, tuple[int, str]]) -> tuple[int, int, bool, int]:

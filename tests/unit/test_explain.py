@@ -164,3 +164,18 @@ def test_waiting_lines_clear_once_the_app_runs() -> None:
     cycle(st, now=2.0)
     assert st.apps[app_id].waiting == ""
     assert ex.explain(st, app_id).to_dict()["reason"] == ex.NOT_WAITING
+
+
+def test_a_deadline_apps_waiting_asks_are_explained() -> None:
+    from rm.core.deadlines.stage import DEADLINE_LENT, DEADLINE_SHORT
+    from rm.core.plan import Rejection
+
+    lent = ex.reason_of(Rejection(AppId("application_1_0001"), 3, DEADLINE_LENT, {
+        "deadline": 1_800_000_000.0, "owed": 6.0, "reclaim": [{"app": "application_1_0002", "amount": {}}]}))
+    assert lent.code == DEADLINE_LENT
+    assert "owed 6 units" in lent.message
+    assert "2027-01-15 08:00:00 UTC" in lent.message
+    assert "application_1_0002" in lent.message
+    short = ex.reason_of(Rejection(AppId("application_1_0001"), 3, DEADLINE_SHORT, {"deadline": None, "owed": 2}))
+    assert "at risk" in short.message
+    assert "unknown" in short.message

@@ -28,7 +28,8 @@ from rm.core.state_types import AM_ASK_ID, LaunchAM
 PREEMPTED_DIAG = "Container preempted by the scheduler: its capacity is reserved ({reason}, {rid})"
 _BREAKS_DEADLINES = ("The reservation {rid} would take capacity that admitted deadlines hold: not admitted "
                      "(an earlier or smaller reservation may fit)")
-PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation", "deadline_reclaims", "placed_for_deadline")
+PLAN_COUNTERS = ("reservation_reclaims", "placed_in_reservation", "deadline_reclaims", "placed_for_deadline",
+                 "guarantee_reclaims", "placed_for_guarantee")
 """Summed from every applied plan."""
 
 
