@@ -20,9 +20,9 @@ from tests.unit.test_state import _fold, add_node, make_state, place_am, submit
 CAP = Resources.of(memory_mb=100, vcores=1)
 
 
-def _running(st: Ledger, node: NodeId) -> tuple[AppId, str, ContainerId]:
+def _running(st: Ledger, node: NodeId, **submission: object) -> tuple[AppId, str, ContainerId]:
     """An app whose AM container runs on ``node`` and whose AM registered."""
-    app_id = submit(st, 0.0)
+    app_id = submit(st, 0.0, **submission)
     token = place_am(st, app_id, node, 0.0)
     am = st.apps[app_id].current
     assert am is not None
@@ -223,15 +223,9 @@ def _failed_am(st: Ledger, app_id: AppId, am_cid: ContainerId, n: NodeId, now: f
 def test_with_keep_containers_a_failed_attempts_running_containers_pass_to_the_next() -> None:
     st = make_state()
     n = add_node(st)
-    app_id = submit(st, 0.0, keep_containers=True)
-    token = place_am(st, app_id, n, 0.0)
-    am = st.apps[app_id].current
-    assert am is not None
-    assert am.am_container_id is not None
-    st.node_heartbeat(n, 1, [NodeStatus(am.am_container_id, "RUNNING", start_time=1.0)], True, "", 1.0)
-    st.am_register(token, "h", 1, "", 1.0)
+    app_id, token, am_cid = _running(st, n, keep_containers=True)
     a, b = _tasks(st, app_id, token, n, 2)
-    _failed_am(st, app_id, am.am_container_id, n, 10.0)
+    _failed_am(st, app_id, am_cid, n, 10.0)
     app = st.apps[app_id]
     second = app.current
     assert second is not None
@@ -277,18 +271,14 @@ def test_the_am_checkpoint_is_kept_with_the_app_across_attempts_and_restarts() -
 def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_heartbeat() -> None:
     st = make_state()
     n = add_node(st)
-    app_id = submit(st, 0.0, keep_containers=True)
-    token = place_am(st, app_id, n, 0.0)
+    app_id, token, am_cid = _running(st, n, keep_containers=True)
     am = st.apps[app_id].current
     assert am is not None
-    assert am.am_container_id is not None
-    st.node_heartbeat(n, 1, [NodeStatus(am.am_container_id, "RUNNING", start_time=1.0)], True, "", 1.0)
-    st.am_register(token, "h", 1, "", 1.0)
     st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 1)], [], 0.1, [], [], 2.0)
     st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)]), 2.0)
     (task,) = st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated  # handed over, not started
     # the AM's end is listed first, its last launch second
-    st.node_heartbeat(n, 2, [NodeStatus(am.am_container_id, "COMPLETE", 137, "killed", 1.0, 4.0),
+    st.node_heartbeat(n, 2, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, 4.0),
                              NodeStatus(task.container_id, "RUNNING", start_time=3.5)], True, "", 4.0)
     second = st.apps[app_id].current
     assert second is not None

@@ -74,7 +74,7 @@ class DeadlineStage:
             need, blocked = short
             if lendable is None:
                 lendable = _lendable(snap, ctx, claimed)
-            taken = _take(lendable, need, exclude=entry.app_id)
+            taken = take_back(lendable, need, exclude=entry.app_id)
             if taken:
                 ctx.plan.preemptions.extend(Preempt(a, r, DEADLINE_LENT, "") for a, r in taken)
                 ctx.plan.counters["deadline_reclaims"] += len(taken)
@@ -139,7 +139,9 @@ def _lendable(snap: ClusterSnapshot, ctx: CycleContext, claimed: dict[AppId, Dea
     return out
 
 
-def _take(lendable: dict[AppId, Resources], need: Resources, *, exclude: AppId) -> list[tuple[AppId, Resources]]:
+def take_back(lendable: dict[AppId, Resources], need: Resources, *, exclude: AppId) -> list[tuple[AppId, Resources]]:
+    """Take ``need`` back from the apps' ``lendable`` room, in their order, none from ``exclude``; what each gives
+    (``lendable`` is left with what remains)."""
     out: list[tuple[AppId, Resources]] = []
     for app_id, have in lendable.items():
         if app_id == exclude or _covered(need):

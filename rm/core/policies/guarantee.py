@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from common.ids import AppId, QueuePath
 from common.resources import Resources, component_max
+from rm.core.deadlines.stage import take_back
 from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.plan import Preempt
 from rm.core.policies.api import SHARES, Input, NodeScorer, Stage, app_tiebreak
@@ -113,7 +114,7 @@ class GuaranteeStage:
                 continue
             if lendable is None:
                 lendable = _lendable(snap, ctx, granted)
-            taken = _take(lendable, short, exclude=g.app_id)
+            taken = take_back(lendable, short, exclude=g.app_id)
             ctx.plan.preemptions.extend(Preempt(a, r, GUARANTEE_LENT, "") for a, r in taken)
             ctx.plan.counters["guarantee_reclaims"] += len(taken)
 
@@ -183,20 +184,6 @@ def _lendable(snap: ClusterSnapshot, ctx: CycleContext, granted: list[Grant]) ->
         spare = (app.used - app.am_used - keep - planned.get(app.app_id, Resources())).clamp_min_zero()
         if not spare.is_zero():
             out[app.app_id] = spare
-    return out
-
-
-def _take(lendable: dict[AppId, Resources], need: Resources, *, exclude: AppId) -> list[tuple[AppId, Resources]]:
-    out: list[tuple[AppId, Resources]] = []
-    for app_id, have in lendable.items():
-        if app_id == exclude or all(v <= 0 for v in need.amounts.values()):
-            continue
-        take = Resources({r: min(have.get(r), v) for r, v in need.amounts.items() if v > 0})
-        if take.is_zero():
-            continue
-        lendable[app_id] = (have - take).clamp_min_zero()
-        need = (need - take).clamp_min_zero()
-        out.append((app_id, take))
     return out
 
 

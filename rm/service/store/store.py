@@ -249,19 +249,17 @@ class Store:
         once taken, every write of this object is fenced by it."""
         if lease_s <= 0:
             raise ValueError(f"the lease time must be positive, got {lease_s}")
-        with self._transaction("taking the store lease") as conn:
-            taken = lease_row.take(conn, owner, lease_s, self._clock())
-            current = lease_row.read(conn)
-        if current is None:
-            raise StoreError("the store has no lease row; migrate it first", transient=False)
-        if taken:
-            self._held = (owner, current.epoch, lease_s)
-        return taken, current
+        return self._take("taking the store lease", owner, lease_s,
+                          lambda conn: lease_row.take(conn, owner, lease_s, self._clock()))
 
     def take_lease_over(self, owner: str, lease_s: float, dead: Lease) -> tuple[bool, Lease]:
         """Take the lease from a holder known to have crashed, without waiting for it to expire."""
-        with self._transaction("taking the store lease over") as conn:
-            taken = lease_row.take_over(conn, owner, lease_s, self._clock(), dead)
+        return self._take("taking the store lease over", owner, lease_s,
+                          lambda conn: lease_row.take_over(conn, owner, lease_s, self._clock(), dead))
+
+    def _take(self, what: str, owner: str, lease_s: float, take: Callable[[Connection], bool]) -> tuple[bool, Lease]:
+        with self._transaction(what) as conn:
+            taken = take(conn)
             current = lease_row.read(conn)
         if current is None:
             raise StoreError("the store has no lease row; migrate it first", transient=False)
