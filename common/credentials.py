@@ -17,9 +17,10 @@ import json
 import os
 import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from common.atomic import replace_file
 
 FILE_NAME = "credentials.json"
 ENV_FILE = "SHEPHERD_CREDENTIALS"
@@ -47,17 +48,7 @@ def new_secret() -> str:
 def write_private(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically, readable and writable only by the owner from the start."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mkstemp creates it 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_file(path, data.encode() if isinstance(data, str) else data)
 
 
 def load(path: Path) -> ClusterCredentials:

@@ -14,12 +14,11 @@ Layout, one directory per container launched on this node (owned by the NodeMana
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from common.atomic import replace_file
 
 STATE_DIR = "nmstate"
 RECORD = "record.json"
@@ -43,24 +42,7 @@ def valid_container_id(container_id: str) -> bool:
 
 def write_json(path: Path, data: dict[str, Any], *, sync: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically (a reader sees the old or the new file, never a part)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, separators=(",", ":"))
-            if sync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if sync:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    replace_file(path, json.dumps(data, separators=(",", ":")).encode(), sync=sync)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
