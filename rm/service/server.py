@@ -280,8 +280,8 @@ class ResourceManager:
                 t.cancel()
         if self._http is not None:
             self._http.should_exit = True
-        if self._grpc is not None:
-            await self._grpc.stop(grace=1.0)
+        if self._grpc is not None:  # a fenced RM stops answering at once: another RM is active
+            await self._grpc.stop(grace=0 if self.halted.is_set() else 1.0)
         if self.ipc is not None:
             await self.ipc.stop()
         await asyncio.gather(*self._tasks, return_exceptions=True)
