@@ -50,7 +50,7 @@ from nodemanager.launch import (
 )
 from nodemanager.limits import CgroupV2, MemorySample, pmem_diagnostic, watch_memory
 from nodemanager.recovery import ContainerStore, Found, SupervisorProcess
-from nodemanager.statefiles import read_json, same_boot, same_process, write_json
+from nodemanager.statefiles import alive_file, read_json, same_boot, same_process, write_json
 from proto import shepherd_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -318,7 +318,7 @@ class ContainerTable:
         try:
             proc = await spawn_supervised(
                 plan, c.dirs, self.account, state_dir=self.store.path(c.container_id),
-                container_id=c.container_id, grace_s=self._cfg.stop_grace_s,
+                container_id=c.container_id, grace_s=self._cfg.stop_grace_s, alive=alive_file(self._cfg.work_dir),
             )
         except OSError as exc:
             self._drop_cgroup(c)

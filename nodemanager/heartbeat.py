@@ -22,6 +22,7 @@ from common.credentials import write_private
 from nodemanager.config import NodeManagerConfig
 from nodemanager.containers import KILLED_BY_RESOURCEMANAGER, Container, ContainerTable
 from nodemanager.service import TokenKeys
+from nodemanager.statefiles import alive_file, mark_alive
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
@@ -110,6 +111,8 @@ class NodeStatusUpdater:
         self._down_since: float | None = None  # monotonic time of the first failed heartbeat in a row
         self._last_note = 0.0
         self._closing: set[asyncio.Future[None]] = set()  # channels to RMs that stopped answering, closing
+        self._alive = alive_file(cfg.work_dir)  # touched while this daemon runs (containers' supervisors watch it)
+        self._expiry_s: float | None = None  # the RM's node expiry, once registered
         self.registered = asyncio.Event()
         self.shutdown_reason: str | None = None  # set when the RM told this node to shut down
         self.heartbeats = 0  # successful heartbeats since start
@@ -148,6 +151,7 @@ class NodeStatusUpdater:
         loop = asyncio.get_running_loop()
         while not stop.is_set():
             attempts += 1
+            self._mark_alive()
             request = self._register_request()
             reported = [
                 s.container_id for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE
@@ -165,6 +169,8 @@ class NodeStatusUpdater:
                     return False
                 if response.action == pb.NODE_ACTION_NORMAL:
                     self._keys.update(response.container_token_key)
+                    self._expiry_s = response.nm_expiry_ms / 1000.0 if response.nm_expiry_ms > 0 else None
+                    self._mark_alive()
                     self._table.acknowledge(reported)
                     if response.heartbeat_interval_ms > 0:
                         self._interval = response.heartbeat_interval_ms / 1000.0
@@ -251,8 +257,13 @@ class NodeStatusUpdater:
                 return None
         return None
 
+    def _mark_alive(self) -> None:
+        with contextlib.suppress(OSError):
+            mark_alive(self._alive, self._expiry_s)
+
     async def heartbeat(self, timeout_s: float = RPC_TIMEOUT_S) -> int | None:
         """One heartbeat; the RM's action, or None when the RM could not be reached."""
+        self._mark_alive()  # whether or not the RM answers: supervisors stop their tasks only if this daemon is gone
         reported = self._table.to_report()
         completed = [c.container_id for c in reported if c.state == "COMPLETE"]
         health = await asyncio.to_thread(

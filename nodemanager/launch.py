@@ -345,7 +345,7 @@ def supervisor_env() -> dict[str, str]:
 
 
 async def spawn_supervised(plan: ProcessPlan, dirs: ContainerDirs, account: Account | None, *, state_dir: Path,
-                           container_id: str, grace_s: float) -> asyncio.subprocess.Process:
+                           container_id: str, grace_s: float, alive: Path | None = None) -> asyncio.subprocess.Process:
     """Start the container's supervisor (``python -m nodemanager.supervise``, as this daemon's account, in a
     session of its own), which starts ``plan`` as ``account`` and records its exit code in ``state_dir``.
 
@@ -354,6 +354,8 @@ async def spawn_supervised(plan: ProcessPlan, dirs: ContainerDirs, account: Acco
     out, err = await asyncio.to_thread(_open_logs, dirs.logs)
     env = plan.env
     spec: dict[str, object] = {"argv": list(plan.argv), "cwd": str(dirs.work), "grace_s": grace_s}
+    if alive is not None:
+        spec["alive_file"] = str(alive)
     if account is not None:
         give(account, dirs.logs / "stdout", dirs.logs / "stderr")
         env = {**plan.env, "HOME": str(dirs.work)}

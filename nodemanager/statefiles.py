@@ -15,12 +15,14 @@ Layout, one directory per container launched on this node (owned by the NodeMana
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from common.atomic import replace_file
 
 STATE_DIR = "nmstate"
+ALIVE = "alive"  # touched by a running NodeManager every heartbeat period; its content names the RM's node expiry
 RECORD = "record.json"
 SUPERVISOR = "supervisor.json"
 EXIT = "exit.json"
@@ -28,6 +30,34 @@ EXIT = "exit.json"
 
 def containers_root(work_dir: Path) -> Path:
     return work_dir / STATE_DIR / "containers"
+
+
+def alive_file(work_dir: Path) -> Path:
+    return work_dir / STATE_DIR / ALIVE
+
+
+def mark_alive(path: Path, expiry_s: float | None) -> None:
+    """The NodeManager is alive (its supervisors leave their tasks running). ``expiry_s``: after how long the RM
+    gives a silent node up, once the RM has said so; supervisors stop their tasks when the NodeManager has been
+    gone that long (the RM has by then handed the work to other nodes)."""
+    want = {"pid": os.getpid(), "expiry_s": expiry_s}
+    if read_json(path) != want:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, want)
+    else:
+        os.utime(path)
+
+
+def orphaned(path: Path, now: float) -> bool:
+    """Whether the NodeManager that wrote ``path`` has been gone for longer than the RM's node expiry."""
+    info = read_json(path)
+    expiry = info.get("expiry_s") if info is not None else None
+    if not isinstance(expiry, int | float) or expiry <= 0:
+        return False
+    try:
+        return now - path.stat().st_mtime > expiry
+    except OSError:
+        return False
 
 
 def valid_container_id(container_id: str) -> bool:

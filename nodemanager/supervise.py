@@ -37,8 +37,9 @@ from typing import Any
 
 import psutil
 
-from nodemanager.statefiles import EXIT, SUPERVISOR, boot_id, start_ticks, write_json
+from nodemanager.statefiles import EXIT, SUPERVISOR, boot_id, orphaned, start_ticks, write_json
 
+ORPHAN_CHECK_S = 2.0  # how often a supervisor looks whether its NodeManager is still there
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 # the exit code recorded when the task could not be started at all (a shell's "command not found")
@@ -68,6 +69,10 @@ class Supervisor:
         self.uid: int | None = spec.get("uid")
         self.gid: int | None = spec.get("gid")
         self.grace_s = max(0.0, float(spec.get("grace_s", 3.0)))
+        # the NodeManager's alive file: when it has been silent past the RM's node expiry, the task is stopped
+        self.alive = Path(spec["alive_file"]) if spec.get("alive_file") else None
+        self.orphaned = False
+        self._check_at = 0.0
         self.stop: str | None = None  # "graceful" or "now" once asked
         self.task: subprocess.Popen[bytes] | None = None
         self.status: int | None = None  # the task's wait status once reaped
@@ -158,6 +163,10 @@ class Supervisor:
         """Wait for the task, then until nothing it started is left; the task's exit code."""
         while self.reap():
             now = time.monotonic()
+            if self.alive is not None and self.stop is None and now >= self._check_at:
+                self._check_at = now + ORPHAN_CHECK_S
+                if orphaned(self.alive, time.time()):  # the RM has given this node's work to others
+                    self.orphaned, self.stop = True, "graceful"
             if (self.status is not None or self.stop is not None) and not self._term_sent:
                 self._term_sent = True
                 grace = 0.0 if self.stop == "now" else self.grace_s
@@ -166,7 +175,7 @@ class Supervisor:
                 self._kill_at = now + grace
             if self.stop == "now" and self._kill_at is not None:
                 self._kill_at = min(self._kill_at, now)
-            timeout: float | None = None
+            timeout: float | None = ORPHAN_CHECK_S if self.alive is not None and self.stop is None else None
             if self._kill_at is not None:
                 if now >= self._kill_at:
                     self.signal_tree(signal.SIGKILL)
@@ -187,6 +196,7 @@ class Supervisor:
         body: dict[str, Any] = {
             "exit_code": code,
             "stopped": self.stop is not None,
+            "orphaned": self.orphaned,
             "finished_ms": int(time.time() * 1000),
         }
         if error:

@@ -174,20 +174,22 @@ class RegisterNodeRequest(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., rack: _Optional[str] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., version: _Optional[str] = ..., ipc_port: _Optional[int] = ...) -> None: ...
 
 class RegisterNodeResponse(_message.Message):
-    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier")
+    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier", "nm_expiry_ms")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_TOKEN_KEY_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     RM_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
+    NM_EXPIRY_MS_FIELD_NUMBER: _ClassVar[int]
     action: NodeAction
     diagnostics: str
     container_token_key: bytes
     key_id: int
     heartbeat_interval_ms: int
     rm_identifier: int
-    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ...) -> None: ...
+    nm_expiry_ms: int
+    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., nm_expiry_ms: _Optional[int] = ...) -> None: ...
 
 class NodeHeartbeatRequest(_message.Message):
     __slots__ = ("node_id", "response_id", "container_statuses", "health", "used")

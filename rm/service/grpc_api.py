@@ -144,7 +144,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
             return pb.RegisterNodeResponse(
                 action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=1,
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
-                rm_identifier=st.meta.cluster_timestamp,
+                rm_identifier=st.meta.cluster_timestamp, nm_expiry_ms=int(self.rm.cfg.nm_expiry_s * 1000),
             )
 
         async def run() -> pb.RegisterNodeResponse:

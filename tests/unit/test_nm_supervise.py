@@ -17,7 +17,16 @@ from typing import Any
 import psutil
 
 from nodemanager.launch import SHEPHERD_ROOT
-from nodemanager.statefiles import EXIT, SUPERVISOR, read_json, same_process, start_ticks, write_json
+from nodemanager.statefiles import (
+    EXIT,
+    SUPERVISOR,
+    mark_alive,
+    orphaned,
+    read_json,
+    same_process,
+    start_ticks,
+    write_json,
+)
 
 
 def dead(pid: int) -> bool:
@@ -27,10 +36,13 @@ def dead(pid: int) -> bool:
         return True
 
 
-def supervise(state: Path, command: str, *, grace_s: float = 0.3, parent: int | None = None) -> subprocess.Popen[bytes]:
+def supervise(state: Path, command: str, *, grace_s: float = 0.3, parent: int | None = None,
+              alive: Path | None = None) -> subprocess.Popen[bytes]:
     state.mkdir(exist_ok=True)
-    spec = {"argv": ["/bin/bash", "-c", command], "env": {"PATH": "/usr/bin:/bin"}, "cwd": str(state),
-            "grace_s": grace_s}
+    spec: dict[str, Any] = {"argv": ["/bin/bash", "-c", command], "env": {"PATH": "/usr/bin:/bin"}, "cwd": str(state),
+                            "grace_s": grace_s}
+    if alive is not None:
+        spec["alive_file"] = str(alive)
     proc = subprocess.Popen(
         [sys.executable, "-m", "nodemanager.supervise", "--state-dir", str(state),
          "--parent", str(parent or os.getpid()), "container_x"],
@@ -132,3 +144,32 @@ def test_json_state_files_are_replaced_whole(tmp_path: Path) -> None:
     path.write_text("[1, 2")
     assert read_json(path) is None
     assert read_json(tmp_path / "missing.json") is None
+
+
+def test_a_task_whose_nodemanager_is_gone_past_the_rms_expiry_is_stopped(tmp_path: Path) -> None:
+    alive = tmp_path / "alive"
+    mark_alive(alive, expiry_s=1.0)
+    proc = supervise(tmp_path / "c", "sleep 1000", alive=alive)
+    kept = tmp_path / "kept"
+    mark_alive(alive, expiry_s=1.0)
+    proc_kept = supervise(kept, "sleep 1000", alive=tmp_path / "never-written")  # no expiry known: runs on
+    deadline = time.monotonic() + 20
+    while proc.poll() is None:  # nobody touches the alive file: after 1 s the NodeManager counts as gone
+        assert time.monotonic() < deadline, "the orphaned task was never stopped"
+        time.sleep(0.1)
+    record = exit_record(tmp_path / "c")
+    assert record["orphaned"] is True
+    assert record["exit_code"] == 143
+    assert proc_kept.poll() is None
+    proc_kept.send_signal(signal.SIGUSR1)
+    proc_kept.wait(10)
+
+
+def test_the_alive_file_says_whether_the_nodemanager_has_been_gone_past_the_expiry(tmp_path: Path) -> None:
+    alive = tmp_path / "alive"
+    assert not orphaned(alive, time.time())  # never written: nothing known
+    mark_alive(alive, None)
+    assert not orphaned(alive, time.time() + 10_000)  # registered with no expiry known
+    mark_alive(alive, 30.0)
+    assert not orphaned(alive, time.time() + 10)
+    assert orphaned(alive, time.time() + 31)
