@@ -20,6 +20,7 @@ import typer
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
+from rm.commands.admin import admin_group
 from rm.commands.apps import app_group, apps_table
 from rm.commands.cluster import node_group, nodes_table, queue_group
 from rm.commands.common import RM_OPT, fail
@@ -685,6 +686,7 @@ app.add_typer(job_group, name="job", rich_help_panel=SETUP)
 app.add_typer(slo_group, name="slo", rich_help_panel=SETUP)
 app.add_typer(config_group, name="config", rich_help_panel=SETUP)
 app.add_typer(sim_app, name="sim", rich_help_panel=SETUP)
+app.add_typer(admin_group, name="admin", rich_help_panel=RUN)
 
 
 def main() -> None:

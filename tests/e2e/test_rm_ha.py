@@ -80,6 +80,13 @@ def test_the_standby_takes_over_and_everyone_follows(make_cluster, tmp_path: Pat
         status, body, _ = _get(f"http://127.0.0.1:{rest_b}/ws/v1/cluster/info")
         assert status == 200
         assert body["clusterInfo"]["haState"] == "STANDBY"  # type: ignore[index]
+        states = subprocess.run([sys.executable, "-m", "rm.cli", "admin", "service-state", "--rest",
+                                 f"{cluster.rest_url},http://127.0.0.1:{rest_b}"], capture_output=True, text=True,
+                                check=False)
+        assert states.returncode == 0, states.stdout + states.stderr
+        rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in states.stdout.splitlines()
+                if line.count("│") >= 3}
+        assert rows == {cluster.rest_url: "active", f"http://127.0.0.1:{rest_b}": "standby"}, states.stdout
         status, _, location = _get(f"http://127.0.0.1:{rest_b}/ws/v1/cluster/apps?states=RUNNING")
         assert status == 307
         assert location == f"{cluster.rest_url}/ws/v1/cluster/apps?states=RUNNING"
