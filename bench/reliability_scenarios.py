@@ -47,7 +47,8 @@ def _marks(work: Path) -> Path:
 def _stage(marks: Path, name: str, tasks: int, secs: float, *parents: str) -> dict[str, Any]:
     return {"name": name, "tasks": tasks, "memory_mb": 128, "vcores": 1, "duration_s": secs,
             "parents": list(parents),
-            "command": f"echo {{attempt}} >> {marks}/{{stage}}-{{task}}; sleep {secs:g}"}
+            "command": f"echo start{{attempt}} >> {marks}/{{stage}}-{{task}}; sleep {secs:g} && "
+                       f"echo end{{attempt}} >> {marks}/{{stage}}-{{task}}"}
 
 
 def _submit(cluster: LocalCluster, work: Path, job: dict[str, Any], rm: str | None = None) -> str:
@@ -67,10 +68,17 @@ def _final(client: RMClient, app_id: str, timeout: float = 180) -> Any:
 
 
 def _twice(marks: Path) -> str:
-    """The tasks that ran more than once, with their launch numbers ("none" when every task ran once)."""
-    twice = sorted(f"{f.name}:{'/'.join(f.read_text().split())}" for f in marks.iterdir()
-                   if len(f.read_text().split()) > 1)
-    return ", ".join(twice) or "none"
+    """The tasks that finished more than once ("none" when none did), and those started more than once (a copy
+    stopped before it finished, then run again)."""
+    finished, started = [], []
+    for f in sorted(marks.iterdir()):
+        words = f.read_text().split()
+        if sum(w.startswith("end") for w in words) > 1:
+            finished.append(f.name)
+        elif sum(w.startswith("start") for w in words) > 1:
+            started.append(f.name)
+    out = f"finished twice: {', '.join(finished) or 'none'}"
+    return out + (f"; started again after a stop: {', '.join(started)}" if started else "")
 
 
 def _seq(app_id: str) -> str:

@@ -120,7 +120,7 @@ class Soak:
 
     def _submit_dag(self, cluster: LocalCluster, n: int) -> None:
         stage = {"tasks": 2, "memory_mb": 64, "vcores": 1, "duration_s": 5,
-                 "command": f"echo {{attempt}} >> {self.marks}/dag{n}-{{stage}}-{{task}}; sleep 5"}
+                 "command": f"sleep 5 && echo end{{attempt}} >> {self.marks}/dag{n}-{{stage}}-{{task}}"}
         job = {"id": f"dag{n}", "stages": [{"name": "a", **stage}, {"name": "b", "parents": ["a"], **stage}]}
         path = self.work / f"dag{n}.yaml"
         path.write_text(yaml.safe_dump(job))
