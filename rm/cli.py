@@ -168,7 +168,27 @@ def run_rm(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        rm = ResourceManager(cfg)
+        def reload() -> Any:  # the same layers again: files, environment, flags
+            return load_rm_settings(env=dict(os.environ), flags=flags, config_file=config,
+                                    conf_dir=hadoop_conf_dir).config
+
+        rm = ResourceManager(cfg, reload=reload)
+
+        refreshing: set[asyncio.Future[None]] = set()
+
+        def on_hangup() -> None:  # SIGHUP: refresh the queues (`shepherd admin refresh-queues` does the same)
+            async def refresh() -> None:
+                from common.errors import YarnError
+
+                try:
+                    await rm.refresh_queues()
+                except YarnError as exc:  # logged and refused: the old queues stay
+                    logging.getLogger("shepherd.rm").error("queue refresh refused: %s", exc.message)
+            task = asyncio.ensure_future(refresh())
+            refreshing.add(task)
+            task.add_done_callback(refreshing.discard)
+
+        loop.add_signal_handler(signal.SIGHUP, on_hangup)
         if not await rm.start_unless(stop):  # a standby (HA) stopped before it became active
             await rm.stop()
             return True

@@ -6,9 +6,13 @@ import httpx
 import typer
 from rich.table import Table
 
+from rm.client import ClientError
+from rm.commands.common import fail
 from rm.commands.output import console, error
+from rm.commands.rest import RestClient
 
-admin_group = typer.Typer(no_args_is_help=True, help="ResourceManager administration: service-state.")
+admin_group = typer.Typer(no_args_is_help=True, help="ResourceManager administration: service-state, "
+                          "refresh-queues.")
 
 
 @admin_group.command("service-state")
@@ -35,3 +39,19 @@ def service_state(
         raise typer.Exit(2)
     console.print(table)
     raise typer.Exit(0 if active else 1)
+
+
+@admin_group.command("refresh-queues")
+def refresh_queues(
+    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
+                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+) -> None:
+    """Make the RM read its queue tree again from its configuration files (YARN's `rmadmin -refreshQueues`;
+    SIGHUP does the same). An invalid tree, or one that would strand unfinished apps, is refused and the old
+    queues stay in force."""
+    try:
+        with RestClient(rest) as client:
+            leaves = client.call("POST", "/ws/v1/shepherd/admin/refresh-queues").get("queues", [])
+    except ClientError as exc:
+        raise fail(exc) from None
+    console.print(f"queues refreshed: {', '.join(leaves)}")

@@ -34,6 +34,7 @@ REGISTER_NODE = "Register Node"
 GET_DELEGATION_TOKEN = "Get Delegation Token"
 SLO_DECISION = "SLO Proposal Decision"
 PLAN = "Dry Run"
+REFRESH_QUEUES = "Refresh Queues"
 
 REST = "RMWebService"
 CLIENT_SERVICE = "ClientRMService"  # gRPC and Hadoop IPC clients

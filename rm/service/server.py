@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import logging
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from random import Random
 from typing import Any
@@ -17,14 +18,15 @@ from typing import Any
 import grpc
 import uvicorn
 
-from common.errors import StoreUnavailable
+from common.errors import BadRequest, StoreUnavailable
+from common.settings import SettingsError
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.serve import add_health_and_reflection, add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.ledger import Ledger
 from rm.core.policies.registry import make_admission, named_pipeline, scheduler
-from rm.core.queues import build_queues
+from rm.core.queues import QueueConfigError, build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
 from rm.service import convert
@@ -47,9 +49,10 @@ class _Uvicorn(uvicorn.Server):
 
 
 class ResourceManager:
-    def __init__(self, cfg: RMConfig) -> None:
+    def __init__(self, cfg: RMConfig, *, reload: Callable[[], RMConfig] | None = None) -> None:
         cfg.validate()
         self.cfg = cfg
+        self._reload = reload  # the configuration read again from its files (queue refresh); None: no files
         self.credentials_file: Any = None  # the file local clients find the secrets in (set at start), or None
         self.queues = build_queues(cfg.queues)
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
@@ -120,6 +123,25 @@ class ResourceManager:
         return f"http://{host}:{self.rest_port}"
 
     # ------------------------------------------------------------------ lifecycle
+
+    async def refresh_queues(self) -> list[str]:
+        """Read the queue tree again from the configuration files and apply it (YARN's refreshQueues, also on
+        SIGHUP). An invalid tree, or one that strands unfinished apps, is refused and the old one kept. The leaf
+        queues now in force."""
+        if self._reload is None:
+            raise BadRequest("this ResourceManager was not started from configuration files; nothing to reload")
+        try:
+            cfg = self._reload()
+            queues = build_queues(cfg.queues)
+        except (SettingsError, QueueConfigError, OSError, ValueError) as exc:
+            raise BadRequest(f"the queues were not changed: {exc}") from None
+        self.state.refresh_queues(queues)
+        self.queues = queues
+        self.cfg = dataclasses.replace(self.cfg, queues=cfg.queues)
+        self.kick()
+        leaves = sorted(str(p) for p, q in queues.items() if q.is_leaf)
+        log.info("queues refreshed: %s", ", ".join(leaves))
+        return leaves
 
     def in_store(self, fn: Any, *args: Any) -> Any:
         """Run a blocking store call on the store's thread."""

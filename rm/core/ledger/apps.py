@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from common import ids
 from common.errors import AdmissionRefused, BadRequest, Conflict
-from common.ids import AppId
+from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core import reservations_glue as glue
 from rm.core import run_history as history
 from rm.core.admission import Refuse
 from rm.core.entities import App
 from rm.core.ledger.base import LedgerBase, replace_meta
+from rm.core.model import QueueView
 from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.state_types import SubmitSpec
 
@@ -88,6 +90,20 @@ class AppCommands(LedgerBase):
         self._start_attempt(app, now)
         return app
 
+
+    def refresh_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
+        """Replace the queue tree while the RM runs (YARN's refreshQueues). Refused, the old tree kept, when a
+        queue that holds unfinished apps would be gone or no longer a leaf."""
+        stranded = sorted({str(a.queue) for a in self.active.values()
+                           if a.queue not in queues or not queues[a.queue].is_leaf})
+        if stranded:
+            raise BadRequest(f"queue(s) {', '.join(stranded)} hold unfinished applications and must stay leaf "
+                             "queues; the queues were not changed")
+        self.queues = dict(queues)
+        self._plan_capacity = None  # reservation and deadline capacities follow the new shares
+        for app_id in self.active:
+            self.views.app_changed(app_id)
+        self.version += 1
 
     def kill(self, app_id: str, diagnostics: str, now: float) -> App:
         app = self.get_app(app_id)

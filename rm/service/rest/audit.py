@@ -25,6 +25,7 @@ _OPERATIONS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("POST", f"{_RES}/delete", audit.DELETE_RESERVATION),
         ("POST", "/ws/v1/shepherd/slo/.+/(accept|reject)", audit.SLO_DECISION),
         ("POST", "/ws/v1/shepherd/plan", audit.PLAN),
+        ("POST", "/ws/v1/shepherd/admin/refresh-queues", audit.REFRESH_QUEUES),
     ))
 _READS = ("GET", "HEAD", "OPTIONS")
 

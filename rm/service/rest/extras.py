@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -17,7 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from common.errors import ApplicationNotFound
 from rm.core.explain import explain
 from rm.core.policies.api import queue_order
-from rm.service.rest.errors import not_found_app
+from rm.service.rest.errors import check_writer, not_found_app
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -49,6 +49,13 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
             return {"explanation": explain(rm.state, app_id, queue_order(rm.pipeline), now=rm.now()).to_dict()}
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
+
+    @api.post(f"{SHEPHERD}/admin/refresh-queues", tags=["shepherd"],
+              summary="Read the queue tree again from the configuration files and apply it (YARN's refreshQueues); "
+                      "refused with the old queues kept when the new tree is invalid or strands unfinished apps")
+    async def refresh_queues(request: Request) -> dict[str, Any]:
+        check_writer(request, rm.cfg.client_secret)
+        return {"queues": await rm.refresh_queues()}  # a refusal is answered as a RemoteException
 
     @api.get(f"{SHEPHERD}/apps/{{app_id}}/estimate", tags=["shepherd"],
              summary="The RM's own estimate of an application's size, from its finished tasks (SLearn's data): "
