@@ -8,7 +8,6 @@ import importlib.resources
 import json
 import logging
 import os
-import random
 import signal
 import sys
 import time
@@ -26,9 +25,10 @@ from rm.commands.cluster import node_group, nodes_table, queue_group
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.job import deadlines, job_group, parse_deadline
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, err_console, error, show
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
 from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
+from rm.commands.waiting import wait_for
 from sim.cli import sim_app
 
 app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.\n\nNew here? `shepherd demo` "
@@ -503,59 +503,7 @@ def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: s
             console.print(f"deadline bought: see `shepherd deadlines` or `shepherd app status {app_id}`")
         if not wait:
             return 0, app_id
-        return _wait(client, app_id), app_id
-
-
-RIDE_THROUGH = ("UNAVAILABLE", "DEADLINE_EXCEEDED")  # the RM is restarting or failing over: keep waiting
-
-
-def _report(client: RMClient, app_id: str, progress: Any) -> pb.ApplicationReport:
-    """The app's report; while the RM does not answer (a restart, a failover) wait for it with jittered
-    backoff, saying so once, instead of failing: the job itself goes on."""
-    delay, silent_since = 0.25, 0.0
-    while True:
-        try:
-            rep = client.app(app_id)
-        except ClientError as exc:
-            if exc.code not in RIDE_THROUGH and exc.exception != "RetriableException":
-                raise
-            if not silent_since:
-                silent_since = time.monotonic()
-                progress.console.print(f"[yellow]the ResourceManager at {client.address} is not answering "
-                                       f"({exc.code}); waiting for it, the job goes on[/yellow]")
-            time.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, 5.0)
-            continue
-        if silent_since:
-            progress.console.print(f"the ResourceManager is back after {time.monotonic() - silent_since:.0f} s")
-        return rep
-
-
-def _wait(client: RMClient, app_id: str) -> int:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                      TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console,
-                      transient=not console.is_terminal) as progress:
-            task = progress.add_task(app_id, total=100, state="")
-            while True:
-                rep = _report(client, app_id, progress)
-                progress.update(task, completed=rep.progress * 100, state=rep.state)
-                if rep.state in FINAL:
-                    break
-                time.sleep(0.5)
-    except ClientError as exc:
-        raise fail(exc) from None
-    except KeyboardInterrupt:
-        err_console.print(f"stopped waiting; {app_id} keeps running (`shepherd app status {app_id}`, "
-                          f"`shepherd kill {app_id}`)")
-        return 130
-    ok = rep.state == "FINISHED" and rep.final_status == "SUCCEEDED"
-    colour = "green" if ok else "red"
-    console.print(f"{app_id} [{colour}]{rep.state}/{rep.final_status}[/{colour}]"
-                  + (f": {rep.diagnostics}" if rep.diagnostics and not ok else ""))
-    return 0 if ok else 1
+        return wait_for(client, app_id), app_id
 
 
 @app.command("submit", rich_help_panel=JOBS)

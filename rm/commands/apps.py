@@ -18,6 +18,7 @@ from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, error, kv_table, plain, show
 from rm.commands.rest import RestClient
 from rm.commands.shapes import app_json, attempt_json, when
+from rm.commands.waiting import wait_for
 from rm.core.records import APP_STATES
 
 
@@ -30,8 +31,8 @@ class AppGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-app_group = typer.Typer(cls=AppGroup, no_args_is_help=True, help="Applications: list, status, kill, move, "
-                        "priority, lifetime, explain. `shepherd app ID` shows one app.")
+app_group = typer.Typer(cls=AppGroup, no_args_is_help=True, help="Applications: list, status, wait, attempts, "
+                        "containers, kill, move, priority, lifetime, explain. `shepherd app ID` shows one app.")
 
 
 def _states(state: list[str], all_states: bool) -> list[str]:
@@ -128,6 +129,63 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
         attempts.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),
                          a.get("nodeId", ""), a.get("diagnosticsInfo", ""))
     return Group(kv_table(rows), attempts)
+
+
+@app_group.command("wait")
+def app_wait(app_id: str, rm: str | None = RM_OPT) -> None:
+    """Follow an application until it ends (also across RM restarts); exit 0 only if it succeeded. Ctrl-C stops
+    following, not the app."""
+    with RMClient(rm) as client:
+        raise typer.Exit(wait_for(client, app_id))
+
+
+@app_group.command("attempts")
+def app_attempts(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
+    """The application's attempts (YARN's `applicationattempt -list`)."""
+    with RMClient(rm) as client:
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [attempt_json(a) for a in client.attempts(app_id)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, _attempts_table)
+
+
+def _attempts_table(attempts: list[dict[str, Any]]) -> Table:
+    table = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "STARTED", "DIAGNOSTICS", title="attempts")
+    for a in attempts:
+        table.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),
+                      a.get("nodeId", ""), when(a.get("startTime", 0)), a.get("diagnosticsInfo", ""))
+    return table
+
+
+@app_group.command("containers")
+def app_containers(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
+    """The application's containers, running and ended (YARN's `container -list`), with their log URLs."""
+    with RMClient(rm) as client:
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                return [{"containerId": c.container_id, "nodeId": c.node_id, "state": c.state,
+                         "exitStatus": c.exit_status, "startedTime": c.start_time_ms,
+                         "finishedTime": c.finish_time_ms, "diagnostics": c.diagnostics, "logUrl": c.log_url,
+                         "allocatedMB": dict(c.resource.values).get("memory-mb", 0),
+                         "allocatedVCores": dict(c.resource.values).get("vcores", 0)}
+                        for c in client.containers(app_id)]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, _containers_table)
+
+
+def _containers_table(containers: list[dict[str, Any]]) -> Table:
+    table = Table(Column("CONTAINER", no_wrap=True), "NODE", "STATE", "EXIT", "RESOURCE", "STARTED", "LOGS",
+                  title=f"{len(containers)} container(s)")
+    for c in containers:
+        ended = c["state"] == "COMPLETED"
+        table.add_row(c["containerId"], c["nodeId"], c["state"], str(c["exitStatus"]) if ended else "",
+                      f"{c['allocatedMB']} MB, {c['allocatedVCores']} vcores", when(c["startedTime"]), c["logUrl"])
+    return table
 
 
 @app_group.command("kill")

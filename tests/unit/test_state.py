@@ -319,3 +319,13 @@ def test_the_snapshot_carries_the_last_fair_share_and_whether_the_app_yields() -
     assert view.fair_share == share
     st.am_allocate(token, 2, [Ask(2, 1, cap, 0, ask_type="ALTRUISTIC")], [], 0, [], [], 0)
     assert not st.snapshot().apps[app_id].yielding  # it asks nothing ALTRUISTIC any more
+
+
+def test_an_unregistered_attempt_is_finished_with_its_finish_time() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token = running_app(st, n)
+    st.am_finish(token, "SUCCEEDED", "done", "", 5.0)
+    att = st.apps[app_id].attempts[0]
+    assert st.apps[app_id].state == "FINISHED"
+    assert (att.state, att.finish_time) == ("FINISHED", 5.0)  # not left FINISHING once the app ended

@@ -434,10 +434,10 @@ class LedgerBase:
                 ask.num_containers += 1
                 self.asks_grew = True
         if c.is_am:
-            if not att.final and not app.final:
-                if att.state == "FINISHING":
-                    self._end_attempt(app, att, "FINISHED", att.diagnostics, counts=False, now=now)
-                elif not att.registered and exit_status == 0:
+            if att.state == "FINISHING":  # it unregistered: its attempt is done once its container is (app or not)
+                self._end_attempt(app, att, "FINISHED", att.diagnostics, counts=False, now=now)
+            elif not att.final and not app.final:
+                if not att.registered and exit_status == 0:
                     # a plain command as the AM (it never registers): exit 0 is success
                     self._end_attempt(app, att, "FINISHED", diag, counts=False, now=now)
                     self._finish_app(app, "FINISHED", "SUCCEEDED", "", now)
