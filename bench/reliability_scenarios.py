@@ -184,7 +184,7 @@ def s67_nm_fault(work: Path, *, outage_s: float | None) -> dict[str, Any]:
             row["lost_after_s"] = round(time.monotonic() - t0, 2)
             wait(lambda: all(c.state == "COMPLETED" for c in client.containers(app_id) if c.container_id in on_victim),
                  10, "its containers to be reported")
-            row["reported_after_lost_s"] = round(time.monotonic() - t0 - row["lost_after_s"], 2)
+            row["reported_after_lost_s"] = max(0.0, round(time.monotonic() - t0 - row["lost_after_s"], 2))
         if outage_s is not None:
             time.sleep(max(0.0, outage_s - (time.monotonic() - t0)))
             row["lost_during"] = any(n.state == "LOST" for n in client.nodes())
@@ -239,7 +239,10 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
             row["stale_am_exited_after_s"] = round(time.monotonic() - woke, 2)
             log = "".join(p.read_text(errors="replace") for p in (cluster.data_dir).rglob("stderr*")
                           if am_cid in str(p))
-            row["stale_calls_refused"] = "ApplicationAttemptNotFound" in log or "doesn't exist" in log
+            if row["stale_am_stopped_by_its_node"]:  # nothing left to call: the strongest refusal
+                row["stale_calls_refused"] = "n/a: the stale AM was stopped with its container"
+            else:
+                row["stale_calls_refused"] = "ApplicationAttemptNotFound" in log or "doesn't exist" in log
         final = _final(client, app_id)
         row["succeeded"] = final.final_status == "SUCCEEDED"
         row["attempts"] = final.attempts
