@@ -186,15 +186,20 @@ def s67_nm_fault(work: Path, *, outage_s: float | None) -> dict[str, Any]:
                  10, "its containers to be reported")
             row["reported_after_lost_s"] = max(0.0, round(time.monotonic() - t0 - row["lost_after_s"], 2))
         if outage_s is not None:
-            time.sleep(max(0.0, outage_s - (time.monotonic() - t0)))
+            gone_at = None  # when the last old copy stopped, if it did during the outage
+            while time.monotonic() - t0 < outage_s:
+                if gone_at is None and not _alive(on_victim.values()):
+                    gone_at = time.monotonic()
+                time.sleep(0.2)
             row["lost_during"] = any(n.state == "LOST" for n in client.nodes())
             cluster.nms[victim].signal(signal.SIGCONT)
             back = time.monotonic()
             if row["lost_during"]:
                 wait(lambda: not _alive(on_victim.values()), 30, "the lost node's old copies to stop")
-                row["old_copies_gone_after_reconnect_s"] = round(time.monotonic() - back, 2)
+                row["old_copies_gone_after_reconnect_s"] = round(max(0.0, (gone_at or time.monotonic()) - back), 2)
                 # an upper bound: replacements start at the earliest when the node is declared LOST
-                row["old_and_new_copies_together_s"] = round(time.monotonic() - (t0 + row["lost_after_s"]), 2)
+                row["old_and_new_copies_together_s"] = round(
+                    max(0.0, (gone_at or time.monotonic()) - (t0 + row["lost_after_s"])), 2)
             else:
                 row["kept_same_pid"] = sum(1 for c, p in _tasks(seq).items() if on_victim.get(c) == p)
         else:
