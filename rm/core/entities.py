@@ -55,6 +55,7 @@ class Container:
     diagnostics: str = ""
     from_leftover: bool = False
     token: str = ""
+    on_node: bool = False  # its NodeManager has reported it (being launched or running)
 
     @property
     def live(self) -> bool:

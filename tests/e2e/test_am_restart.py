@@ -26,23 +26,23 @@ def test_a_killed_am_hands_its_running_tasks_to_the_next_attempt(make_cluster, t
         return {"name": name, "tasks": tasks, "memory_mb": 128, "vcores": 1, "duration_s": secs,
                 "parents": list(parents), "command": f"echo {{attempt}} >> {marks}/{{stage}}-{{task}}; sleep {secs}"}
 
-    job = {"id": "resumed", "stages": [stage("s0", 2, 1), stage("s1", 2, 12, "s0"), stage("s2", 1, 1, "s1")]}
+    job = {"id": "resumed", "stages": [stage("s0", 2, 1), stage("s1", 2, 25, "s0"), stage("s2", 1, 1, "s1")]}
     cluster = make_cluster(nodes=2)
     with RMClient(cluster.rm_address) as client:
         app_id = submit_job(cluster, write_job(tmp_path, job), tmp_path)
         seq = app_id.removeprefix("application_")
         # s0 has finished, s1's two tasks run
-        wait_until(lambda: len(list(marks.glob("s1-*"))) == 2, 60, "the second stage to start")
-        tasks = wait_until(lambda: len(t := _task_processes(seq)) == 2 and t, 30, "both s1 tasks")
+        wait_until(lambda: len(list(marks.glob("s1-*"))) == 2, 120, "the second stage to start")
+        tasks = wait_until(lambda: len(t := _task_processes(seq)) == 2 and t, 60, "both s1 tasks")
         (am_cid,) = _am_containers(seq)
         killed_at = time.monotonic()
         am_process(am_cid).send_signal(signal.SIGKILL)
         wait_until(lambda: len(client.attempts(app_id)) == 2 and
-                   len([c for c in _am_containers(seq) if c != am_cid]) == 1, 30, "a second attempt's AM")
+                   len([c for c in _am_containers(seq) if c != am_cid]) == 1, 60, "a second attempt's AM")
         new_attempt_s = time.monotonic() - killed_at
         # the running tasks go on in the same processes, now the second attempt's
         assert {c: p for c, p in _task_processes(seq).items() if c in tasks} == tasks
-        final = wait_final(client, app_id, 120)
+        final = wait_final(client, app_id, 180)
         assert (final.state, final.final_status) == ("FINISHED", "SUCCEEDED"), final.diagnostics
         assert final.attempts == 2
     runs = {f.name: f.read_text().split() for f in marks.iterdir()}

@@ -285,3 +285,21 @@ def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_hear
     assert second.number == 2
     assert st.containers[task.container_id].live
     assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]
+
+
+def test_a_container_its_node_is_still_launching_when_the_am_dies_passes_on() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n, keep_containers=True)
+    am = st.apps[app_id].current
+    assert am is not None
+    st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 1)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)]), 2.0)
+    (task,) = st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated
+    st.node_heartbeat(n, 2, [NodeStatus(task.container_id, "NEW")], True, "", 3.5)  # being launched
+    st.node_heartbeat(n, 3, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, 4.0),
+                             NodeStatus(task.container_id, "NEW")], True, "", 4.0)
+    second = st.apps[app_id].current
+    assert second is not None
+    assert second.number == 2
+    assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]

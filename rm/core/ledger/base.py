@@ -335,7 +335,8 @@ class LedgerBase:
         """An attempt ended without unregistering: retry or fail the app. With keep_containers, its running
         containers pass to the next attempt (YARN's keepContainersAcrossApplicationAttempts)."""
         keep = frozenset(cid for cid in app.containers if app.keep_containers and (c := self.containers.get(cid))
-                         and c.attempt_id == att.attempt_id and not c.is_am and c.state == "RUNNING")
+                         and c.attempt_id == att.attempt_id and not c.is_am
+                         and (c.state == "RUNNING" or (c.state == "ACQUIRED" and c.on_node)))
         self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now, keep=keep)
         if app.failed_attempts >= app.max_attempts:
             self._finish_app(

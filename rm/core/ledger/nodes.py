@@ -104,6 +104,7 @@ class NodeCommands(Recovery):
                 if s.state != "COMPLETE":  # unknown here, or given up on (its node was lost): stop it
                     node.to_cleanup.add(cid)
                 continue
+            c.on_node = c.on_node or s.state in ("NEW", "RUNNING")
             if s.state == "RUNNING" and c.state in ("ALLOCATED", "ACQUIRED"):
                 c.state = "RUNNING"
                 c.start_time = s.start_time or now
