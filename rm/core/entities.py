@@ -56,6 +56,7 @@ class Container:
     from_leftover: bool = False
     token: str = ""
     on_node: bool = False  # its NodeManager has reported it (being launched or running)
+    confirm_by: float = 0.0  # passed on unstarted from a failed attempt: its node must report it by then
 
     @property
     def live(self) -> bool:

@@ -303,3 +303,27 @@ def test_a_container_its_node_is_still_launching_when_the_am_dies_passes_on() ->
     assert second is not None
     assert second.number == 2
     assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]
+
+
+def test_a_container_handed_over_but_not_yet_reported_passes_on_and_is_given_up_if_never_started() -> None:
+    st = make_state()
+    n, n2 = add_node(st), add_node(st, "n2")
+    app_id, token, am_cid = _running(st, n, keep_containers=True)
+    am = st.apps[app_id].current
+    assert am is not None
+    st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 2)], [], 0.1, [], [], 2.0)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n2, CAP, 1)] * 2), 2.0)
+    started, never = (c.container_id for c in st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated)
+    # the AM's node reports its end before the tasks' node reports anything
+    st.node_heartbeat(n, 2, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, 4.0)], True, "", 4.0)
+    second = st.apps[app_id].current
+    assert second is not None
+    assert [c.container_id for c in st.inherited_containers(second)] == sorted([started, never])
+    st.node_heartbeat(n2, 1, [NodeStatus(started, "RUNNING", start_time=3.5)], True, "", 5.0)
+    st.check_liveness(20.0)  # its node never reported the other one: given up, and the new attempt hears of it
+    assert st.containers[started].live
+    assert not st.containers[never].live
+    token2 = place_am(st, app_id, n, 21.0)
+    st.am_register(token2, "h", 1, "", 21.0)
+    done = st.am_allocate(token2, 0, [], [], 0.5, [], [], 22.0).completed
+    assert [(s.container_id, s.exit_status) for s in done] == [(never, EXIT_ABORTED)]

@@ -335,8 +335,7 @@ class LedgerBase:
         """An attempt ended without unregistering: retry or fail the app. With keep_containers, its running
         containers pass to the next attempt (YARN's keepContainersAcrossApplicationAttempts)."""
         keep = frozenset(cid for cid in app.containers if app.keep_containers and (c := self.containers.get(cid))
-                         and c.attempt_id == att.attempt_id and not c.is_am
-                         and (c.state == "RUNNING" or (c.state == "ACQUIRED" and c.on_node)))
+                         and c.attempt_id == att.attempt_id and not c.is_am and c.state in ("ACQUIRED", "RUNNING"))
         self._end_attempt(app, att, "FAILED", diag, counts=counts, now=now, keep=keep)
         if app.failed_attempts >= app.max_attempts:
             self._finish_app(
@@ -349,9 +348,12 @@ class LedgerBase:
             app.state = "ACCEPTED"
             new = self._start_attempt(app, now)
             for cid in sorted(keep):
-                self.containers[cid].attempt_id = new.attempt_id
+                c = self.containers[cid]
+                c.attempt_id = new.attempt_id
+                if not c.on_node:  # its AM may have died before starting it: its node must say so soon
+                    c.confirm_by = now + max(3.0, 3 * self.config.heartbeat_interval_s)
                 new.inherited.append(cid)
-                self._mark(self.containers[cid])
+                self._mark(c)
 
 
     def _kill_app(self, app: App, diagnostics: str, now: float) -> None:

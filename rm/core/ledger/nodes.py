@@ -165,7 +165,10 @@ class NodeCommands(Recovery):
                 self._kill_app(app, "Application is killed by ResourceManager as it has exceeded the "
                                "lifetime period.", now)
         for c in list(self.containers.values()):
-            if c.state in ("ALLOCATED", "ACQUIRED") and not c.is_am and \
+            if c.confirm_by and c.state == "ACQUIRED" and not c.on_node and now > c.confirm_by:
+                events.append(f"container {c.container_id} passed on from a failed attempt was never started")
+                self._complete_container(c, EXIT_ABORTED, "Container was not started before its AM failed", now)
+            elif c.state in ("ALLOCATED", "ACQUIRED") and not c.is_am and \
                     now - c.allocate_time > self.config.container_alloc_expiry_s:
                 events.append(f"container {c.container_id} expired unused")
                 self._complete_container(c, EXIT_ABORTED, "Container expired since it was unused", now)
