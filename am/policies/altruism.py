@@ -115,20 +115,7 @@ class CarbyneAsks:
             default = keep_floor(dag, default, latest, runnable, floor)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
         self.last = AltruismOutcome(makespan, default, altruistic, yielded=True)
-        out: list[AskDecision] = []
-        for stage in dag.stages:
-            index = dag.stage_index(stage.name)
-            for kind, count in (("DEFAULT", default.get(stage.name, 0)),
-                                ("ALTRUISTIC", altruistic.get(stage.name, 0))):
-                if count <= 0:
-                    continue
-                ask_type: AskType = "DEFAULT" if kind == "DEFAULT" else "ALTRUISTIC"
-                out.append(AskDecision(
-                    allocation_request_id=request_id(index, ask_type), stage=stage.name,
-                    priority=dag.depth(stage.name), capability=stage.capability, num_containers=count,
-                    ask_type=ask_type, remaining_work_s=remaining,
-                ))
-        return out
+        return stage_decisions(dag, default, altruistic, remaining)
 
     def _committed(self, now: float, forward: float, plans: list[StagePlan], share: Resources) -> float:
         """The completion time to reverse-pack from: the one held to since the job first planned, moved
@@ -250,3 +237,20 @@ def scan(dag: DagState, now: float) -> tuple[list[StagePlan], dict[str, int], fl
 
 
 _: type[AskPolicy] = CarbyneAsks
+
+
+def stage_decisions(dag: DagState, default: dict[str, int], altruistic: dict[str, int],
+                    remaining: float) -> list[AskDecision]:
+    """Per stage, a DEFAULT and an ALTRUISTIC ask for the given numbers of containers (none for zero)."""
+    out: list[AskDecision] = []
+    for stage in dag.stages:
+        index = dag.stage_index(stage.name)
+        for ask_type, count in (("DEFAULT", default.get(stage.name, 0)), ("ALTRUISTIC", altruistic.get(stage.name, 0))):
+            if count > 0:
+                kind: AskType = "DEFAULT" if ask_type == "DEFAULT" else "ALTRUISTIC"
+                out.append(AskDecision(
+                    allocation_request_id=request_id(index, kind), stage=stage.name,
+                    priority=dag.depth(stage.name), capability=stage.capability, num_containers=count,
+                    ask_type=kind, remaining_work_s=remaining,
+                ))
+    return out

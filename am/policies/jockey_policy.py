@@ -32,8 +32,8 @@ from typing import ClassVar
 
 from am.dag_state import DagState
 from am.jobspec import Job
-from am.policies.altruism import CarbyneAsks, forward_completion, keep_floor, scan
-from am.policies.api import AskDecision, AskPolicy, AskType, declared, request_id
+from am.policies.altruism import CarbyneAsks, forward_completion, keep_floor, scan, stage_decisions
+from am.policies.api import AskDecision, AskPolicy, declared
 from am.policies.jockey.controller import ControlConfig, Decision, JockeyController
 from am.policies.jockey.model import Amdahl, CpaTable, RemainingModel, build_table
 from am.policies.jockey.profile import JobProfile, allocation_unit, profile_from_job
@@ -155,24 +155,7 @@ class JockeyAsks:
             default = keep_floor(dag, must_start_now(latest, runnable, self.horizon_s), latest, runnable, guarantee)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
         self.last = JockeyOutcome(decision, guarantee, count_on, behind, default, altruistic)
-        return decisions(dag, default, altruistic, remaining)
-
-
-def decisions(dag: DagState, default: dict[str, int], altruistic: dict[str, int],
-              remaining: float) -> list[AskDecision]:
-    out: list[AskDecision] = []
-    for stage in dag.stages:
-        index = dag.stage_index(stage.name)
-        for kind, count in (("DEFAULT", default.get(stage.name, 0)), ("ALTRUISTIC", altruistic.get(stage.name, 0))):
-            if count <= 0:
-                continue
-            ask_type: AskType = "DEFAULT" if kind == "DEFAULT" else "ALTRUISTIC"
-            out.append(AskDecision(
-                allocation_request_id=request_id(index, ask_type), stage=stage.name,
-                priority=dag.depth(stage.name), capability=stage.capability, num_containers=count,
-                ask_type=ask_type, remaining_work_s=remaining,
-            ))
-    return out
+        return stage_decisions(dag, default, altruistic, remaining)
 
 
 class JockeyStaticAsks(JockeyAsks):
