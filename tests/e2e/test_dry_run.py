@@ -60,9 +60,11 @@ def _plan(cluster: LocalCluster, job: dict[str, Any]) -> dict[str, Any]:
 
 def _submit(cluster: LocalCluster, path: Path, data_dir: Path, name: str) -> str:
     """Submit as ``shepherd submit`` does, in this process (no interpreter start between plan and submit)."""
-    assert _submit_and_wait(cluster.rm_address, path, data_dir, queue=None, env={}, wait=False) == 0
+    code, app_id = _submit_and_wait(cluster.rm_address, path, data_dir, queue=None, env={}, wait=False)
+    assert code == 0
     with RMClient(cluster.rm_address) as client:
-        return str(next(r.application_id for r in client.apps() if r.name == name))
+        assert client.app(app_id).name == name
+    return app_id
 
 
 def _live_jct(cluster: LocalCluster, app_id: str) -> float:
