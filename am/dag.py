@@ -176,6 +176,7 @@ class DagAM:
 
     async def _loop(self) -> bool:
         """Heartbeat until the job is done; True when the RM said AM_SHUTDOWN."""
+        first = True
         while not self.dag.finished:
             response = await self._heartbeat()
             if response.am_command == pb.AM_SHUTDOWN:
@@ -185,6 +186,10 @@ class DagAM:
             self._saved.set()  # the RM holds the checkpoint this heartbeat carried: the launches it covers may go
             self._saved = asyncio.Event()
             hurry = self._on_completed(response.completed_container_statuses)
+            if first:  # what ended before this attempt has been told by now: held tasks not heard of run again
+                first = False
+                if self.dag.settle(self.clock()):
+                    hurry = True
             hurry |= self._on_allocated(response.allocated_containers)
             if self.dag.finished or hurry:
                 continue

@@ -81,6 +81,7 @@ class DagState:
             st.unfinished = dict.fromkeys(range(spec.tasks))
             self._stages[spec.name] = st
         self._by_container: dict[str, TaskState] = {}
+        self._provisional: set[str] = set()  # resumed tasks whose container's fate the RM has yet to tell
         self._failed: TaskState | None = None
         for st in self._stages.values():
             if not st.spec.parents:
@@ -222,6 +223,7 @@ class DagState:
         """The container ended with ``exit_status``; move its task on. ``measured_s`` is the run
         time when the NodeManager reported one; otherwise it is ``now`` minus the start."""
         task = self._by_container.pop(container_id, None)
+        self._provisional.discard(container_id)
         if task is None:
             return Completion(outcome="unknown", exit_status=exit_status)
         started = task.started_at if task.started_at is not None else now
@@ -277,8 +279,10 @@ class DagState:
 
     def resume(self, checkpoint: Mapping[str, Any], inherited: Collection[str], now: float) -> tuple[int, int]:
         """Go on from an earlier attempt's ``checkpoint``: its succeeded tasks stay succeeded, and the tasks of
-        the ``inherited`` containers (passed on by the RM) go on running in them. Entries that do not fit this
-        job are ignored. Returns (tasks carried over as succeeded, containers adopted)."""
+        the ``inherited`` containers (passed on by the RM) go on running in them. A task whose container was
+        not passed on may have ended while no AM could hear it: it is held until :meth:`settle`, after the RM
+        has handed over those completions. Entries that do not fit this job are ignored. Returns (tasks carried
+        over as succeeded, containers adopted)."""
         carried = adopted = 0
         done = checkpoint.get("done", {})
         for name, tasks in done.items() if isinstance(done, dict) else ():
@@ -300,7 +304,7 @@ class DagState:
                         task.status = "RUNNABLE"
         running = checkpoint.get("running", {})
         for cid, entry in running.items() if isinstance(running, dict) else ():
-            if cid not in inherited or cid in self._by_container or not isinstance(entry, list) or len(entry) != 3:
+            if cid in self._by_container or not isinstance(entry, list) or len(entry) != 3:
                 continue
             st = self._stages.get(str(entry[0]))
             task = _task_at(st, entry[1]) if st is not None else None
@@ -309,8 +313,20 @@ class DagState:
             task.status, task.container_id, task.started_at = "RUNNING", cid, now
             task.launches = max(task.launches + 1, int(entry[2]) if isinstance(entry[2], int) else 0)
             self._by_container[cid] = task
-            adopted += 1
+            if cid in inherited:
+                adopted += 1
+            else:
+                self._provisional.add(cid)
         return carried, adopted
+
+    def settle(self, now: float) -> int:
+        """The RM has handed over what ended before this attempt: a held task whose container it did not
+        report is gone with its container, and runs again. Returns how many were given up."""
+        lost = [cid for cid in self._provisional if cid in self._by_container]
+        for cid in lost:
+            self.complete(cid, EXIT_ABORTED, now, "its container ended with the attempt that started it")
+        self._provisional.clear()
+        return len(lost)
 
 
 def _task_at(st: _StageState, key: object) -> TaskState | None:

@@ -25,10 +25,24 @@ def test_a_checkpoint_round_trip_carries_finished_and_running_tasks_over() -> No
     assert second.measured_durations("a") == [3.0, 4.0]
     assert second.task_for_container("kept") == second.task("b", 0)
     assert second.task("b", 0).status == "RUNNING"
-    assert second.task("c", 1).status == "RUNNABLE"  # its container was not passed on: it runs again
+    assert second.task("c", 1).status == "RUNNING"  # held until the RM says how its container ended
+    assert second.settle(21.0) == 1  # it did not: gone with the old attempt, so it runs again
+    assert second.task("c", 1).status == "RUNNABLE"
     assert runnable_stages(second) == ["b", "c"]
     assert second.complete("kept", 0, 25.0).outcome == "succeeded"
     assert second.progress() == 3 / 8
+
+
+def test_a_task_that_ended_while_no_am_could_hear_it_is_not_run_again() -> None:
+    first = diamond()
+    run(first, "a", 0)
+    run(first, "a", 1)
+    first.start("b", 0, "ended-meanwhile", 5.0)
+    second = diamond()
+    second.resume(json.loads(json.dumps(first.checkpoint())), inherited=set(), now=20.0)
+    assert second.complete("ended-meanwhile", 0, 21.0, measured_s=4.0).outcome == "succeeded"  # handed over
+    assert second.settle(21.0) == 0
+    assert second.task("b", 0).status == "SUCCEEDED"
 
 
 def test_a_checkpoint_that_does_not_fit_the_job_changes_nothing() -> None:

@@ -327,3 +327,21 @@ def test_a_container_handed_over_but_not_yet_reported_passes_on_and_is_given_up_
     st.am_register(token2, "h", 1, "", 21.0)
     done = st.am_allocate(token2, 0, [], [], 0.5, [], [], 22.0).completed
     assert [(s.container_id, s.exit_status) for s in done] == [(never, EXIT_ABORTED)]
+
+
+def test_completions_the_failed_attempts_am_never_heard_of_go_to_the_next_attempt() -> None:
+    st = make_state(am_expiry_s=5.0)
+    n = add_node(st)
+    app_id, token, am_cid = _running(st, n, keep_containers=True)
+    (a,) = _tasks(st, app_id, token, n, 1)
+    # the AM hangs; its task ends meanwhile; the AM expires
+    st.node_heartbeat(n, 3, [NodeStatus(am_cid, "RUNNING", start_time=1.0),
+                             NodeStatus(a, "COMPLETE", 0, "", 4.0, 5.0)], True, "", 5.0)
+    st.check_liveness(10.0)
+    second = st.apps[app_id].current
+    assert second is not None
+    assert second.number == 2
+    token2 = place_am(st, app_id, n, 11.0)
+    st.am_register(token2, "h", 1, "", 12.0)
+    assert [(s.container_id, s.exit_status) for s in st.am_allocate(token2, 0, [], [], 0.5, [], [], 12.0).completed] \
+        == [(a, 0)]

@@ -354,6 +354,8 @@ class LedgerBase:
                     c.confirm_by = now + max(3.0, 3 * self.config.heartbeat_interval_s)
                 new.inherited.append(cid)
                 self._mark(c)
+            if app.keep_containers:  # what ended while the failed AM could not hear it, the next one hears
+                new.completed.extend(att.completed)
 
 
     def _kill_app(self, app: App, diagnostics: str, now: float) -> None:
