@@ -32,15 +32,20 @@ def _running(st: Ledger, node: NodeId, **submission: object) -> tuple[AppId, str
     return app_id, token, am.am_container_id
 
 
-def _tasks(st: Ledger, app_id: AppId, token: str, node: NodeId, n: int) -> list[ContainerId]:
-    """``n`` task containers handed to the AM and started on ``node``."""
+def _handed(st: Ledger, app_id: AppId, token: str, node: NodeId, n: int, now: float = 2.0) -> list[ContainerId]:
+    """``n`` task containers placed on ``node`` and handed to the AM, not yet started."""
     att = st.apps[app_id].current
     assert att is not None
-    st.am_allocate(token, att.response_id, [Ask(1, 1, CAP, n)], [], 0.1, [], [], 2.0)
-    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, node, CAP, 1)] * n), 2.0)
-    got = st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 3.0)
-    cids = [c.container_id for c in got.allocated]
-    assert len(cids) == n
+    st.am_allocate(token, att.response_id, [Ask(1, 1, CAP, n)], [], 0.1, [], [], now)
+    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, node, CAP, 1)] * n), now)
+    got = st.am_allocate(token, att.response_id, [], [], 0.1, [], [], now + 1.0)
+    assert len(got.allocated) == n
+    return [c.container_id for c in got.allocated]
+
+
+def _tasks(st: Ledger, app_id: AppId, token: str, node: NodeId, n: int) -> list[ContainerId]:
+    """``n`` task containers handed to the AM and started on ``node``."""
+    cids = _handed(st, app_id, token, node, n)
     st.node_heartbeat(node, 2, [NodeStatus(c, "RUNNING", start_time=4.0) for c in cids], True, "", 4.0)
     return cids
 
@@ -272,37 +277,29 @@ def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_hear
     st = make_state()
     n = add_node(st)
     app_id, token, am_cid = _running(st, n, keep_containers=True)
-    am = st.apps[app_id].current
-    assert am is not None
-    st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 1)], [], 0.1, [], [], 2.0)
-    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)]), 2.0)
-    (task,) = st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated  # handed over, not started
+    (task_id,) = _handed(st, app_id, token, n, 1)  # handed over, not started
     # the AM's end is listed first, its last launch second
     st.node_heartbeat(n, 2, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, 4.0),
-                             NodeStatus(task.container_id, "RUNNING", start_time=3.5)], True, "", 4.0)
+                             NodeStatus(task_id, "RUNNING", start_time=3.5)], True, "", 4.0)
     second = st.apps[app_id].current
     assert second is not None
     assert second.number == 2
-    assert st.containers[task.container_id].live
-    assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]
+    assert st.containers[task_id].live
+    assert [c.container_id for c in st.inherited_containers(second)] == [task_id]
 
 
 def test_a_container_its_node_is_still_launching_when_the_am_dies_passes_on() -> None:
     st = make_state()
     n = add_node(st)
     app_id, token, am_cid = _running(st, n, keep_containers=True)
-    am = st.apps[app_id].current
-    assert am is not None
-    st.am_allocate(token, am.response_id, [Ask(1, 1, CAP, 1)], [], 0.1, [], [], 2.0)
-    st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 1)]), 2.0)
-    (task,) = st.am_allocate(token, am.response_id, [], [], 0.1, [], [], 3.0).allocated
-    st.node_heartbeat(n, 2, [NodeStatus(task.container_id, "NEW")], True, "", 3.5)  # being launched
+    (task_id,) = _handed(st, app_id, token, n, 1)
+    st.node_heartbeat(n, 2, [NodeStatus(task_id, "NEW")], True, "", 3.5)  # being launched
     st.node_heartbeat(n, 3, [NodeStatus(am_cid, "COMPLETE", 137, "killed", 1.0, 4.0),
-                             NodeStatus(task.container_id, "NEW")], True, "", 4.0)
+                             NodeStatus(task_id, "NEW")], True, "", 4.0)
     second = st.apps[app_id].current
     assert second is not None
     assert second.number == 2
-    assert [c.container_id for c in st.inherited_containers(second)] == [task.container_id]
+    assert [c.container_id for c in st.inherited_containers(second)] == [task_id]
 
 
 def test_a_container_handed_over_but_not_yet_reported_passes_on_and_is_given_up_if_never_started() -> None:
