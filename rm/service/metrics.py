@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 VERSION = "0.1.0"
+LAG_PROBE_S = 0.25  # how often the event loop's lag is sampled
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 # queue waits run from sub-second to hours (Kueue widened its admission-wait buckets to ~11 h)
 WAIT_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 86400)
@@ -255,11 +256,19 @@ class RMMetrics:
                                   registry=self.registry)
         self.leftover = Counter("shepherd_leftover_containers",
                                 "Containers placed from capacity other jobs yielded", registry=self.registry)
+        self.loop_lag_seconds = Histogram(
+            "shepherd_event_loop_lag_seconds",
+            f"How late the RM's event loop ran a timer due every {LAG_PROBE_S:g} s (time it was busy elsewhere)",
+            registry=self.registry, buckets=LATENCY_BUCKETS,
+        )
 
     def observe_cycle(self, seconds: float, plan: Plan) -> None:
         self.cycle_seconds.observe(seconds)
         self.placements.inc(plan.counters.get("placed", 0))
         self.leftover.inc(plan.counters.get("placed_from_leftover", 0))
+
+    def observe_loop_lag(self, seconds: float) -> None:
+        self.loop_lag_seconds.observe(max(0.0, seconds))
 
     def observe_heartbeat(self, seconds: float) -> None:
         self.heartbeat_seconds.observe(seconds)

@@ -204,6 +204,7 @@ class ResourceManager:
                                                    "ipc": self.ipc.client_address or ""})
         self._tasks.append(asyncio.create_task(self._scheduler_loop(), name="scheduler"))
         self._tasks.append(asyncio.create_task(self._liveness_loop(), name="liveness"))
+        self._tasks.append(asyncio.create_task(self._lag_probe(), name="loop-lag"))
         log.info("ResourceManager started: gRPC %s, REST %s, store %s, cluster %d",
                  self.grpc_address, self.rest_url, _safe_url(self.store_url),
                  self.state.meta.cluster_timestamp)
@@ -455,6 +456,17 @@ class ResourceManager:
                 await Operations(self).am_launch_failed(launch.container_id, error)
         else:
             log.info("launched AM container %s for %s on %s", launch.container_id, launch.app_id, node.node_id)
+
+    async def _lag_probe(self) -> None:
+        """Sample how late the event loop runs a timer: the time it spent on other work (a long cycle, a
+        blocking call) that every request and heartbeat waited behind."""
+        from rm.service.metrics import LAG_PROBE_S
+
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + LAG_PROBE_S
+            await asyncio.sleep(LAG_PROBE_S)
+            self.metrics.observe_loop_lag(loop.time() - due)
 
     async def _liveness_loop(self) -> None:
         while True:

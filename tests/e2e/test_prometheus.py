@@ -116,6 +116,9 @@ def test_prometheus_scrapes_the_rm_and_a_nodemanager(prometheus: tuple[str, Loca
     wait_until(lambda: scalar(base, 'shepherd_queue_apps_running{job="rm",queue="root"}') == 1, 30,
                "the app to count as running")
     assert (scalar(base, 'sum(shepherd_scheduling_cycle_seconds_count{job="rm"})') or 0) > 0
+    # the loop-lag probe samples four times a second; an idle RM is never a second late
+    assert (scalar(base, 'shepherd_event_loop_lag_seconds_count{job="rm"}') or 0) > 0
+    assert scalar(base, 'histogram_quantile(0.99, shepherd_event_loop_lag_seconds_bucket{job="rm"})') < 1.0
     waits = query(base, 'shepherd_queue_wait_seconds_count{job="rm",queue="root.default"}')
     assert waits
     assert float(waits[0]["value"][1]) >= 1

@@ -299,7 +299,7 @@ def test_prometheus_metrics_carry_every_queue(rm: FakeRM, client: TestClient) ->
                  "shepherd_queue_pending_memory_bytes", "shepherd_queue_available_vcores",
                  "shepherd_queue_reserved_memory_bytes", "shepherd_queue_pending_containers", "shepherd_nodes",
                  "shepherd_scheduling_cycle_seconds", "shepherd_node_heartbeat_seconds",
-                 "shepherd_queue_wait_seconds"):
+                 "shepherd_queue_wait_seconds", "shepherd_event_loop_lag_seconds"):
         assert name in families, name
     active = {s.labels["state"]: s.value for s in families["shepherd_nodes"].samples}
     assert active["running"] == 2
