@@ -141,7 +141,7 @@ class ApplicationClient:
         trusted = self.principal(ctx)
         if trusted is None and (not self.rm.cfg.client_secret or self.facade.settings.allow_simple_writes):
             trusted = ctx.user
-        return reports.app_report(self.rm.state, app, scheduler_address=self.facade.scheduler_address,
+        return reports.app_report(self.rm.state, app, scheduler_address=self.facade.amrm_service,
                                   web_url=self.facade.web_url, caller=trusted or "")
 
     async def get_new_application(self, ctx: CallContext, req: yp.GetNewApplicationRequest
@@ -239,5 +239,5 @@ class ApplicationClient:
             path = self.ops.queue_path(req.queue_name)
             return yp.GetQueueInfoResponse(queue_info=reports.queue_info(
                 st, path, children=req.include_child_queues, recursive=req.recursive,
-                apps=req.include_applications, scheduler_address=self.facade.scheduler_address,
+                apps=req.include_applications, scheduler_address=self.facade.amrm_service,
                 web_url=self.facade.web_url))

@@ -8,6 +8,12 @@ listeners bind the RM's own host, so an RM on loopback stays on loopback whateve
 
 The file is the RM's ``yarn_site`` setting, else ``$YARN_CONF_DIR/yarn-site.xml``, else
 ``$HADOOP_CONF_DIR/yarn-site.xml``.
+
+For an active/standby pair the file names every RM as Hadoop clients see them
+(``yarn.resourcemanager.ha.rm-ids`` with ``yarn.resourcemanager.address.<id>`` and
+``yarn.resourcemanager.scheduler.address.<id>``, or ``yarn.resourcemanager.hostname.<id>`` with the default
+ports). Tokens are then issued for every RM's address at once, as YARN's clients look for them: a client
+failing over to the other RM presents the same RM delegation token, and an AM the same AMRM token.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ CLIENT_ADDRESS = "yarn.resourcemanager.address"
 SCHEDULER_ADDRESS = "yarn.resourcemanager.scheduler.address"
 ALLOW_SIMPLE_WRITES = "yarn.resourcemanager.ipc.allow-simple-writes"
 ADMIN_ACL = "yarn.admin.acl"
+HA_ENABLED = "yarn.resourcemanager.ha.enabled"
+HA_RM_IDS = "yarn.resourcemanager.ha.rm-ids"
 _VAR = re.compile(r"\$\{([^}]+)\}")
 
 
@@ -36,6 +44,8 @@ class IpcSettings:
     scheduler_port: int  # < 0: no ApplicationMasterProtocol listener
     allow_simple_writes: bool  # submit/kill over SIMPLE authentication, without an RM delegation token
     admins: frozenset[str] = frozenset()  # yarn.admin.acl's users ("*": everyone); default: the RM's own user
+    ha_client_addresses: tuple[str, ...] = ()  # every RM's client address (HA), as the clients are told them
+    ha_scheduler_addresses: tuple[str, ...] = ()  # every RM's scheduler address (HA)
 
     def is_admin(self, user: str) -> bool:
         return "*" in self.admins or user in self.admins
@@ -100,7 +110,29 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
                                                                      DEFAULT_SCHEDULER_PORT),
         allow_simple_writes=allow,
         admins=admin_acl(site.get(ADMIN_ACL)),
+        ha_client_addresses=ha_addresses(site, CLIENT_ADDRESS, DEFAULT_CLIENT_PORT),
+        ha_scheduler_addresses=ha_addresses(site, SCHEDULER_ADDRESS, DEFAULT_SCHEDULER_PORT),
     )
+
+
+def ha_addresses(site: dict[str, str], key: str, default_port: int) -> tuple[str, ...]:
+    """Each RM's ``key`` address of an HA configuration, in ``rm-ids`` order (empty when HA is off)."""
+    if site.get(HA_ENABLED, "").lower() != "true":
+        return ()
+    out = []
+    for rm_id in (i.strip() for i in site.get(HA_RM_IDS, "").split(",")):
+        if not rm_id:
+            continue
+        address = site.get(f"{key}.{rm_id}")
+        if not address:
+            host = site.get(f"yarn.resourcemanager.hostname.{rm_id}")
+            if not host:
+                raise ValueError(f"yarn-site.xml: RM {rm_id!r} of {HA_RM_IDS} has neither {key}.{rm_id} nor "
+                                 f"yarn.resourcemanager.hostname.{rm_id}")
+            address = f"{host}:{default_port}"
+        _port(address, default_port)  # refuse a malformed one here
+        out.append(address)
+    return tuple(out)
 
 
 def admin_acl(value: str | None) -> frozenset[str]:

@@ -65,6 +65,26 @@ class IpcFacade:
     def web_url(self) -> str:
         return str(getattr(self.rm, "rest_url", f"http://{self.host}:{self.rm.rest_port}"))
 
+    @property
+    def amrm_service(self) -> str:
+        """The service of the AMRM tokens this RM hands out."""
+        address = self.scheduler_address or self.client_address
+        return self.token_service(address) if address else ""
+
+    def token_service(self, address: str) -> str:
+        """The service a token for this listener names: its address as Hadoop resolves it, or, for an HA pair,
+        every RM's address of that kind joined by commas (Hadoop's selectors match a token whose service
+        contains the address they are connecting to)."""
+        pair = (self.settings.ha_scheduler_addresses if address and address == self.scheduler_address
+                else self.settings.ha_client_addresses)
+        own = _ip_service(address)
+        services = [_ip_service(a) for a in pair]
+        if not services:
+            return own
+        if own not in services:
+            services.append(own)
+        return ",".join(services)
+
     # ------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
@@ -111,7 +131,7 @@ class IpcFacade:
         if not secret or not self.client_address:
             raise ValueError("RM delegation tokens need a client secret and a Hadoop IPC client listener")
         self._sequence += 1
-        return tokens.issue_rm_delegation(secret, owner, _ip_service(self.client_address),
+        return tokens.issue_rm_delegation(secret, owner, self.token_service(self.client_address),
                                           now_ms=int(self.rm.now() * 1000), sequence=self._sequence,
                                           renewer=renewer)
 
@@ -173,8 +193,8 @@ class IpcFacade:
         del clc.environment[:]
         clc.environment.extend(yr.StringStringMap(key=k, value=v) for k, v in env.items())
         creds = credentials.decode(clc.tokens)
-        service = self.scheduler_address or self.client_address
-        creds.add(service, reports.amrm_token_for(st, launch.attempt_id, _ip_service(service)))
+        creds.add(self.scheduler_address or self.client_address,
+                  reports.amrm_token_for(st, launch.attempt_id, self.amrm_service))
         clc.tokens = credentials.encode(creds)
         hadoop_node = reports.hadoop_node_id(node)
         nm_token = tokens.nm_token(st.container_key, launch.attempt_id, hadoop_node, app.user)
