@@ -1,11 +1,19 @@
-"""The stock YARN CLI follows an active/standby pair of RMs over Hadoop IPC, configured as for YARN itself
-(``yarn.resourcemanager.ha.rm-ids`` with an address per RM): the RM delegation token the first RM issued names
-both RMs, so after the active one dies the client fails over to the new active RM and is still trusted there,
-for reads and for a kill."""
+"""Stock Hadoop clients across RM restarts and failovers.
+
+* The stock YARN CLI follows an active/standby pair of RMs over Hadoop IPC, configured as for YARN itself
+  (``yarn.resourcemanager.ha.rm-ids`` with an address per RM): the RM delegation token the first RM issued
+  names both RMs, so after the active one dies the client fails over to the new active RM and is still trusted
+  there, for reads and for a kill.
+* A Spark job in cluster mode rides through a SIGKILL and restart of the RM: its AM (Hadoop's AMRMClient) is told
+  to re-register, does so with the same AMRM token, and the job succeeds in its first attempt with its executors
+  kept."""
 
 from __future__ import annotations
 
+import os
+import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,10 +22,22 @@ import httpx
 import pytest
 
 from common.hadoop import credentials
+from rm.client import RMClient
 from rm.local import Daemon
 from tests.e2e.conftest import fresh_pg_database, wait_until
 from tests.e2e.test_rm_ha import LEASE_S, STANDING_BY, _free_port
-from tests.e2e.test_yarn_clients import JAVA, PYSPARK, TOKEN_FILES, app_of, run_yarn
+from tests.e2e.test_yarn_clients import (
+    JAVA,
+    PYSPARK,
+    SPARK_TIMEOUT_S,
+    TOKEN_FILES,
+    _running_with_executors,
+    app_of,
+    hadoop_conf,
+    run_yarn,
+    spark_args,
+    spark_env,
+)
 
 pytestmark = [
     pytest.mark.slow, pytest.mark.postgres,
@@ -105,3 +125,42 @@ def test_the_yarn_cli_fails_over_to_the_new_active_rm(make_cluster, tmp_path: Pa
             b.stop()
         TOKEN_FILES.pop(conf_dir, None)
         drop()
+
+
+def test_spark_rides_through_an_rm_restart(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cluster = make_cluster(nodes=2)
+    # Hadoop's clients wait 30 s between reconnections by default; the AM reads this file too (Spark ships it)
+    conf = hadoop_conf(cluster, tmp_path / "conf", {"yarn.resourcemanager.connect.retry-interval.ms": "500",
+                                                    "yarn.resourcemanager.connect.max-wait.ms": "120000"})
+    err_path = tmp_path / "spark.err"
+    with err_path.open("w") as err:
+        spark = subprocess.Popen(spark_args(tmp_path, "cluster", slices=300), stdout=subprocess.DEVNULL,
+                                 stderr=err, env=spark_env(conf), cwd=tmp_path, start_new_session=True)
+    try:
+        app_id = wait_until(lambda: (m := re.search(r"application_\d+_\d+", err_path.read_text())) and m.group(0),
+                            120, "spark-submit to submit")
+        with RMClient(cluster.rm_address) as rm:
+            wait_until(lambda: _running_with_executors(rm, app_id), 120, "the Spark app to run with executors")
+            # the AM and both executors started on their NodeManagers
+            before = wait_until(lambda: len(r := {c.container_id for c in rm.containers(app_id)
+                                                   if c.state == "RUNNING"}) >= 3 and r, 120,
+                                "the executors to run")
+        assert cluster.rm is not None
+        cluster.rm.signal(signal.SIGKILL)
+        cluster.rm.stop()
+        cluster.start_rm()
+        with RMClient(cluster.rm_address) as rm:
+            wait_until(lambda: len(rm.nodes(["RUNNING"])) == 2, 60, "both NodeManagers to re-register")
+            kept = {c.container_id for c in rm.containers(app_id) if c.state == "RUNNING"}
+            assert spark.wait(SPARK_TIMEOUT_S) == 0, err_path.read_text()[-4000:]
+            report = rm.app(app_id)
+            assert (report.state, report.final_status) == ("FINISHED", "SUCCEEDED"), report.diagnostics
+            assert report.attempts == 1
+        assert before <= kept, (before, kept)  # the AM and executors running at the kill were kept
+        (driver,) = [p for p in cluster.data_dir.glob(f"nm*/logs/{app_id}/*/stderr") if "SparkContext" in p.read_text()]
+        log = driver.read_text()
+        assert "out of sync with ResourceManager, hence resyncing" in log  # Hadoop's AMRMClient re-registered
+        assert "Lost executor" not in log
+    finally:
+        if spark.poll() is None:
+            os.killpg(spark.pid, signal.SIGKILL)

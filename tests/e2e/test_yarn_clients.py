@@ -49,7 +49,7 @@ def java_home() -> str:
 TOKEN_FILES: dict[Path, Path] = {}  # HADOOP_CONF_DIR -> the RM delegation token file of its cluster
 
 
-def hadoop_conf(cluster: LocalCluster, where: Path) -> Path:
+def hadoop_conf(cluster: LocalCluster, where: Path, extra: dict[str, str] | None = None) -> Path:
     """A HADOOP_CONF_DIR pointing stock clients at the cluster's Hadoop IPC listeners (and, for the client
     environment, the token file the RM wrote: what `shepherd up` tells its user to export)."""
     where.mkdir(parents=True, exist_ok=True)
@@ -59,7 +59,7 @@ def hadoop_conf(cluster: LocalCluster, where: Path) -> Path:
         "<configuration><property><name>fs.defaultFS</name><value>file:///</value></property></configuration>")
     props = {"yarn.resourcemanager.hostname": "127.0.0.1",
              "yarn.resourcemanager.address": cluster.ipc_client_address,
-             "yarn.resourcemanager.scheduler.address": cluster.ipc_scheduler_address}
+             "yarn.resourcemanager.scheduler.address": cluster.ipc_scheduler_address, **(extra or {})}
     (where / "yarn-site.xml").write_text("<configuration>" + "".join(
         f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items()) + "</configuration>")
     return where
