@@ -181,7 +181,7 @@ TARGETS = {
     "S7-25s": "LOST at the expiry ± 2 s; no task of the lost node still running 2 heartbeats after it reconnects; "
               "the window in which an old and a replacement copy ran together is reported",
     "S8": "a new attempt ≤ 3 s; with keep-containers 100% of running containers handed over",
-    "S9": "a new attempt at the AM expiry; 100% of the stale attempt's calls refused",
+    "S9": "a new attempt ≤ 3 s after the AM expiry; 100% of the stale attempt's calls refused",
 }
 
 

@@ -8,12 +8,16 @@ attempt number to a file of its own, so a task that ran twice shows.
 * S6  a NodeManager killed for good: LOST at the expiry, its containers reported, its orphans;
 * S7  a NodeManager partitioned (SIGSTOP) for 5 s and for 25 s with a 10 s expiry;
 * S8  the DAG AM SIGKILLed while its second stage runs;
-* S9  the DAG AM SIGSTOPped past the AM expiry and resumed.
+* S9  the DAG AM SIGSTOPped past the AM expiry and resumed; once the next attempt runs, the stale attempt's
+  AMRM token is used for an allocate and an unregister call, each of which must be refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import datetime
+import json
 import re
 import signal
 import socket
@@ -27,6 +31,8 @@ import psutil
 import yaml
 from bench_reliability import fresh_pg, processes, wait
 
+from am.client import AMClientError, AMRMClient
+from proto import shepherd_pb2 as pb
 from rm.client import RMClient
 from rm.local import Daemon, LocalCluster
 
@@ -226,15 +232,22 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
         wait(lambda: len(list(marks.glob("s1-*"))) == 2, 60, "the second stage")
         before = wait(lambda: len(t := _tasks(seq)) == 2 and t, 30, "both s1 tasks")
         am_cid, am_pid = _am(seq)
+        stale_token = psutil.Process(am_pid).environ()["SHEPHERD_AMRM_TOKEN"]
         t0 = time.monotonic()
         psutil.Process(am_pid).send_signal(signal.SIGSTOP if hang else signal.SIGKILL)
         wait(lambda: len(client.attempts(app_id)) == 2 and _am(seq)[0] not in ("", am_cid), am_expiry + 30,
              "the next attempt's AM")
+        new_am_at = time.time()
         row: dict[str, Any] = {"scenario": "S9" if hang else "S8", "new_attempt_s": round(time.monotonic() - t0, 2),
                                "running_before": len(before),
                                "handed_over_same_pid": sum(1 for c, p in _tasks(seq).items() if before.get(c) == p)}
         if hang:
             row["am_expiry_s"] = am_expiry
+            expired_at = _logged_at(cluster.data_dir / "logs" / "rm.log", "expired: no AM heartbeat")
+            if expired_at is not None:  # from the RM declaring the attempt dead to the next AM process running
+                row["new_am_after_expiry_s"] = round(new_am_at - expired_at, 2)
+            row["stale_token_calls_refused"] = asyncio.run(_stale_calls(cluster.rm_address, stale_token))
+            row["app_running_after_stale_finish"] = client.app(app_id).state == "RUNNING"
             row["stale_am_stopped_by_its_node"] = not _alive([am_pid])  # the RM ended its container
             with contextlib.suppress(psutil.NoSuchProcess):
                 psutil.Process(am_pid).send_signal(signal.SIGCONT)
@@ -253,6 +266,34 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
         row["attempts"] = final.attempts
         row["tasks_run_twice"] = _twice(marks)
         return row
+
+
+def _logged_at(log: Path, text: str) -> float | None:
+    """The time of the first line of the RM's JSON log containing ``text``."""
+    for line in log.read_text(errors="replace").splitlines():
+        if text in line:
+            with contextlib.suppress(ValueError, KeyError):
+                stamp = json.loads(line)["time"].replace("Z", "+00:00")
+                return datetime.datetime.fromisoformat(stamp).timestamp()
+    return None
+
+
+async def _stale_calls(rm_address: str, token: str) -> str:
+    """An allocate and an unregister with a superseded attempt's AMRM token: how many of the 2 were refused, and
+    with what."""
+    amrm = AMRMClient(rm_address, token, retry_s=0.0)
+    refused = []
+    try:
+        for operation, request in (("Allocate", pb.AllocateRequest()),
+                                   ("FinishApplicationMaster", pb.FinishApplicationMasterRequest(
+                                       final_status=pb.SUCCEEDED))):
+            try:
+                await amrm._call(operation, request)  # a raw call, as a stale AM sends it
+            except AMClientError as exc:
+                refused.append(exc.message.split(":", 1)[0][:60])
+    finally:
+        await amrm.close()
+    return f"{len(refused)} of 2 ({'; '.join(refused)})"
 
 
 # ---------------------------------------------------------------------------------------------- S4
@@ -306,7 +347,11 @@ def s4_failover(work: Path, lease_s: float = 4.0) -> dict[str, Any]:
         woke = time.monotonic()
         assert b.proc is not None
         row["paused_active_exit_status"] = b.proc.wait(30)
+        exited_at = time.time()
         row["stepped_down_after_s"] = round(time.monotonic() - woke, 2)
+        refused_at = _logged_at(work / "rm-b.log", "no longer holds the state store")
+        if refused_at is not None:  # the target: stepped down within 2 s of its first refused write
+            row["stepped_down_after_refused_write_s"] = round(exited_at - refused_at, 2)
         row["paused_active_wrote"] = "no longer holds the state store" not in (work / "rm-b.log").read_text()
         with RMClient(pair) as client:
             final = _final(client, app_id)
