@@ -78,3 +78,44 @@ def test_admin_acl_users(tmp_path: Path) -> None:
     s = settings(Cfg(yarn_site=path), env={})
     assert s.is_admin("carol")
     assert not s.is_admin("mallory")
+
+
+def test_an_ha_pair_lists_every_rms_addresses_in_rm_ids_order(tmp_path: Path) -> None:
+    path = site(tmp_path, **{"yarn.resourcemanager.ha.enabled": "true",
+                             "yarn.resourcemanager.ha.rm-ids": "rm1, rm2",
+                             "yarn.resourcemanager.address.rm1": "10.0.0.1:8032",
+                             "yarn.resourcemanager.scheduler.address.rm1": "10.0.0.1:8030",
+                             "yarn.resourcemanager.hostname.rm2": "10.0.0.2"})
+    s = settings(Cfg(yarn_site=path), env={})
+    assert s.ha_client_addresses == ("10.0.0.1:8032", "10.0.0.2:8032")  # rm2 from its hostname, YARN's port
+    assert s.ha_scheduler_addresses == ("10.0.0.1:8030", "10.0.0.2:8030")
+
+
+def test_ha_off_or_an_rm_without_an_address(tmp_path: Path) -> None:
+    off = site(tmp_path, **{"yarn.resourcemanager.ha.rm-ids": "rm1,rm2",
+                            "yarn.resourcemanager.address.rm1": "10.0.0.1:8032"})
+    assert settings(Cfg(yarn_site=off), env={}).ha_client_addresses == ()
+    broken = site(tmp_path, **{"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "rm1,rm2",
+                               "yarn.resourcemanager.address.rm1": "10.0.0.1:8032"})
+    with pytest.raises(ValueError, match="rm2"):
+        settings(Cfg(yarn_site=broken), env={})
+
+
+def test_tokens_of_an_ha_pair_name_every_rm(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from rm.service.ipc.facade import IpcFacade
+
+    facade = IpcFacade.__new__(IpcFacade)
+    facade.settings = settings(Cfg(), env={})
+    facade.rm = SimpleNamespace(advertised_host="127.0.0.1")  # type: ignore[assignment]
+    facade.client_port, facade.scheduler_port = 18032, 18030
+    assert facade.token_service(facade.client_address) == "127.0.0.1:18032"  # alone: its own address
+    path = site(tmp_path, **{"yarn.resourcemanager.ha.enabled": "true", "yarn.resourcemanager.ha.rm-ids": "a,b",
+                             "yarn.resourcemanager.address.a": "127.0.0.1:18032",
+                             "yarn.resourcemanager.scheduler.address.a": "127.0.0.1:18030",
+                             "yarn.resourcemanager.address.b": "127.0.0.1:28032",
+                             "yarn.resourcemanager.scheduler.address.b": "127.0.0.1:28030"})
+    facade.settings = settings(Cfg(yarn_site=path), env={})
+    assert facade.token_service(facade.client_address) == "127.0.0.1:18032,127.0.0.1:28032"
+    assert facade.amrm_service == "127.0.0.1:18030,127.0.0.1:28030"
