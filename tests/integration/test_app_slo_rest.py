@@ -1,0 +1,146 @@
+"""A deadline changed at run time and an app's SLO, over REST, on one in-process ResourceManager with the mrm
+scheduler (nothing is placed: the only NodeManager is unhealthy, so apps keep the claims they bought).
+
+A later deadline is admitted and re-lays the claim; one before the earliest feasible finish is a 409 naming
+that finish and changes nothing; an unknown app is a 404, a malformed body a 400, an app that ended a 409; the
+new deadline survives a restart."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from common.ids import AppId
+from rm.service.server import ResourceManager
+from tests.integration.test_deadlines_rest import SMALL, http, quote, start, submit
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest_asyncio.fixture
+async def rm(tmp_path: Path) -> AsyncIterator[ResourceManager]:
+    server = await start(tmp_path / "rm")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def bought(client: httpx.AsyncClient, *, within_s: float = 7200) -> str:
+    q = await quote(client, SMALL)
+    r = await submit(client, SMALL, f"shepherd.quote={q['id']}", f"shepherd.deadline=+{within_s:g}")
+    assert r.status_code == 202, r.text
+    return str(r.app_id)  # type: ignore[attr-defined]
+
+
+async def put_deadline(client: httpx.AsyncClient, app_id: str, body: object) -> httpx.Response:
+    return await client.put(f"/ws/v1/shepherd/apps/{app_id}/deadline?user.name=alice", json=body)
+
+
+async def test_a_later_deadline_is_admitted_and_an_infeasible_one_changes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "rm"
+    server = await start(data)
+    try:
+        async with http(server) as client:
+            app_id = await bought(client)
+            app = server.state.apps[AppId(app_id)]
+            first = app.terms.deadline
+            assert first is not None
+            slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+            assert slo["status"] == "ON_TRACK"
+            assert slo["claimed"] is True
+            assert slo["deadline"] == round(first * 1000) or slo["deadline"] == int(first * 1000)
+            assert slo["deadlineSource"] == "terms"
+            assert slo["totalWork"] > 0
+            assert slo["oracleUnits"] == math.ceil(slo["totalWork"] / (first - app.submit_time) - 1e-9)
+            assert slo["predictedFinish"] <= slo["deadline"]
+            assert slo["controlTrace"] == []
+
+            # later: admitted, the claim re-laid to the new deadline, the terms changed
+            before = time.time()
+            r = await put_deadline(client, app_id, {"deadline": "+3h"})
+            assert r.status_code == 200, r.text
+            later = app.terms.deadline
+            assert later is not None
+            assert later == pytest.approx(before + 3 * 3600, abs=5)
+            assert r.json()["slo"]["deadline"] == int(later * 1000)
+            book = server.state.deadlines.books[app.queue]
+            assert book.claims[app_id].deadline == later
+            assert server.state.deadlines.held[AppId(app_id)].deadline == later
+
+            # before the earliest feasible finish: 409 naming it, and nothing changed
+            placed = book.claims[app_id].placed
+            r = await put_deadline(client, app_id, {"deadline": int((time.time() + 2) * 1000)})
+            assert r.status_code == 409, r.text
+            err = r.json()["RemoteException"]
+            assert err["exception"] == "ConflictException"
+            assert "earliest feasible finish" in err["message"]
+            earliest = float(err["message"].rsplit(" ", 1)[-1])
+            assert time.time() < earliest < later
+            assert app.terms.deadline == later
+            assert book.claims[app_id].deadline == later
+            assert book.claims[app_id].placed is placed
+            assert server.state.deadlines.held[AppId(app_id)].deadline == later
+
+            # exactly the earliest finish it named is admitted
+            r = await put_deadline(client, app_id, {"deadline": math.ceil(earliest * 1000) + 1000})
+            assert r.status_code == 200, r.text
+            kept = app.terms.deadline
+            assert kept is not None and kept < later
+    finally:
+        await server.stop()
+    again = await start(data)
+    try:
+        app = again.state.apps[AppId(app_id)]
+        assert app.terms.deadline == kept
+        assert again.state.deadlines.books[app.queue].claims[app_id].deadline == kept
+    finally:
+        await again.stop()
+
+
+async def test_unknown_malformed_and_finished(rm: ResourceManager) -> None:
+    async with http(rm) as client:
+        app_id = await bought(client)
+        unknown = await put_deadline(client, "application_1_9999", {"deadline": "+1h"})
+        assert unknown.status_code == 404
+        assert unknown.json()["RemoteException"]["exception"] == "NotFoundException"
+        assert (await client.get("/ws/v1/shepherd/apps/application_1_9999/slo")).status_code == 404
+        deadline = rm.state.apps[AppId(app_id)].terms.deadline
+        for body in ({"deadline": "soon"}, {"deadline": True}, {"when": "+1h"}, {"deadline": "+-5m"},
+                     {"deadline": 1000}, [1]):
+            r = await put_deadline(client, app_id, body)
+            assert r.status_code == 400, (body, r.text)
+            assert r.json()["RemoteException"]["exception"] == "BadRequestException"
+        assert rm.state.apps[AppId(app_id)].terms.deadline == deadline
+
+        r = await client.put(f"/ws/v1/cluster/apps/{app_id}/state?user.name=alice", json={"state": "KILLED"})
+        assert r.status_code in (200, 202), r.text
+        ended = await put_deadline(client, app_id, {"deadline": "+5h"})
+        assert ended.status_code == 409, ended.text
+        assert rm.state.apps[AppId(app_id)].terms.deadline == deadline
+        slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+        assert slo["status"] == "MISSED"  # killed: it did not succeed by its deadline
+
+
+async def test_an_app_without_a_deadline_buys_one_at_run_time(rm: ResourceManager) -> None:
+    async with http(rm) as client:
+        r = await submit(client, SMALL)
+        assert r.status_code == 202, r.text
+        app_id = str(r.app_id)  # type: ignore[attr-defined]
+        slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+        assert slo["status"] == "NONE"
+        assert slo["deadline"] is None
+        assert slo["oracleUnits"] is None
+        assert slo["requestedGuarantee"] is None
+        assert slo["grantedGuarantee"] is None  # the mrm scheduler has no guarantee stage
+        # a stock submission has no job file: nothing estimates its work, so no deadline can be bought
+        r = await put_deadline(client, app_id, {"deadline": "+2h"})
+        assert r.status_code == 400, r.text
+        assert "no estimate" in r.json()["RemoteException"]["message"]
+        assert rm.state.apps[AppId(app_id)].terms.deadline is None
