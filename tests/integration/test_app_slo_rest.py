@@ -92,7 +92,8 @@ async def test_a_later_deadline_is_admitted_and_an_infeasible_one_changes_nothin
             r = await put_deadline(client, app_id, {"deadline": math.ceil(earliest * 1000) + 1000})
             assert r.status_code == 200, r.text
             kept = app.terms.deadline
-            assert kept is not None and kept < later
+            assert kept is not None
+            assert kept < later
     finally:
         await server.stop()
     again = await start(data)
