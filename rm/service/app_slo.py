@@ -92,17 +92,33 @@ def guarantee_stage(pipeline: Sequence[Stage]) -> GuaranteeStage | None:
     return next((s for s in pipeline if isinstance(s, GuaranteeStage)), None)
 
 
-def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> AppSlo:
+def deadline_of(app: App, spec: dict[str, object] | None = None) -> tuple[float | None, str]:
+    """The app's deadline (seconds since the epoch) and where it comes from: ``terms``, ``job`` or ``none``."""
+    if app.terms.deadline is not None:
+        return app.terms.deadline, "terms"
+    rel = (_job_file(app) if spec is None else spec).get("deadline_s")
+    if isinstance(rel, int | float) and not isinstance(rel, bool) and rel > 0:
+        return app.submit_time + float(rel), "job"
+    return None, "none"
+
+
+def granted_floors(state: Ledger, pipeline: Sequence[Stage], now: float) -> dict[AppId, Resources] | None:
+    """The floor the ``guarantee`` stage serves each app that asks for one now (None: no such stage)."""
+    stage = guarantee_stage(pipeline)
+    if stage is None:
+        return None
+    if not any(a.terms.guarantee is not None for a in state.active.values()):
+        return {}
+    return {g.app_id: g.floor for g in grants(state.snapshot(now), stage.max_fraction)}
+
+
+def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
+            floors: dict[AppId, Resources] | None = None) -> AppSlo:
+    """``floors``: ``granted_floors`` when the caller already has them (else they are computed)."""
     system = state.deadlines
     unit = system.config.unit
     spec = _job_file(app)
-    deadline, source = app.terms.deadline, "terms"
-    if deadline is None:
-        rel = spec.get("deadline_s")
-        if isinstance(rel, int | float) and not isinstance(rel, bool) and rel > 0:
-            deadline, source = app.submit_time + float(rel), "job"
-        else:
-            source = "none"
+    deadline, source = deadline_of(app, spec)
     claim = app.terms.claim
     held = system.held.get(app.app_id)
     if claim is not None:
@@ -143,10 +159,11 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> A
         late = predicted is not None and predicted > deadline + 1e-6
         status = AT_RISK if late or now > deadline else ON_TRACK
     granted: Resources | None = None
-    stage = guarantee_stage(pipeline)
-    if stage is not None and not app.final and app.terms.guarantee is not None:
-        got = [g for g in grants(state.snapshot(now), stage.max_fraction) if g.app_id == app.app_id]
-        granted = got[0].floor if got else Resources()
+    if app.terms.guarantee is not None and not app.final:
+        if floors is None:
+            floors = granted_floors(state, pipeline, now)
+        if floors is not None:
+            granted = floors.get(app.app_id, Resources())
     return AppSlo(
         app_id=app.app_id, deadline=deadline, deadline_source=source, utility=_utility(spec), status=status,
         progress=1.0 if app.final and app.final_status == "SUCCEEDED" else app.progress,

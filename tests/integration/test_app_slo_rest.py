@@ -145,3 +145,30 @@ async def test_an_app_without_a_deadline_buys_one_at_run_time(rm: ResourceManage
         assert r.status_code == 400, r.text
         assert "no estimate" in r.json()["RemoteException"]["message"]
         assert rm.state.apps[AppId(app_id)].terms.deadline is None
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+async def test_slo_metrics(rm: ResourceManager) -> None:
+    async with http(rm) as client:
+        app_id = await bought(client)
+        assert (await put_deadline(client, app_id, {"deadline": "+3h"})).status_code == 200
+        assert (await put_deadline(client, app_id, {"deadline": "+2s"})).status_code == 409
+        m = samples((await client.get("/metrics")).text)
+        assert m[("shepherd_deadline_changes_total", (("outcome", "admitted"),))] == 1
+        assert m[("shepherd_deadline_changes_total", (("outcome", "infeasible"),))] == 1
+        assert m[("shepherd_slo_apps", (("status", "ON_TRACK"),))] == 1
+        assert m[("shepherd_slo_apps", (("status", "AT_RISK"),))] == 0
+        assert m[("shepherd_slo_completion_ratio_count", ())] == 0
+
+        r = await client.put(f"/ws/v1/cluster/apps/{app_id}/state?user.name=alice", json={"state": "KILLED"})
+        assert r.status_code in (200, 202), r.text
+        m = samples((await client.get("/metrics")).text)
+        assert m[("shepherd_slo_apps", (("status", "ON_TRACK"),))] == 0
+        assert m[("shepherd_slo_completion_ratio_count", ())] == 1
+        assert m[("shepherd_slo_completion_ratio_bucket", (("le", "0.25"),))] == 1  # killed at once: ratio ~0
