@@ -15,8 +15,9 @@ REST ``/ws/v1/shepherd/apps/{id}/slo`` resource, the CLI's ``app slo`` and the m
   estimated total work in unit-seconds and d the deadline less the submission time; ``oracle_now`` is the same
   for what is left, ⌈remaining work / (deadline − now)⌉.
 * **requested guarantee**: what the AM asked to be guaranteed (``AppTerms.guarantee``); **granted**: the floor
-  the ``guarantee`` stage serves it now (its request cut to its queue's budget), None when the scheduler has
-  no such stage.
+  the ``guarantee`` stage serves it now (its request cut to its queue's budget, earliest deadline first), 0
+  while it neither holds nor asks for a container (the cycle does not see it), None when the scheduler has no
+  such stage.
 * **trace**: the AM's control decisions. ApplicationMasters do not send them to the RM, so it is empty.
 """
 
