@@ -172,3 +172,47 @@ async def test_slo_metrics(rm: ResourceManager) -> None:
         assert m[("shepherd_slo_apps", (("status", "ON_TRACK"),))] == 0
         assert m[("shepherd_slo_completion_ratio_count", ())] == 1
         assert m[("shepherd_slo_completion_ratio_bucket", (("le", "0.25"),))] == 1  # killed at once: ratio ~0
+
+
+async def test_the_am_hears_the_deadline_and_its_change(rm: ResourceManager) -> None:
+    import json
+
+    import grpc
+
+    from common import tokens
+    from proto import shepherd_pb2 as pb
+    from proto import shepherd_pb2_grpc as pbg
+
+    secret = [("authorization", f"Bearer {rm.cfg.client_secret or ''}")]
+    async with http(rm) as client, grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        q = await quote(client, SMALL)
+        apps = pbg.ApplicationClientStub(channel)
+        new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
+        await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+            application_id=new.application_id, name="small", queue="default", user="bob", unmanaged_am=True,
+            am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}), job_spec_json=json.dumps(SMALL),
+            quote_id=q["id"], deadline=time.time() + 7200)), metadata=secret)
+        app = rm.state.apps[AppId(new.application_id)]
+        assert app.terms.claim is not None
+        attempt = app.current
+        assert attempt is not None
+        amrm = [("authorization", f"Bearer {tokens.amrm_token(rm.state.amrm_key, attempt.attempt_id)}")]
+        am = pbg.ApplicationMasterStub(channel)
+        await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+        first = await am.Allocate(pb.AllocateRequest(response_id=0), metadata=amrm)
+        assert first.HasField("deadline_in_s")
+        assert first.deadline_in_s == pytest.approx(7200, abs=5)
+        assert (await put_deadline(client, new.application_id, {"deadline": "+3h"})).status_code == 200
+        second = await am.Allocate(pb.AllocateRequest(response_id=first.response_id), metadata=amrm)
+        assert second.deadline_in_s == pytest.approx(3 * 3600, abs=5)
+
+        plain = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
+        await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+            application_id=plain.application_id, name="plain", queue="default", user="bob", unmanaged_am=True,
+            am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
+        other = rm.state.apps[AppId(plain.application_id)].current
+        assert other is not None
+        amrm = [("authorization", f"Bearer {tokens.amrm_token(rm.state.amrm_key, other.attempt_id)}")]
+        await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+        none = await am.Allocate(pb.AllocateRequest(response_id=0), metadata=amrm)
+        assert not none.HasField("deadline_in_s")

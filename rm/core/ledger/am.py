@@ -185,7 +185,7 @@ class AmCommands(LedgerBase):
         result = AllocateResult(
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,
             fair_share=app.fair_share, headroom=self.headroom(), nm_tokens=tuple(nm_tokens),
-            num_nodes=self.schedulable_nodes(),
+            num_nodes=self.schedulable_nodes(), deadline=app.terms.deadline,
         )
         att.last_response = result
         return result
