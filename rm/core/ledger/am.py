@@ -156,8 +156,11 @@ class AmCommands(LedgerBase):
         if signals.guarantee is not None:
             terms = terms.with_guarantee(signals.guarantee)
         if terms != app.terms:
+            guarantee_changed = terms.guarantee != app.terms.guarantee
             app.terms = terms
             self.views.app_changed(app.app_id)
+            if guarantee_changed:  # kept across restarts (a size report, sent every call, is not written)
+                self._mark(app)
         if changed:
             self.version += 1
             self.views.app_changed(app.app_id)
