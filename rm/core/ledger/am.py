@@ -159,8 +159,8 @@ class AmCommands(LedgerBase):
             guarantee_changed = terms.guarantee != app.terms.guarantee
             app.terms = terms
             self.views.app_changed(app.app_id)
-            if guarantee_changed:  # kept across restarts (a size report, sent every call, is not written)
-                self._mark(app)
+            if guarantee_changed and self.config.durable:  # kept across restarts (not a size, sent every call)
+                self.journal.mark(app.record())
         if changed:
             self.version += 1
             self.views.app_changed(app.app_id)
