@@ -105,9 +105,16 @@ async def test_a_later_deadline_is_admitted_and_an_infeasible_one_changes_nothin
         await again.stop()
 
 
-async def test_unknown_malformed_and_finished(rm: ResourceManager) -> None:
+async def test_unknown_malformed_unauthenticated_and_finished(rm: ResourceManager,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", logger="shepherd.rm.audit")
     async with http(rm) as client:
         app_id = await bought(client)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10) as anonymous:
+            r = await anonymous.put(f"/ws/v1/shepherd/apps/{app_id}/deadline", json={"deadline": "+1h"})
+            assert r.status_code in (401, 403), r.text
+        denied = [m.getMessage() for m in caplog.records if m.name == "shepherd.rm.audit"]
+        assert any("Update Application Deadline" in m and "RESULT=FAILURE" in m and app_id in m for m in denied)
         unknown = await put_deadline(client, "application_1_9999", {"deadline": "+1h"})
         assert unknown.status_code == 404
         assert unknown.json()["RemoteException"]["exception"] == "NotFoundException"
