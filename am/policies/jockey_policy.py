@@ -41,7 +41,7 @@ from am.policies.jockey.progress import job_state_from_dag
 from am.policies.jockey.utility import Utility, default_utility
 from am.policies.timepack import INFINITE, must_start_now, pack_reverse
 from common.resources import Resources, component_max
-from common.terms import AmSignals
+from common.terms import AmSignals, ControlStep
 
 TASK_OVERHEAD_S = 1.0
 """What the profile adds to every task as initialisation: a container is held beyond its task's run time
@@ -103,6 +103,8 @@ class JockeyAsks:
         self._job: Job | None = None
         self._t0 = 0.0  # the controller's start: the job's submission, else the first call
         self._heard: float | None = None  # a deadline the RM reported before the first call
+        self._now = 0.0  # of the last ``asks``
+        self._reported = 0  # controller decisions already sent in ``signals``
         self._first: Decision | None = None
         self._guarantee: Resources | None = None
         self._remaining: float | None = None
@@ -151,10 +153,18 @@ class JockeyAsks:
         self._deadline = deadline
 
     def signals(self) -> AmSignals:
+        """The remaining work, the guarantee, and the controller's decisions since the last call (their times
+        relative to the last ``asks``)."""
         if self.controller is None:
             return self._carbyne.signals()
         base = declared(self._remaining)
-        return AmSignals(size=base.size, guarantee=self._guarantee)
+        trace = self.controller.trace
+        new, self._reported = trace[self._reported:], len(trace)
+        control = tuple(ControlStep(
+            age_s=max(0.0, self._now - d.time), progress=d.progress, raw_units=d.raw_units,
+            smoothed_units=d.smoothed_units, requested_units=d.requested_units,
+            finish_in_s=d.predicted_finish - self._now, status=d.status, held=d.held) for d in new)
+        return AmSignals(size=base.size, guarantee=self._guarantee, control=control)
 
     def decide(self, dag: DagState, now: float) -> Decision:
         """The controller's decision now (the first one for ever when the policy does not adapt)."""
@@ -169,6 +179,7 @@ class JockeyAsks:
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
         if not self._started:
             self.start(dag.job, now)
+        self._now = now
         ctl = self.controller
         if ctl is None:
             return self._carbyne.asks(dag, fair_share, now)

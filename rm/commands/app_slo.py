@@ -7,7 +7,9 @@ import time
 from typing import Any
 
 import typer
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
 
 from rm.client import ClientError
 from rm.commands.apps import app_group
@@ -16,6 +18,7 @@ from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, kv_tab
 from rm.commands.rest import RestClient
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+TRACE_ROWS = 20  # control decisions shown in the table (-o json has every one the RM keeps)
 EPOCH_FROM = 1e9  # a bare number at least this large is seconds since the epoch; smaller, seconds from now
 
 
@@ -73,9 +76,17 @@ def slo_view(s: dict[str, Any]) -> RenderableType:
         ("guarantee granted", _res(s.get("grantedGuarantee"))),
         ("utility", "-" if not utility else ", ".join(f"{p['afterSubmitSec']:g} s: {p['value']:g}"
                                                      for p in utility)),
-        ("control decisions", len(s.get("controlTrace") or [])),
     ]
-    return kv_table(rows)
+    trace = s.get("controlTrace") or []
+    if not trace:
+        return Group(kv_table(rows), Text("no control decisions reported by the application master"))
+    table = Table("TIME", "PROGRESS", "A^r", "A^s", "REQUESTED", "PREDICTED FINISH", "STATUS",
+                  title=f"control decisions (the last {min(len(trace), TRACE_ROWS)} of {len(trace)})")
+    for c in trace[-TRACE_ROWS:]:
+        table.add_row(_when(c.get("time")), f"{100 * float(c.get('progress') or 0):.1f}%", str(c.get("rawUnits")),
+                      str(c.get("smoothedUnits")), str(c.get("requestedUnits")), _when(c.get("predictedFinish")),
+                      f"{c.get('status')}{' (held)' if c.get('held') else ''}")
+    return Group(kv_table(rows), table)
 
 
 @app_group.command("deadline")

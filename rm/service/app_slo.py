@@ -18,7 +18,9 @@ REST ``/ws/v1/shepherd/apps/{id}/slo`` resource, the CLI's ``app slo`` and the m
   the ``guarantee`` stage serves it now (its request cut to its queue's budget, earliest deadline first), 0
   while it neither holds nor asks for a container (the cycle does not see it), None when the scheduler has no
   such stage.
-* **trace**: the AM's control decisions. ApplicationMasters do not send them to the RM, so it is empty.
+* **trace**: the control decisions the app's AM reported in its allocate calls (Jockey's AM does, each period),
+  the newest ``CONTROL_TRACE_CAP`` kept in memory: empty for other AMs, and after an RM restart until the AM
+  reports again.
 """
 
 from __future__ import annotations
@@ -60,7 +62,21 @@ class AppSlo:
     requested: Resources | None
     granted: Resources | None
     claimed: bool  # it holds an admitted deadline in its queue's book
-    trace: tuple[dict[str, object], ...] = field(default_factory=tuple)
+    trace: tuple[ControlRecord, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRecord:
+    """One control decision of the app's AM, its times in the RM's clock (seconds since the epoch)."""
+
+    time: float
+    progress: float
+    raw_units: int
+    smoothed_units: float
+    requested_units: int
+    predicted_finish: float
+    status: str
+    held: bool
 
 
 def _job_file(app: App) -> dict[str, object]:
@@ -171,4 +187,6 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
         predicted_finish=predicted, total_work=total, remaining_work=remaining, unit=unit,
         oracle_units=_oracle(total, deadline - app.submit_time) if deadline is not None else None,
         oracle_units_now=_oracle(remaining, deadline - now) if deadline is not None and not app.final else None,
-        requested=app.terms.guarantee, granted=granted, claimed=held is not None)
+        requested=app.terms.guarantee, granted=granted, claimed=held is not None,
+        trace=tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
+                                  heard + c.finish_in_s, c.status, c.held) for heard, c in app.control))

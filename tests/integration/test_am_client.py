@@ -296,6 +296,9 @@ def test_a_jockey_am_follows_the_deadline_the_rm_sends() -> None:
     asked = [r for r in cluster.allocate_requests if r.HasField("guarantee")]
     assert asked, "the AM never asked for a guarantee"
     assert not cluster.allocate_requests[0].HasField("guarantee")  # before it heard the deadline
+    steps = [c for r in cluster.allocate_requests for c in r.control]  # its control decisions, each sent once
+    assert steps
+    assert steps[0].requested_units == asked[0].guarantee.values["vcores"]
 
 
 def test_launch_context_fills_placeholders_and_environment() -> None:

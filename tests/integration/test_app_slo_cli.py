@@ -62,6 +62,7 @@ async def test_app_deadline_and_slo(rm: ResourceManager) -> None:
     assert table.exit_code == 0, table.output
     assert "ON_TRACK" in table.output
     assert "oracle allocation" in table.output
+    assert "no control decisions" in table.output  # a stock AM reports none
 
     raw = await shepherd(rm, "app", "slo", app_id, "-o", "json")
     assert raw.exit_code == 0, raw.output
@@ -87,3 +88,20 @@ def test_deadline_arguments() -> None:
     for bad in ("soon", "-5m", "0", "1:2:3:4"):
         with pytest.raises(typer.BadParameter):
             deadline_body(bad, now)
+
+
+def test_the_slo_table_shows_the_control_decisions() -> None:
+    from rich.console import Console
+
+    from rm.commands.app_slo import slo_view
+
+    steps = [{"time": 1_800_000_000_000 + 10_000 * i, "progress": i / 30, "rawUnits": 6 + i, "smoothedUnits": 6.5,
+              "requestedUnits": 7, "predictedFinish": 1_800_000_600_000, "status": "AT_RISK", "held": i == 29}
+             for i in range(30)]
+    console = Console(width=160, record=True)
+    console.print(slo_view({"id": "application_1_0001", "status": "AT_RISK", "deadline": 1_800_000_500_000,
+                            "controlTrace": steps}))
+    text = console.export_text()
+    assert "the last 20 of 30" in text
+    assert "AT_RISK (held)" in text
+    assert "35" in text  # A^r of the newest decision

@@ -261,3 +261,39 @@ async def test_the_requested_guarantee_survives_a_restart(tmp_path: Path) -> Non
         assert again.state.apps[AppId(app_id)].terms.guarantee == Resources.of(memory_mb=3072, vcores=3)
     finally:
         await again.stop()
+
+
+async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
+    import grpc
+
+    from common import tokens
+    from proto import shepherd_pb2 as pb
+    from proto import shepherd_pb2_grpc as pbg
+
+    secret = [("authorization", f"Bearer {rm.cfg.client_secret or ''}")]
+    async with http(rm) as client, grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        apps = pbg.ApplicationClientStub(channel)
+        new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
+        await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+            application_id=new.application_id, name="c", queue="default", user="bob", unmanaged_am=True,
+            am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
+        attempt = rm.state.apps[AppId(new.application_id)].current
+        assert attempt is not None
+        amrm = [("authorization", f"Bearer {tokens.amrm_token(rm.state.amrm_key, attempt.attempt_id)}")]
+        am = pbg.ApplicationMasterStub(channel)
+        await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+        before = time.time()
+        r = await am.Allocate(pb.AllocateRequest(response_id=0, control=[
+            pb.ControlStep(age_s=60, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
+                           finish_in_s=300, status="ON_TRACK"),
+            pb.ControlStep(age_s=0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
+                           finish_in_s=400, status="AT_RISK", held=True)]), metadata=amrm)
+        await am.Allocate(pb.AllocateRequest(response_id=r.response_id), metadata=amrm)  # nothing new
+        slo = (await client.get(f"/ws/v1/shepherd/apps/{new.application_id}/slo")).json()["slo"]
+    trace = slo["controlTrace"]
+    assert [c["rawUnits"] for c in trace] == [6, 9]
+    assert [c["status"] for c in trace] == ["ON_TRACK", "AT_RISK"]
+    assert trace[1]["held"] is True
+    assert trace[0]["time"] == pytest.approx((before - 60) * 1000, abs=3000)
+    assert trace[1]["predictedFinish"] == pytest.approx((before + 400) * 1000, abs=3000)
+    assert trace[1]["smoothedUnits"] == pytest.approx(5.96)

@@ -75,3 +75,22 @@ def test_a_deadline_heard_first_or_late_starts_the_loop() -> None:
     assert late.controller.utility.deadline == pytest.approx(400.0)
     late.asks(dag, SHARE, 5.0)
     assert late.signals().guarantee is not None
+
+
+def test_each_control_decision_is_reported_once_with_relative_times() -> None:
+    p = policy()
+    dag = DagState(job(deadline_s=600.0))
+    p.asks(dag, SHARE, 0.0)
+    first = p.signals().control
+    assert len(first) == 1
+    assert first[0].age_s == 0.0
+    assert first[0].requested_units == p.controller.trace[0].requested_units  # type: ignore[union-attr]
+    assert first[0].finish_in_s == pytest.approx(p.controller.trace[0].predicted_finish)  # type: ignore[union-attr]
+    p.asks(dag, SHARE, 1.0)  # within the period: no new decision
+    assert p.signals().control == ()
+    p.asks(dag, SHARE, 30.0)  # a period (10 s at a 600 s deadline) has passed
+    later = p.signals().control
+    assert len(later) == 1
+    assert later[0].age_s == 0.0
+    assert later[0].finish_in_s == pytest.approx(
+        p.controller.trace[-1].predicted_finish - 30.0)  # type: ignore[union-attr]

@@ -2,7 +2,7 @@
 
 * ``GET /ws/v1/shepherd/apps/{id}/slo`` — its deadline, utility, status (ON_TRACK, AT_RISK, MET, MISSED,
   NONE), progress, predicted completion, requested and granted guarantee, Jockey's oracle allocation and the
-  control trace (``rm.service.app_slo`` defines each).
+  control decisions the AM reported (``rm.service.app_slo`` defines each).
 * ``PUT /ws/v1/shepherd/apps/{id}/deadline`` with ``{"deadline": MS_SINCE_EPOCH}`` or ``{"deadline": "+45m"}``
   (``+SECONDS``, ``+90s``, ``+45m``, ``+2h`` from the RM's now) — a new deadline, admitted by the queue's
   deadline book as at submission: a refusal is a 409 ConflictException naming the earliest feasible finish,
@@ -72,7 +72,10 @@ def slo_json(s: AppSlo) -> dict[str, Any]:
         "unit": yarn_resource(s.unit), "oracleUnits": s.oracle_units, "oracleUnitsNow": s.oracle_units_now,
         "requestedGuarantee": None if s.requested is None else yarn_resource(s.requested),
         "grantedGuarantee": None if s.granted is None else yarn_resource(s.granted),
-        "controlTrace": list(s.trace),
+        "controlTrace": [{"time": ms(c.time), "progress": round(c.progress, 4), "rawUnits": c.raw_units,
+                          "smoothedUnits": round(c.smoothed_units, 3), "requestedUnits": c.requested_units,
+                          "predictedFinish": ms(c.predicted_finish), "status": c.status, "held": c.held}
+                         for c in s.trace],
     }
 
 
