@@ -30,6 +30,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from common.ids import AppId
 from common.resources import Resources
 from rm.core.deadlines.system import MET, MISSED
@@ -129,6 +131,31 @@ def granted_floors(state: Ledger, pipeline: Sequence[Stage], now: float) -> dict
     return {g.app_id: g.floor for g in grants(state.snapshot(now), stage.max_fraction)}
 
 
+def standing(state: Ledger, app: App, deadline: float | None, now: float) -> tuple[str, float | None]:
+    """The app's SLO status against ``deadline`` and its predicted completion (see the module docstring)."""
+    system = state.deadlines
+    held = system.held.get(app.app_id)
+    predicted: float | None = None
+    if app.final:
+        predicted = app.finish_time
+    elif held is not None:
+        book = system.books[held.queue]
+        c = book.claims.get(app.app_id)
+        if c is not None and len(c.placed.rate):
+            nz = np.flatnonzero(c.placed.rate > 1e-9)
+            predicted = (c.placed.start + (int(nz[-1]) + 1 if len(nz) else 0)) * book.dt
+    elif app.progress > 0:
+        predicted = app.start_time + (now - app.start_time) / app.progress
+    if deadline is None:
+        return NONE, predicted
+    if app.final:
+        return (MET if app.final_status == "SUCCEEDED" and app.finish_time <= deadline + 1e-6 else MISSED), predicted
+    if held is not None:
+        return system.status(app.app_id) or ON_TRACK, predicted
+    late = predicted is not None and predicted > deadline + 1e-6
+    return (AT_RISK if late or now > deadline else ON_TRACK), predicted
+
+
 def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
             floors: dict[AppId, Resources] | None = None) -> AppSlo:
     """``floors``: ``granted_floors`` when the caller already has them (else they are computed)."""
@@ -155,26 +182,7 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
         remaining = total * (1.0 - app.progress)
     else:
         remaining = None
-    predicted: float | None = None
-    if app.final:
-        predicted = app.finish_time
-    elif held is not None:
-        book = system.books[held.queue]
-        c = book.claims.get(app.app_id)
-        if c is not None and len(c.placed.rate):
-            nz = [i for i, r in enumerate(c.placed.rate) if r > 1e-9]
-            predicted = (c.placed.start + (nz[-1] + 1 if nz else 0)) * book.dt
-    elif app.progress > 0:
-        predicted = app.start_time + (now - app.start_time) / app.progress
-    if deadline is None:
-        status = NONE
-    elif app.final:
-        status = MET if app.final_status == "SUCCEEDED" and app.finish_time <= deadline + 1e-6 else MISSED
-    elif held is not None:
-        status = system.status(app.app_id) or ON_TRACK
-    else:
-        late = predicted is not None and predicted > deadline + 1e-6
-        status = AT_RISK if late or now > deadline else ON_TRACK
+    status, predicted = standing(state, app, deadline, now)
     granted: Resources | None = None
     if app.terms.guarantee is not None and not app.final:
         if floors is None:

@@ -14,7 +14,7 @@ from common.resources import MEMORY, VCORES, Resources
 from rm.core.events import AppFinished, Event, Journal
 from rm.core.ledger import Ledger
 from rm.core.policies.api import Stage
-from rm.service.app_slo import AT_RISK, ON_TRACK, app_slo, deadline_of, granted_floors
+from rm.service.app_slo import AT_RISK, ON_TRACK, deadline_of, granted_floors, standing
 
 if TYPE_CHECKING:
     from rm.core.entities import App
@@ -37,8 +37,9 @@ def slo_families(st: Ledger, pipeline: Sequence[Stage], now: float) -> Iterator[
             requested[q] = requested.get(q, Resources()) + app.terms.guarantee
             if floors is not None:
                 granted[q] = granted.get(q, Resources()) + floors.get(app.app_id, Resources())
-        if deadline_of(app)[0] is not None:
-            status = app_slo(st, app, pipeline, now, floors={} if floors is None else floors).status
+        deadline = deadline_of(app)[0]
+        if deadline is not None:
+            status = standing(st, app, deadline, now)[0]
             counts[status] = counts.get(status, 0) + 1
     for status, count in sorted(counts.items()):
         apps.add_metric([status], count)
