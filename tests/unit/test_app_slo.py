@@ -139,3 +139,10 @@ def test_book_move_frees_its_own_room_and_never_moves_another_claim() -> None:
     assert refused.value.earliest == pytest.approx(50.0)
     assert book.claims["b"].deadline == 50.0
     assert book.claims["a"].placed is a_layout
+
+
+def test_book_move_of_a_key_it_does_not_hold_admits_it() -> None:
+    book = DeadlineBook(4.0, dt=1.0)
+    claim = book.move("c", (Phase(40.0, 4.0, 10.0),), 100.0, 0.0)
+    assert book.claims["c"] is claim
+    assert claim.deadline == 100.0

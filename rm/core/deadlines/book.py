@@ -168,7 +168,9 @@ class DeadlineBook:
         """Give an admitted claim (its remaining work ``phases``) a new deadline, admitted as a new claim would
         be into the room every other claim leaves, or raise ``Infeasible`` with the earliest finish it could
         have (nothing changes). No other claim moves, so none is broken."""
-        claim = self.claims[key]
+        claim = self.claims.get(key)
+        if claim is None:  # not in this book (any more): admitted afresh
+            return self.admit(key, phases, deadline, now)
         placed = self.try_place(phases, deadline, now, without=(key,), margin=claim.margin)
         if placed is None:
             raise Infeasible(f"cannot finish {sum(p.work for p in phases):.0f} unit-seconds by {deadline:.3f}",
