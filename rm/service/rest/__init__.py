@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from rm.service.operations import Operations
-from rm.service.rest.app_slo import add_app_slo_routes
 from rm.service.rest.apps import add_app_routes
 from rm.service.rest.audit import install_audit
 from rm.service.rest.cluster import add_cluster_routes
@@ -47,7 +46,6 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_slo_routes(api, rm, ops)
     add_plan_routes(api, rm)
     add_deadline_routes(api, rm, ops)
-    add_app_slo_routes(api, rm, ops)
     add_extra_routes(api, rm)
     from rm.service.ui import add_ui_routes  # here: the UI's pages import this package's renderers
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 
 from common.errors import ApplicationNotFound, BadRequest
+from common.resources import MEMORY, VCORES, Resources
 from rm.service.app_slo import AppSlo, app_slo
 from rm.service.rest.errors import check_writer, json_object, not_found_app
 from rm.service.rest.extras import SHEPHERD
-from rm.service.rest.render import ms, yarn_resource
 
 if TYPE_CHECKING:
     from rm.service.operations import Operations
@@ -53,6 +53,14 @@ def parse_deadline(body: dict[str, Any], now: float) -> float:
             return now + seconds
     raise BadRequest(f"deadline: {raw!r} is neither milliseconds since the epoch nor +SECONDS, +90s, +45m, "
                      "+2h from now")
+
+
+def ms(t: float) -> int:
+    return int(t * 1000)
+
+
+def yarn_resource(r: Resources) -> dict[str, int]:  # as rest.render's (which imports the deadline routes)
+    return {"memory": r.get(MEMORY), "vCores": r.get(VCORES)}
 
 
 def _opt_ms(t: float | None) -> int | None:
