@@ -134,12 +134,28 @@ NO_TERMS: Final = AppTerms()
 
 
 @dataclass(frozen=True, slots=True)
+class ControlStep:
+    """One decision of an AM's control loop (Jockey), its times relative to the call that reports it: taken
+    ``age_s`` before it, predicted to finish ``finish_in_s`` after it."""
+
+    age_s: float
+    progress: float
+    raw_units: int  # A^r
+    smoothed_units: float  # A^s
+    requested_units: int
+    finish_in_s: float
+    status: str  # ON_TRACK | AT_RISK
+    held: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class AmSignals:
-    """What an AM policy tells the RM besides its asks: its job's size as it sees it, and the capacity it
-    asks to be guaranteed (None: nothing to say)."""
+    """What an AM policy tells the RM besides its asks: its job's size as it sees it, the capacity it asks to
+    be guaranteed (None: nothing to say), and its control decisions since its last call."""
 
     size: SizeEstimate | None = None
     guarantee: Resources | None = None
+    control: tuple[ControlStep, ...] = ()
 
 
 NO_SIGNALS: Final = AmSignals()

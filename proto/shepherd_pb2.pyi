@@ -296,7 +296,7 @@ class NMToken(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class AllocateRequest(_message.Message):
-    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee", "checkpoint")
+    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee", "checkpoint", "control")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ASKS_FIELD_NUMBER: _ClassVar[int]
     RELEASES_FIELD_NUMBER: _ClassVar[int]
@@ -306,6 +306,7 @@ class AllocateRequest(_message.Message):
     SIZE_FIELD_NUMBER: _ClassVar[int]
     GUARANTEE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     asks: _containers.RepeatedCompositeFieldContainer[ResourceAsk]
     releases: _containers.RepeatedScalarFieldContainer[str]
@@ -315,7 +316,28 @@ class AllocateRequest(_message.Message):
     size: SizeReport
     guarantee: Resource
     checkpoint: str
-    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ...) -> None: ...
+    control: _containers.RepeatedCompositeFieldContainer[ControlStep]
+    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ..., control: _Optional[_Iterable[_Union[ControlStep, _Mapping]]] = ...) -> None: ...
+
+class ControlStep(_message.Message):
+    __slots__ = ("age_s", "progress", "raw_units", "smoothed_units", "requested_units", "finish_in_s", "status", "held")
+    AGE_S_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    RAW_UNITS_FIELD_NUMBER: _ClassVar[int]
+    SMOOTHED_UNITS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_UNITS_FIELD_NUMBER: _ClassVar[int]
+    FINISH_IN_S_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    age_s: float
+    progress: float
+    raw_units: int
+    smoothed_units: float
+    requested_units: int
+    finish_in_s: float
+    status: str
+    held: bool
+    def __init__(self, age_s: _Optional[float] = ..., progress: _Optional[float] = ..., raw_units: _Optional[int] = ..., smoothed_units: _Optional[float] = ..., requested_units: _Optional[int] = ..., finish_in_s: _Optional[float] = ..., status: _Optional[str] = ..., held: _Optional[bool] = ...) -> None: ...
 
 class SizeReport(_message.Message):
     __slots__ = ("remaining_s", "total_s")
@@ -348,7 +370,7 @@ class NodeReport(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., rack: _Optional[str] = ..., state: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., num_containers: _Optional[int] = ..., health_report: _Optional[str] = ..., last_health_update_ms: _Optional[int] = ...) -> None: ...
 
 class AllocateResponse(_message.Message):
-    __slots__ = ("response_id", "am_command", "allocated_containers", "completed_container_statuses", "fair_share", "available_resources", "updated_nodes", "preemption", "num_cluster_nodes", "nm_tokens")
+    __slots__ = ("response_id", "am_command", "allocated_containers", "completed_container_statuses", "fair_share", "available_resources", "updated_nodes", "preemption", "num_cluster_nodes", "nm_tokens", "deadline_in_s")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     AM_COMMAND_FIELD_NUMBER: _ClassVar[int]
     ALLOCATED_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
@@ -359,6 +381,7 @@ class AllocateResponse(_message.Message):
     PREEMPTION_FIELD_NUMBER: _ClassVar[int]
     NUM_CLUSTER_NODES_FIELD_NUMBER: _ClassVar[int]
     NM_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_IN_S_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     am_command: AMCommand
     allocated_containers: _containers.RepeatedCompositeFieldContainer[Container]
@@ -369,7 +392,8 @@ class AllocateResponse(_message.Message):
     preemption: PreemptionNotice
     num_cluster_nodes: int
     nm_tokens: _containers.RepeatedCompositeFieldContainer[NMToken]
-    def __init__(self, response_id: _Optional[int] = ..., am_command: _Optional[_Union[AMCommand, str]] = ..., allocated_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., completed_container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., available_resources: _Optional[_Union[Resource, _Mapping]] = ..., updated_nodes: _Optional[_Iterable[_Union[NodeReport, _Mapping]]] = ..., preemption: _Optional[_Union[PreemptionNotice, _Mapping]] = ..., num_cluster_nodes: _Optional[int] = ..., nm_tokens: _Optional[_Iterable[_Union[NMToken, _Mapping]]] = ...) -> None: ...
+    deadline_in_s: float
+    def __init__(self, response_id: _Optional[int] = ..., am_command: _Optional[_Union[AMCommand, str]] = ..., allocated_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., completed_container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., available_resources: _Optional[_Union[Resource, _Mapping]] = ..., updated_nodes: _Optional[_Iterable[_Union[NodeReport, _Mapping]]] = ..., preemption: _Optional[_Union[PreemptionNotice, _Mapping]] = ..., num_cluster_nodes: _Optional[int] = ..., nm_tokens: _Optional[_Iterable[_Union[NMToken, _Mapping]]] = ..., deadline_in_s: _Optional[float] = ...) -> None: ...
 
 class FinishApplicationMasterRequest(_message.Message):
     __slots__ = ("final_status", "diagnostics", "tracking_url")

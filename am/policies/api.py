@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from am.dag_state import DagState
 from common.resources import Resources
@@ -81,6 +81,14 @@ class AskPolicy(Protocol):
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]: ...
 
     def signals(self) -> AmSignals: ...
+
+
+@runtime_checkable
+class FollowsDeadline(Protocol):
+    """A policy that keeps a deadline and follows the RM's when it changes at run time: ``deadline`` is in
+    the clock the policy's ``now`` comes from."""
+
+    def set_deadline(self, deadline: float) -> None: ...
 
 
 def declared(remaining_s: float | None) -> AmSignals:

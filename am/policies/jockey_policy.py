@@ -41,7 +41,7 @@ from am.policies.jockey.progress import job_state_from_dag
 from am.policies.jockey.utility import Utility, default_utility
 from am.policies.timepack import INFINITE, must_start_now, pack_reverse
 from common.resources import Resources, component_max
-from common.terms import AmSignals
+from common.terms import AmSignals, ControlStep
 
 TASK_OVERHEAD_S = 1.0
 """What the profile adds to every task as initialisation: a container is held beyond its task's run time
@@ -49,6 +49,9 @@ until the NodeManager's next heartbeat reports the end (1 s apart) and the AM he
 durations do not include that."""
 TABLE_CACHE = 64
 """Tables kept per profile: recurring jobs with the same profile build theirs once per process."""
+DEADLINE_TOLERANCE_S = 1.0
+"""A deadline the RM reports within this of the one the controller plans for is the same one (the RM sends
+it as seconds from its now, so each answer's network delay moves it a little)."""
 TABLE_SEED = 0  # the table's simulations are seeded by the profile alone, so equal profiles share a table
 
 
@@ -97,6 +100,11 @@ class JockeyAsks:
         self.controller: JockeyController | None = None  # None: no deadline, an ordinary altruistic job
         self.unit = Resources()
         self._deadline = 0.0  # absolute: the end of the utility's flat top
+        self._job: Job | None = None
+        self._t0 = 0.0  # the controller's start: the job's submission, else the first call
+        self._heard: float | None = None  # a deadline the RM reported before the first call
+        self._now = 0.0  # of the last ``asks``
+        self._reported = 0  # controller decisions already sent in ``signals``
         self._first: Decision | None = None
         self._guarantee: Resources | None = None
         self._remaining: float | None = None
@@ -105,21 +113,58 @@ class JockeyAsks:
     def start(self, job: Job, now: float) -> None:
         """Build the profile, the model and the controller (once, at the AM's start)."""
         self._started = True
+        self._job = job
+        self._t0 = started = now if self.started_at is None else self.started_at
         utility = job_utility(job)
-        if utility is None:
-            return
-        started = now if self.started_at is None else self.started_at
+        if utility is None and self._heard is not None and self._heard > started:
+            utility = default_utility(self._heard - started)
+        if utility is not None:
+            self._control(job, utility)
+        if self._heard is not None:
+            self.set_deadline(self._heard)
+
+    def _control(self, job: Job, utility: Utility) -> None:
         profile = profile_from_job(job, queue_s=self.overhead_s)
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
-        self.controller = JockeyController(model, utility, self.config, started_at=started)
+        self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
         self.unit = allocation_unit(profile)
-        self._deadline = started + utility.deadline
+        self._deadline = self._t0 + utility.deadline
+
+    def set_deadline(self, deadline: float) -> None:
+        """The RM's deadline for the job (changed at run time, §5.2), in the clock of ``now``. The controller
+        plans for it from its next step: the paper's utility at the new deadline when the job file gave
+        none of its own, else the job's utility moved by the change. A job without a deadline so far starts
+        its control loop now."""
+        if not self._started:
+            self._heard = deadline
+            return
+        self._heard = None
+        rel = deadline - self._t0
+        ctl = self.controller
+        if ctl is None:
+            if self._job is not None and rel > 0:
+                self._control(self._job, default_utility(rel))
+            return
+        if abs(deadline - self._deadline) <= DEADLINE_TOLERANCE_S:
+            return
+        own = self._job is not None and self._job.utility is not None
+        utility = default_utility(rel) if rel > 0 and not own else ctl.utility.shifted(self._deadline - deadline)
+        ctl.set_utility(utility)
+        self._deadline = deadline
 
     def signals(self) -> AmSignals:
+        """The remaining work, the guarantee, and the controller's decisions since the last call (their times
+        relative to the last ``asks``)."""
         if self.controller is None:
             return self._carbyne.signals()
         base = declared(self._remaining)
-        return AmSignals(size=base.size, guarantee=self._guarantee)
+        trace = self.controller.trace
+        new, self._reported = trace[self._reported:], len(trace)
+        control = tuple(ControlStep(
+            age_s=max(0.0, self._now - d.time), progress=d.progress, raw_units=d.raw_units,
+            smoothed_units=d.smoothed_units, requested_units=d.requested_units,
+            finish_in_s=d.predicted_finish - self._now, status=d.status, held=d.held) for d in new)
+        return AmSignals(size=base.size, guarantee=self._guarantee, control=control)
 
     def decide(self, dag: DagState, now: float) -> Decision:
         """The controller's decision now (the first one for ever when the policy does not adapt)."""
@@ -134,6 +179,7 @@ class JockeyAsks:
     def asks(self, dag: DagState, fair_share: Resources, now: float) -> list[AskDecision]:
         if not self._started:
             self.start(dag.job, now)
+        self._now = now
         ctl = self.controller
         if ctl is None:
             return self._carbyne.asks(dag, fair_share, now)

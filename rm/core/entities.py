@@ -8,7 +8,7 @@ from typing import Any
 from common.exits import EXIT_INVALID
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
-from common.terms import NO_TERMS, AppTerms
+from common.terms import NO_TERMS, AppTerms, ControlStep
 from rm.core.model import AskType
 from rm.core.records import AppRecord, AttemptRecord, ContainerRecord, NodeRecord
 
@@ -223,6 +223,8 @@ class App:
     weight: float = 1.0  # its weight among the apps of its queue (DRF divides its dominant share by it)
     keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
     am_checkpoint: str = ""  # what its AM last saved of its progress (opaque), handed to every later attempt
+    # its AM's control decisions (Jockey), newest last, each with the time the RM heard it (not stored)
+    control: list[tuple[float, ControlStep]] = field(default_factory=list)
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

@@ -115,3 +115,4 @@ class AllocateResult:
     headroom: Resources = field(default_factory=Resources)
     nm_tokens: tuple[tuple[NodeId, str], ...] = ()
     num_nodes: int = 0
+    deadline: float | None = None  # the app's deadline now (seconds since the epoch; it may change at run time)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from common.resources import Resources
-from common.terms import NO_SIGNALS, AmSignals, SizeEstimate
+from common.terms import NO_SIGNALS, AmSignals, ControlStep, SizeEstimate
 from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.ledger import Ledger
@@ -13,6 +13,7 @@ from rm.core.model import AskType
 from rm.core.state_types import AllocatedContainer, NodeStatus
 from rm.service.deadline_report import deadline_report
 
+CONTROL_STEPS_PER_CALL = 100  # of an AM's control decisions in one allocate call, the newest are kept
 FINAL_STATUS_NAMES = {
     pb.FINAL_STATUS_UNDEFINED: "UNDEFINED",
     pb.SUCCEEDED: "SUCCEEDED",
@@ -168,7 +169,14 @@ def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
     size = SizeEstimate(remaining_s=max(0.0, request.size.remaining_s), source="declared",
                         total_s=request.size.total_s or None) if request.HasField("size") else None
     guarantee = resources_from_pb(request.guarantee) if request.HasField("guarantee") else None
-    return AmSignals(size=size, guarantee=guarantee) if size is not None or guarantee is not None else NO_SIGNALS
+    control = tuple(ControlStep(age_s=max(0.0, c.age_s), progress=min(1.0, max(0.0, c.progress)),
+                                raw_units=c.raw_units, smoothed_units=c.smoothed_units,
+                                requested_units=c.requested_units, finish_in_s=c.finish_in_s,
+                                status=c.status[:16], held=c.held)
+                    for c in request.control[-CONTROL_STEPS_PER_CALL:])
+    if size is None and guarantee is None and not control:
+        return NO_SIGNALS
+    return AmSignals(size=size, guarantee=guarantee, control=control)
 
 
 def _deadline_pb(st: Ledger, app: App, now: float) -> pb.DeadlineReport | None:

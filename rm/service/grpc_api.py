@@ -229,6 +229,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
                 available_resources=convert.resources_to_pb(res.headroom),
                 num_cluster_nodes=res.num_nodes,
                 nm_tokens=[pb.NMToken(node_id=convert.node_id_pb(n), token=t) for n, t in res.nm_tokens],
+                deadline_in_s=None if res.deadline is None else res.deadline - self.ops.rm.now(),
             )
         return await guarded(context, run)
 

@@ -25,6 +25,7 @@ from rm.core.ledger import Ledger
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
 from rm.core.reservation.stage import RESERVATION_LENT
+from rm.service.slo_metrics import CompletionRatio, slo_families
 from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class _StateCollector(Collector):
         yield nodes
         yield from _reservation_families(st, self.rm.now())
         yield from _deadline_families(st)
+        yield from slo_families(st, getattr(self.rm, "pipeline", ()), self.rm.now())
         yield from _store_families(getattr(self.rm, "writer", None))
 
 
@@ -252,6 +254,10 @@ class RMMetrics:
         for path, queue in (getattr(rm, "queues", None) or {}).items():
             if queue.is_leaf:
                 self.queue_wait_seconds.labels(queue=str(path))
+        self.completion = CompletionRatio(self.registry)  # observed as apps with a deadline end
+        state = getattr(rm, "state", None)
+        if state is not None:
+            state.subscribe(self.completion)
         self.placements = Counter("shepherd_containers_placed", "Containers placed by the scheduler",
                                   registry=self.registry)
         self.leftover = Counter("shepherd_leftover_containers",

@@ -332,6 +332,15 @@ class Operations:
             raise NotFound(f"quote with id: {quote_id} not found")
         return q
 
+    async def change_deadline(self, app_id: str, deadline: float) -> App:
+        """A new deadline (seconds since the epoch) for an unfinished app, admitted by its queue's deadline
+        book as a submission's would be; a refusal (409, with the earliest feasible finish) changes nothing."""
+        self.app(app_id)
+        app = self.state.change_deadline(app_id, deadline, self.rm.now())
+        await self._commit(wake=True)
+        log.info("deadline of %s changed to %.3f", app.app_id, deadline)
+        return app
+
     def deadline_apps(self, queue: str | None = None) -> list[App]:
         """Apps that bought a deadline, earliest deadline first (running ones, then those that ended)."""
         apps = [a for a in self.state.apps.values() if a.terms.claim is not None and a.terms.deadline is not None

@@ -61,6 +61,7 @@ class FakeCluster:
     run_commands: bool = False
     resync_on_allocate: int | None = None  # answer this allocate call (1-based) with AM_RESYNC
     resync_by_error: bool = False  # ... with YARN's ApplicationMasterNotRegisteredException instead
+    deadline_in_s: float | None = None  # the app's deadline, as seconds from now in every answer
     asks: dict[int, pb.ResourceAsk] = field(default_factory=dict)
     live: dict[str, pb.Container] = field(default_factory=dict)
     completed: list[pb.ContainerStatus] = field(default_factory=list)
@@ -146,6 +147,7 @@ class FakeRM(pbg.ApplicationMasterServicer):
             response_id=request.response_id + 1, allocated_containers=allocated,
             completed_container_statuses=completed, fair_share=pb.Resource(values={"memory-mb": 4096}),
             nm_tokens=[pb.NMToken(node_id=pb.NodeId(host="127.0.0.1", port=c.nm_port), token=NM_TOKEN)],
+            deadline_in_s=c.deadline_in_s,
         )
 
     async def FinishApplicationMaster(self, request: Any, context: Any) -> pb.FinishApplicationMasterResponse:
@@ -281,6 +283,22 @@ def test_dag_runs_in_order_with_retry_and_lost_container() -> None:
     progress = [r.progress for r in cluster.allocate_requests]
     assert progress == sorted(progress)
     assert progress[-1] == pytest.approx(5 / 6)
+
+
+def test_a_jockey_am_follows_the_deadline_the_rm_sends() -> None:
+    """A job file without a deadline, under the jockey policy: an ordinary altruistic job until the RM's
+    answers carry a deadline, then its control loop runs and it asks to be guaranteed capacity."""
+    slow = {"duration_s": 30.0, "command": "true"}
+    job = parse_job({**three_stage_job().to_dict(), "am_policy": "jockey"})
+    job = parse_job({**job.to_dict(), "stages": [{**s, **slow} for s in job.to_dict()["stages"]]})
+    cluster = FakeCluster(deadline_in_s=600.0)
+    assert asyncio.run(drive(job, cluster)) == 0
+    asked = [r for r in cluster.allocate_requests if r.HasField("guarantee")]
+    assert asked, "the AM never asked for a guarantee"
+    assert not cluster.allocate_requests[0].HasField("guarantee")  # before it heard the deadline
+    steps = [c for r in cluster.allocate_requests for c in r.control]  # its control decisions, each sent once
+    assert steps
+    assert steps[0].requested_units == asked[0].guarantee.values["vcores"]
 
 
 def test_launch_context_fills_placeholders_and_environment() -> None:

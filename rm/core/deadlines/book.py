@@ -111,19 +111,22 @@ class DeadlineBook:
 
     # ------------------------------------------------------------------------------------ admission
 
-    def earliest_finish(self, phases: tuple[Phase, ...], now: float) -> float:
+    def earliest_finish(self, phases: tuple[Phase, ...], now: float, *, without: Iterable[str] = (),
+                        margin: float | None = None) -> float:
         """The earliest time the phases can finish if admitted now, filling the room the admitted claims
-        leave (MRM's f^e): never before now + their critical path."""
-        return self.room(phases, now)[2]
+        (but those in ``without``) leave (MRM's f^e): never before now + their critical path."""
+        return self.room(phases, now, without=without, margin=margin)[2]
 
-    def room(self, phases: tuple[Phase, ...], now: float) -> tuple[int, FloatArray, float]:
+    def room(self, phases: tuple[Phase, ...], now: float, *, without: Iterable[str] = (),
+             margin: float | None = None) -> tuple[int, FloatArray, float]:
         """The first step of a new layout, the free units from there (past every deadline and far enough for
         ``phases`` to fit in what is free, reservations included), and the phases' earliest finish."""
         s0 = self.first_step(now)
+        skip = tuple(without)
         need = 4 * (critical_path(phases) + sum(p.work for p in phases) / max(self.capacity, 1e-9))
         s1 = self._horizon(now, now + need)
         while True:
-            free = self.free(s0, s1)
+            free = self.free(s0, s1, without=skip)
             fill = fill_early(free, phases, self.dt, 0.0)  # nothing past the end: extend until it fits
             if math.isfinite(fill.finish) or s1 - s0 > _MAX_STEPS:
                 break
@@ -131,7 +134,7 @@ class DeadlineBook:
         if not math.isfinite(fill.finish):
             fill = fill_early(free, phases, self.dt, self.beyond())
         steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
-        return s0, free, (s0 + steps) * self.dt + self.margin
+        return s0, free, (s0 + steps) * self.dt + (self.margin if margin is None else margin)
 
     def try_place(self, phases: tuple[Phase, ...], deadline: float, now: float,
                   *, without: Iterable[str] = (), margin: float | None = None) -> Placed | None:
@@ -158,6 +161,21 @@ class DeadlineBook:
                              self.earliest_finish(phases, now))
         claim = Claim(key, deadline, phases, now, price, placed=placed, margin=margin)
         self.claims[key] = claim
+        self.version += 1
+        return claim
+
+    def move(self, key: str, phases: tuple[Phase, ...], deadline: float, now: float) -> Claim:
+        """Give an admitted claim (its remaining work ``phases``) a new deadline, admitted as a new claim would
+        be into the room every other claim leaves, or raise ``Infeasible`` with the earliest finish it could
+        have (nothing changes). No other claim moves, so none is broken."""
+        claim = self.claims.get(key)
+        if claim is None:  # not in this book (any more): admitted afresh
+            return self.admit(key, phases, deadline, now)
+        placed = self.try_place(phases, deadline, now, without=(key,), margin=claim.margin)
+        if placed is None:
+            raise Infeasible(f"cannot finish {sum(p.work for p in phases):.0f} unit-seconds by {deadline:.3f}",
+                             self.earliest_finish(phases, now, without=(key,), margin=claim.margin))
+        claim.deadline, claim.phases, claim.placed, claim.status = deadline, phases, placed, ON_TRACK
         self.version += 1
         return claim
 

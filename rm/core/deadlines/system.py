@@ -293,6 +293,20 @@ class DeadlineSystem:
         steps = math.ceil(max(0.0, now - self.quotes[quote_id].created) / dt - 1e-9) + 1
         return min(steps * dt, self.config.margin_s)
 
+    def move(self, app_id: AppId, deadline: float, now: float) -> None:
+        """A new deadline for an admitted app: its remaining work is admitted by its book as at submission, in
+        the room the other claims leave; ``Refusal`` (409, with the earliest finish) changes nothing. The
+        price stays what was paid."""
+        held = self.held[app_id]
+        try:
+            self.books[held.queue].move(app_id, self._remaining(held), deadline, now)
+        except Infeasible as exc:
+            self._count("changes_infeasible")
+            raise Refusal(f"the deadline {deadline:.3f} is before the earliest feasible finish {exc.earliest:.3f}",
+                          {"earliestFinish": exc.earliest}) from None
+        held.deadline = deadline
+        self._count("changes_admitted")
+
     def restore(self, app_id: AppId, queue: QueuePath, terms: AppTerms, done: float, now: float) -> None:
         """Put back an admitted deadline the store kept (after a restart)."""
         if terms.claim is None or terms.deadline is None or queue not in self.books:

@@ -24,6 +24,7 @@ from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, Allocate
 
 MAX_KNOWN_TOKENS = 100_000  # verified AMRM tokens remembered (then verified afresh)
 MAX_CHECKPOINT_BYTES = 256 * 1024  # what an AM may keep of its progress with its app
+CONTROL_TRACE_CAP = 500  # of an app's control decisions, the newest kept (the SLO report shows them)
 
 
 class AmCommands(LedgerBase):
@@ -155,9 +156,15 @@ class AmCommands(LedgerBase):
             terms = terms.with_size(signals.size)
         if signals.guarantee is not None:
             terms = terms.with_guarantee(signals.guarantee)
+        if signals.control:
+            app.control.extend((now, step) for step in signals.control)
+            del app.control[:-CONTROL_TRACE_CAP]
         if terms != app.terms:
+            guarantee_changed = terms.guarantee != app.terms.guarantee
             app.terms = terms
             self.views.app_changed(app.app_id)
+            if guarantee_changed and self.config.durable:  # kept across restarts (not a size, sent every call)
+                self.journal.mark(app.record())
         if changed:
             self.version += 1
             self.views.app_changed(app.app_id)
@@ -185,7 +192,7 @@ class AmCommands(LedgerBase):
         result = AllocateResult(
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,
             fair_share=app.fair_share, headroom=self.headroom(), nm_tokens=tuple(nm_tokens),
-            num_nodes=self.schedulable_nodes(),
+            num_nodes=self.schedulable_nodes(), deadline=app.terms.deadline,
         )
         att.last_response = result
         return result

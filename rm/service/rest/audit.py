@@ -19,6 +19,7 @@ _OPERATIONS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("PUT", f"{_APP}/queue", audit.MOVE_APP),
         ("PUT", f"{_APP}/priority", audit.UPDATE_PRIORITY),
         ("PUT", f"{_APP}/timeout", audit.UPDATE_TIMEOUTS),
+        ("PUT", "/ws/v1/shepherd/apps/(?P<app>[^/]+)/deadline", audit.UPDATE_DEADLINE),
         ("POST", f"{_RES}/new-reservation", audit.NEW_RESERVATION),
         ("POST", f"{_RES}/submit", audit.SUBMIT_RESERVATION),
         ("POST", f"{_RES}/update", audit.UPDATE_RESERVATION),

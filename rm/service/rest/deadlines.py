@@ -8,6 +8,7 @@
 * ``GET /ws/v1/shepherd/quotes/{id}`` — a quote again.
 * ``GET /ws/v1/shepherd/deadlines[?queue=]`` — every app that bought a deadline, earliest deadline first,
   with its price, estimate, remaining work, laxity and status (ON_TRACK, AT_RISK, MET, MISSED).
+* ``GET /ws/v1/shepherd/apps/{id}/slo`` and ``PUT /ws/v1/shepherd/apps/{id}/deadline`` (``rest.app_slo``).
 
 Times are milliseconds since the epoch, as everywhere in YARN's REST API; prices are tokens (one token buys
 one unit-second, a unit being the deadline unit container, by default 1024 MB and 1 vcore).
@@ -25,6 +26,7 @@ from common.errors import BadRequest
 from rm.core.deadlines.system import DeadlineSystem, Quote
 from rm.core.entities import App
 from rm.service.deadline_report import deadline_report
+from rm.service.rest.app_slo import add_app_slo_routes
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
 
@@ -126,3 +128,5 @@ def add_deadline_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> N
         now = rm.now()
         system = rm.state.deadlines
         return {"deadlines": {"deadline": [deadline_json(a, system, now) for a in ops.deadline_apps(queue)]}}
+
+    add_app_slo_routes(api, rm, ops)  # one app against its deadline, and its deadline changed
