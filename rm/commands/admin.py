@@ -12,6 +12,7 @@ from rich.table import Table
 
 from rm.client import ClientError
 from rm.commands.common import fail
+from rm.commands.health import check_health
 from rm.commands.output import console, error
 from rm.commands.rest import RestClient
 
@@ -43,6 +44,9 @@ def service_state(
         raise typer.Exit(2)
     console.print(table)
     raise typer.Exit(0 if active else 1)
+
+
+admin_group.command("check-health")(check_health)
 
 
 @admin_group.command("refresh-queues")

@@ -14,6 +14,7 @@ import pytest
 
 from rm.client import RMClient
 from tests.e2e.conftest import sleep_job, submit_job, wait_final, wait_until, write_job
+from tests.integration.conftest import closed_port
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +31,12 @@ def node_state(rest: str, node_id: str) -> str:
 def test_decommission_shuts_the_node_down_until_it_is_recommissioned(make_cluster: Any) -> None:
     cluster = make_cluster(nodes=2)
     rest, (n0, n1) = cluster.rest_url, cluster.node_ids
+    healthy = cli("admin", "check-health", "--rest", rest)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert "2 RUNNING node(s)" in healthy.stdout
+    down = cli("admin", "check-health", "--rest", f"http://127.0.0.1:{closed_port()}")
+    assert down.returncode == 1
+    assert "no ResourceManager answers" in down.stderr
     missing = cli("admin", "decommission", "ghost:1", "--rest", rest)
     assert missing.returncode == 2
     assert "ghost:1" in missing.stdout + missing.stderr
@@ -45,6 +52,7 @@ def test_decommission_shuts_the_node_down_until_it_is_recommissioned(make_cluste
     status = cli("node", "status", n1, "--rm", cluster.rm_address, "-o", "json")
     assert '"DECOMMISSIONED"' in status.stdout, status.stdout + status.stderr
     assert node_state(rest, n0) == "RUNNING"
+    assert cli("admin", "check-health", "--rest", rest).returncode == 0  # taken out on purpose
     cluster.nm_args += ["--port", n1.rsplit(":", 1)[1]]  # started again as the same node
     with pytest.raises(RuntimeError, match="decommissioned"):  # it may not register again
         cluster.start_nm(1)

@@ -4,6 +4,7 @@ changes nothing; writes need the client secret."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from common.ids import NodeId
@@ -86,3 +87,44 @@ def test_decommission_needs_the_client_secret() -> None:
     ok = client.post(f"{ADMIN}/n1:7040/decommission", headers={"Authorization": "Bearer s3cret"})
     assert ok.status_code == 200
     assert rm.state.nodes[NodeId("n1:7040")].state == "DECOMMISSIONED"
+
+
+def test_check_health_reads_the_rms_rest_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`shepherd admin check-health` against the REST API in process: its exit status and its one line."""
+    from typer.testing import CliRunner
+
+    from rm.cli import app as cli
+    from rm.commands import health
+
+    fake = FakeRM()
+    client = TestClient(build_app(fake))  # type: ignore[arg-type]
+    monkeypatch.setattr(health.httpx, "get", lambda url, **_: client.get(url.removeprefix("http://rm:8088")))
+
+    def run() -> tuple[int, str]:
+        done = CliRunner().invoke(cli, ["admin", "check-health", "--rest", "http://rm:8088"])
+        return done.exit_code, " ".join(done.output.split())
+
+    assert run() == (4, "unhealthy: the ResourceManager at http://rm:8088 has no RUNNING node (0 known)")
+    for name in ("n1", "n2"):
+        fake.state.register_node(f"{name}:7040", f"{name}:8042", "", Resources.of(memory_mb=4096, vcores=4), [],
+                                 fake.clock)
+    assert run() == (0, "healthy: the ResourceManager at http://rm:8088 is active with 2 RUNNING node(s)")
+    fake.state.decommission("n2:7040", None, fake.clock)  # taken out on purpose: still healthy
+    assert run() == (0, ("healthy: the ResourceManager at http://rm:8088 is active with 1 RUNNING node(s) "
+                         "(DECOMMISSIONED 1)"))
+    fake.state.node_heartbeat("n1:7040", 1, [], False, "disk full", fake.clock)
+    code, line = run()
+    assert code == 4
+    assert line == "unhealthy: 1 of 2 node(s) not healthy at http://rm:8088: n1:7040 UNHEALTHY (disk full)"
+
+
+def test_check_health_exit_codes_for_rms_that_do_not_serve() -> None:
+    from rm.commands.health import Probe, verdict
+
+    down = Probe("http://a:8088", None, "connection refused")
+    standby = Probe("http://b:8088", {"haState": "STANDBY"})
+    assert verdict([down]) == (1, "no ResourceManager answers: http://a:8088: connection refused")
+    assert verdict([down, standby]) == (3, "no active ResourceManager: http://b:8088 is standing by")
+    lost = Probe("http://c:8088", {"haState": "ACTIVE"}, nodes=[{"id": "h:1", "state": "RUNNING"},
+                                                                {"id": "h:2", "state": "LOST"}])
+    assert verdict([standby, lost]) == (4, "1 of 2 node(s) not healthy at http://c:8088: h:2 LOST")
