@@ -25,6 +25,7 @@ from rm.commands.cluster import node_group, nodes_table, queue_group
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.job import deadlines, job_group, parse_deadline
+from rm.commands.local import down, remove_state, write_state
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
 from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
@@ -298,7 +299,8 @@ def up(
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
                                   "register nodes (logged)"),
 ) -> None:
-    """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all.
+    """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C (or `shepherd down`
+    from another shell, when it runs in the background) stops them all.
 
     Each NodeManager offers --node-memory-mb and --node-vcores (by default as many vcores as this host has cores, so the
     nodes share them: a local cluster is for trying things, not for measuring)."""
@@ -340,6 +342,7 @@ def up(
             print(f"  {line}", flush=True)
         console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit "
                       f"{_shown(examples_dir() / 'wordcount.yaml')} --wait", highlight=False, soft_wrap=True)
+        write_state(cluster.data_dir, cluster)  # for `shepherd down`
         print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
         while not stop["now"] and cluster.alive():
             time.sleep(0.2)
@@ -347,6 +350,7 @@ def up(
             error(f"the ResourceManager stopped on its own; its log: {_shown(data_dir / 'logs')}")
     finally:
         cluster.stop()
+        remove_state(cluster.data_dir)
     console.print(f"stopped the cluster; its state stays in {_shown(data_dir)} for the next `shepherd up`",
                   highlight=False, soft_wrap=True)
     if not stop["now"]:
@@ -547,6 +551,7 @@ def submit(
     raise typer.Exit(code)
 
 
+app.command("down", rich_help_panel=RUN)(down)
 app.command("deadlines", rich_help_panel=JOBS)(deadlines)
 
 
