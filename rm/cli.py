@@ -26,6 +26,7 @@ from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.job import deadlines, job_group, parse_deadline
 from rm.commands.local import down, remove_state, write_state
+from rm.commands.logs import logs
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
 from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
@@ -611,45 +612,7 @@ def kill(app_id: str, rm: str | None = RM_OPT) -> None:
     console.print(f"killed {app_id}")
 
 
-@app.command("logs", rich_help_panel=JOBS)
-def logs(
-    app_id: str,
-    container: str | None = typer.Option(None, "--container", "-c", help="only this container"),
-    stream: str = typer.Option("stdout", "--stream", "--file", help="which log file: stdout or stderr"),
-    follow: bool = typer.Option(False, "--follow", "-f", help="keep printing new output until the app ends"),
-    rm: str | None = RM_OPT,
-) -> None:
-    """Print container logs of an application (from the NodeManagers)."""
-    import httpx
-
-    seen: dict[str, int] = {}
-    with _client(rm) as client:
-        while True:
-            try:
-                conts = client.containers(app_id)
-                state = client.app(app_id).state
-            except ClientError as exc:
-                raise fail(exc) from None
-            for c in conts:
-                if container and c.container_id != container:
-                    continue
-                if not c.node_http_address:
-                    continue
-                url = f"http://{c.node_http_address}/ws/v1/node/containers/{c.container_id}/logs/{stream}"
-                try:
-                    text = httpx.get(url, timeout=10).text
-                except httpx.HTTPError:
-                    continue
-                start = seen.get(c.container_id, 0)
-                if len(text) > start:
-                    if not follow or start == 0:
-                        console.rule(f"{c.container_id} on {c.node_id} ({stream})")
-                    sys.stdout.write(text[start:])
-                    sys.stdout.flush()
-                    seen[c.container_id] = len(text)
-            if not follow or state in FINAL:
-                break
-            time.sleep(1.0)
+app.command("logs", rich_help_panel=JOBS)(logs)
 
 
 app.add_typer(app_group, name="app", rich_help_panel=INSPECT)
