@@ -87,3 +87,26 @@ def test_graceful_decommission_of_an_am_node_moves_the_app_on(make_cluster: Any,
     assert report.state == "FINISHED"
     assert report.final_status == "SUCCEEDED"
     assert am_node() != node
+
+
+def test_a_restarted_rm_keeps_a_decommissioning_node_and_its_deadline(make_cluster: Any, tmp_path: Path) -> None:
+    cluster = make_cluster(nodes=2)
+    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("held", 60, tasks=1)), tmp_path)
+
+    def am_node() -> str:
+        atts = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10).json()
+        return str(atts["appAttempts"]["appAttempt"][-1]["nodeId"])
+
+    node = wait_until(am_node, 60, "the AM to be placed")
+    other = next(n for n in cluster.node_ids if n != node)
+    assert cli("admin", "decommission", node, "--graceful", "1h", "--rest", cluster.rest_url).returncode == 0
+    assert cli("admin", "decommission", other, "--rest", cluster.rest_url).returncode == 0
+    before = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/nodes/{node}", timeout=10).json()["node"]
+    cluster.restart_rm()
+    rest = cluster.rest_url
+    wait_until(lambda: node_state(rest, node) == "DECOMMISSIONING", 60, "the node to re-register, decommissioning")
+    after = httpx.get(f"{rest}/ws/v1/cluster/nodes/{node}", timeout=10).json()["node"]
+    assert after["decommissionDeadline"] == before["decommissionDeadline"]
+    assert node_state(rest, other) == "DECOMMISSIONED"
+    with RMClient(cluster.rm_address) as client:
+        assert client.app(app_id).state == "RUNNING"  # its AM runs on, on the decommissioning node
