@@ -128,3 +128,10 @@ def test_check_health_exit_codes_for_rms_that_do_not_serve() -> None:
     lost = Probe("http://c:8088", {"haState": "ACTIVE"}, nodes=[{"id": "h:1", "state": "RUNNING"},
                                                                 {"id": "h:2", "state": "LOST"}])
     assert verdict([standby, lost]) == (4, "1 of 2 node(s) not healthy at http://c:8088: h:2 LOST")
+
+
+def test_node_administration_is_audited_by_name() -> None:
+    from rm.service.rest.audit import operation
+
+    assert operation("POST", "/ws/v1/shepherd/admin/nodes/n1:7040/decommission") == ("Decommission Node", "")
+    assert operation("POST", "/ws/v1/shepherd/admin/nodes/n1:7040/recommission") == ("Recommission Node", "")
