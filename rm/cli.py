@@ -26,6 +26,8 @@ from rm.commands.cluster import node_group, nodes_table, queue_group
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.job import deadlines, job_group, parse_deadline
+from rm.commands.local import down, remove_state, write_state
+from rm.commands.logs import logs
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
 from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
@@ -299,7 +301,8 @@ def up(
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
                                   "register nodes (logged)"),
 ) -> None:
-    """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C stops them all.
+    """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C (or `shepherd down`
+    from another shell, when it runs in the background) stops them all.
 
     Each NodeManager offers --node-memory-mb and --node-vcores (by default as many vcores as this host has cores, so the
     nodes share them: a local cluster is for trying things, not for measuring)."""
@@ -341,6 +344,7 @@ def up(
             print(f"  {line}", flush=True)
         console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit "
                       f"{_shown(examples_dir() / 'wordcount.yaml')} --wait", highlight=False, soft_wrap=True)
+        write_state(cluster.data_dir, cluster)  # for `shepherd down`
         print(f"cluster ready rm={cluster.rm_address} rest={cluster.rest_url}", flush=True)
         while not stop["now"] and cluster.alive():
             time.sleep(0.2)
@@ -348,6 +352,7 @@ def up(
             error(f"the ResourceManager stopped on its own; its log: {_shown(data_dir / 'logs')}")
     finally:
         cluster.stop()
+        remove_state(cluster.data_dir)
     console.print(f"stopped the cluster; its state stays in {_shown(data_dir)} for the next `shepherd up`",
                   highlight=False, soft_wrap=True)
     if not stop["now"]:
@@ -548,6 +553,7 @@ def submit(
     raise typer.Exit(code)
 
 
+app.command("down", rich_help_panel=RUN)(down)
 app.command("deadlines", rich_help_panel=JOBS)(deadlines)
 
 
@@ -607,45 +613,7 @@ def kill(app_id: str, rm: str | None = RM_OPT) -> None:
     console.print(f"killed {app_id}")
 
 
-@app.command("logs", rich_help_panel=JOBS)
-def logs(
-    app_id: str,
-    container: str | None = typer.Option(None, "--container", "-c", help="only this container"),
-    stream: str = typer.Option("stdout", "--stream", "--file", help="which log file: stdout or stderr"),
-    follow: bool = typer.Option(False, "--follow", "-f", help="keep printing new output until the app ends"),
-    rm: str | None = RM_OPT,
-) -> None:
-    """Print container logs of an application (from the NodeManagers)."""
-    import httpx
-
-    seen: dict[str, int] = {}
-    with _client(rm) as client:
-        while True:
-            try:
-                conts = client.containers(app_id)
-                state = client.app(app_id).state
-            except ClientError as exc:
-                raise fail(exc) from None
-            for c in conts:
-                if container and c.container_id != container:
-                    continue
-                if not c.node_http_address:
-                    continue
-                url = f"http://{c.node_http_address}/ws/v1/node/containers/{c.container_id}/logs/{stream}"
-                try:
-                    text = httpx.get(url, timeout=10).text
-                except httpx.HTTPError:
-                    continue
-                start = seen.get(c.container_id, 0)
-                if len(text) > start:
-                    if not follow or start == 0:
-                        console.rule(f"{c.container_id} on {c.node_id} ({stream})")
-                    sys.stdout.write(text[start:])
-                    sys.stdout.flush()
-                    seen[c.container_id] = len(text)
-            if not follow or state in FINAL:
-                break
-            time.sleep(1.0)
+app.command("logs", rich_help_panel=JOBS)(logs)
 
 
 app.add_typer(app_group, name="app", rich_help_panel=INSPECT)

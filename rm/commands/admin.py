@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+from urllib.parse import quote
+
 import httpx
 import typer
 from rich.table import Table
 
 from rm.client import ClientError
 from rm.commands.common import fail
+from rm.commands.health import check_health
 from rm.commands.output import console, error
 from rm.commands.rest import RestClient
 
 admin_group = typer.Typer(no_args_is_help=True, help="ResourceManager administration: service-state, "
-                          "refresh-queues.")
+                          "check-health, refresh-queues, decommission, recommission.")
 
 
 @admin_group.command("service-state")
@@ -41,6 +46,9 @@ def service_state(
     raise typer.Exit(0 if active else 1)
 
 
+admin_group.command("check-health")(check_health)
+
+
 @admin_group.command("refresh-queues")
 def refresh_queues(
     rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
@@ -55,3 +63,74 @@ def refresh_queues(
     except ClientError as exc:
         raise fail(exc) from None
     console.print(f"queues refreshed: {', '.join(leaves)}")
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
+
+
+def parse_timeout(text: str) -> float:
+    """Seconds from ``600``, ``600s``, ``10m`` or ``1h``."""
+    m = _DURATION.match(text)
+    if m is None:
+        raise typer.BadParameter(f"{text!r} is not a timeout; give seconds (600) or 600s, 10m, 1h")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _node_line(node: dict[str, Any]) -> str:
+    state = node.get("state", "")
+    n = node.get("numContainers", 0)
+    if state == "DECOMMISSIONING":
+        left = node.get("decommissioningTimeout")
+        return (f"node {node.get('id')} is DECOMMISSIONING: it gets no new containers; it is DECOMMISSIONED when "
+                f"its {n} container(s) end or in {left} s, when what still runs there is killed")
+    if state == "DECOMMISSIONED":
+        return f"node {node.get('id')} is DECOMMISSIONED: its NodeManager is told to shut down"
+    return f"node {node.get('id')} is {state}"
+
+
+@admin_group.command("decommission")
+def decommission(
+    node: str = typer.Argument(..., help="the node's id, HOST:PORT (`shepherd nodes`)"),
+    graceful: str | None = typer.Option(None, "--graceful", "-g", metavar="TIMEOUT",
+                                        help="let its running containers finish for up to TIMEOUT (seconds, or "
+                                        "30s, 10m, 1h) before they are killed; without it, at once"),
+    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
+                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+) -> None:
+    """Take a node out of service (YARN's `rmadmin -refreshNodes [-g TIMEOUT]`).
+
+    With --graceful it is DECOMMISSIONING: no new containers, running ones go on; when none is left, or
+    TIMEOUT passes (what still runs is then killed and its ApplicationMasters hear of it), it becomes
+    DECOMMISSIONED and its NodeManager shuts down. Without --graceful, all that happens at once. Asking again
+    changes the timeout. Exits 2 for an unknown node."""
+    body = {"gracefulTimeoutSeconds": parse_timeout(graceful)} if graceful is not None else {}
+    try:
+        with RestClient(rest) as client:
+            out = client.call("POST", f"/ws/v1/shepherd/admin/nodes/{quote(node.strip(), safe='')}/decommission",
+                              body)
+    except ClientError as exc:
+        raise fail(exc) from None
+    line = _node_line(out.get("node", {}))
+    console.print(line if out.get("changed", True) else f"{line} (already)", highlight=False, soft_wrap=True)
+
+
+@admin_group.command("recommission")
+def recommission(
+    node: str = typer.Argument(..., help="the node's id, HOST:PORT"),
+    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
+                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+) -> None:
+    """Take a node back into service: a DECOMMISSIONING one is RUNNING again at once; a DECOMMISSIONED one may
+    register again (it is NEW until its NodeManager is started again)."""
+    try:
+        with RestClient(rest) as client:
+            out = client.call("POST", f"/ws/v1/shepherd/admin/nodes/{quote(node.strip(), safe='')}/recommission")
+    except ClientError as exc:
+        raise fail(exc) from None
+    n = out.get("node", {})
+    if not out.get("changed", True):
+        console.print(f"node {n.get('id')} is {n.get('state')}: not decommissioned; nothing to do", highlight=False)
+    elif n.get("state") == "NEW":
+        console.print(f"node {n.get('id')} may register again: start its NodeManager", highlight=False)
+    else:
+        console.print(f"node {n.get('id')} is {n.get('state')} again", highlight=False)

@@ -14,11 +14,12 @@ from common.config_check import unknown_properties
 from common.settings import load_layers
 from nodemanager.check_config import NAMESPACES as NM_NAMESPACES
 from nodemanager.config import nm_settings
+from rm.commands.convert import convert_command
 from rm.commands.output import OUT_OPT, check_format, console, dump, error
 from rm.core.queues import QueueConfigError, build_queues
 from rm.service.check_config import NAMESPACES as RM_NAMESPACES
 
-config_group = typer.Typer(no_args_is_help=True, help="Daemon configuration: validate, show.")
+config_group = typer.Typer(no_args_is_help=True, help="Daemon configuration: validate, show, convert.")
 
 CONFIG_OPT = typer.Option(None, "--config", "-c", help="shepherd YAML config file")
 CONF_DIR_OPT = typer.Option(None, "--hadoop-conf-dir",
@@ -110,3 +111,6 @@ def show(
     for line in lines:
         table.add_row(*line)
     console.print(table)
+
+
+config_group.command("convert")(convert_command)

@@ -91,7 +91,7 @@ class Node:
     http_address: str
     rack: str
     capability: Resources
-    state: str  # NEW, RUNNING, UNHEALTHY, LOST, SHUTDOWN, DECOMMISSIONED
+    state: str  # NEW, RUNNING, UNHEALTHY, DECOMMISSIONING, DECOMMISSIONED, LOST, SHUTDOWN
     registered_at: float
     last_heartbeat: float
     health_report: str = ""
@@ -102,6 +102,7 @@ class Node:
     to_cleanup: set[ContainerId] = field(default_factory=set)
     apps_to_cleanup: set[AppId] = field(default_factory=set)
     ipc_port: int = 0  # the NodeManager's Hadoop-IPC ContainerManagement port (0: none)
+    decommission_deadline: float = 0.0  # DECOMMISSIONING until its containers end or this time; 0: not
 
     @property
     def schedulable(self) -> bool:
@@ -117,6 +118,7 @@ class Node:
             registered_at=self.registered_at,
             last_heartbeat=self.last_heartbeat,
             health_report=self.health_report,
+            decommission_deadline=self.decommission_deadline,
         )
 
 

@@ -26,7 +26,7 @@ ATTEMPT_FINAL_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # RMContainerState names.
 CONTAINER_STATES = ("ALLOCATED", "ACQUIRED", "RUNNING", "COMPLETED", "RELEASED", "KILLED")
 
-NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONED", "LOST", "SHUTDOWN")
+NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "SHUTDOWN")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +112,7 @@ class NodeRecord:
     registered_at: float
     last_heartbeat: float = 0.0
     health_report: str = ""
+    decommission_deadline: float = 0.0  # a graceful decommission ends by then (seconds since the epoch); 0: none
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ GET_DELEGATION_TOKEN = "Get Delegation Token"
 SLO_DECISION = "SLO Proposal Decision"
 PLAN = "Dry Run"
 REFRESH_QUEUES = "Refresh Queues"
+DECOMMISSION_NODE = "Decommission Node"
+RECOMMISSION_NODE = "Recommission Node"
 
 REST = "RMWebService"
 CLIENT_SERVICE = "ClientRMService"  # gRPC and Hadoop IPC clients

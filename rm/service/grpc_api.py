@@ -133,6 +133,9 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 raise Forbidden(f"node {node_id} is registered and alive: another NodeManager cannot register "
                                 "as it (a restarted NodeManager presents its session, or waits until the old "
                                 "one stops heartbeating)")
+            refused = self.ops.node_refusal(node_id)
+            if refused:  # YARN answers a disallowed NodeManager with SHUTDOWN
+                return pb.RegisterNodeResponse(action=pb.NODE_ACTION_SHUTDOWN, diagnostics=refused)
             statuses = [convert.node_status_from_pb(s) for s in request.container_statuses]
             self._own_containers(node_id, statuses)
             await self.ops.register_node(

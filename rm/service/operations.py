@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from common.errors import BadRequest, Conflict, NotFound
-from common.ids import AppId, QueuePath
+from common.ids import AppId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources
 from common.terms import NO_SIGNALS, AmSignals, AppTerms
 from rm.core.deadlines.system import Quote, Refusal
 from rm.core.deadlines_glue import job_of
 from rm.core.entities import App, Ask, Attempt, Container, Node
 from rm.core.ledger import Ledger
+from rm.core.ledger.decommission import Decommission, refusal
 from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.reservation.listing import ReservationInfo
 from rm.core.reservation.requests import ReservationDefinition
@@ -280,6 +281,30 @@ class Operations:
         self.state.unregister_node(node_id, self.rm.now())
         await self._commit(wake=True)
         log.info("node %s unregistered", node_id)
+
+    def node_refusal(self, node_id: str) -> str:
+        """Why a NodeManager may not register as ``node_id`` (it is decommissioned), or ""."""
+        return refusal(self.state.nodes.get(NodeId(node_id)))
+
+    # ------------------------------------------------------------------ administration (YARN's rmadmin)
+
+    async def decommission(self, node_id: str, timeout_s: float | None) -> Decommission:
+        """Decommission a node: gracefully within ``timeout_s`` seconds (DECOMMISSIONING: no new containers,
+        the running ones finish), or at once (None). ``NotFound`` for a node the RM has never seen."""
+        done = self.state.decommission(node_id, timeout_s, self.rm.now())
+        await self._commit(wake=True)
+        if done.changed:
+            how = "at once" if timeout_s is None else f"gracefully within {timeout_s:g} s"
+            log.info("node %s decommissioned %s: now %s", done.node.node_id, how, done.node.state)
+        return done
+
+    async def recommission(self, node_id: str) -> Decommission:
+        """Take a node back into service (a decommissioned one may register again)."""
+        done = self.state.recommission(node_id, self.rm.now())
+        await self._commit(wake=True)
+        if done.changed:
+            log.info("node %s recommissioned: now %s", done.node.node_id, done.node.state)
+        return done
 
     # ------------------------------------------------------------------ reservations (YARN's reservation API)
 

@@ -142,6 +142,7 @@ def node(name: str = "host-1.example.com", **overrides: Any) -> NodeRecord:
         "registered_at": 1732233500.5,
         "last_heartbeat": 1732233710.875,
         "health_report": "disk /data1 is 97% full",
+        "decommission_deadline": 1732234000.25,
     }
     fields.update(overrides)
     return NodeRecord(**fields)

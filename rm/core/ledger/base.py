@@ -304,7 +304,7 @@ class LedgerBase:
                     node.to_cleanup.add(cid)
         for node_id in app.ran_on:  # the NodeManagers that ran its containers clean up after it (YARN's ranNodes)
             node = self.nodes.get(node_id)
-            if node is not None and node.schedulable:
+            if node is not None and (node.schedulable or node.state == "DECOMMISSIONING"):
                 node.apps_to_cleanup.add(app.app_id)
 
     def _end_attempt(self, app: App, att: Attempt, state: str, diag: str, *, counts: bool, now: float,

@@ -10,11 +10,11 @@ from common.exits import EXIT_ABORTED
 from common.ids import ContainerId, NodeId
 from common.resources import MEMORY, VCORES, Resources
 from rm.core.entities import Node
-from rm.core.ledger.recovery import Recovery
+from rm.core.ledger.decommission import Decommissioning
 from rm.core.state_types import HeartbeatResult, NodeStatus
 
 
-class NodeCommands(Recovery):
+class NodeCommands(Decommissioning):
     """(Node re-registrations finish what recovery started: they say which containers still run.)"""
 
     def register_node(
@@ -34,6 +34,7 @@ class NodeCommands(Recovery):
         if capability.any_negative() or capability.get(MEMORY) <= 0 or capability.get(VCORES) <= 0:
             raise BadRequest(f"node capability must offer memory-mb and vcores: {capability}")
         nid = NodeId(node_id)
+        self._check_may_register(nid)
         old = self.nodes.get(nid)
         reported = {ContainerId(s.container_id): s for s in statuses}
         kept: set[ContainerId] = set()
@@ -48,11 +49,13 @@ class NodeCommands(Recovery):
                 else:
                     self._complete_container(c, EXIT_ABORTED, "Container not running on the re-registered node",
                                              now)
+        deadline = old.decommission_deadline if old is not None else 0.0  # a decommissioning node stays so
         node = Node(
             node_id=nid, host=host, port=int(port), http_address=http_address, rack=rack or "/default-rack",
-            capability=capability, state="RUNNING", registered_at=now, last_heartbeat=now,
-            last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
+            capability=capability, state="DECOMMISSIONING" if deadline else "RUNNING", registered_at=now,
+            last_heartbeat=now, last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
             containers=kept, allocated=old.allocated if old is not None else Resources(),
+            decommission_deadline=deadline,
         )
         self.nodes[nid] = node
         self._nodes_changed(node)
@@ -60,6 +63,7 @@ class NodeCommands(Recovery):
             self._adopt(node, reported, now)
         self._take_statuses(node, reported.values(), now)
         self._mark(node)
+        self._decommission_progress(node, now)
         return node
 
     def node_heartbeat(
@@ -72,12 +76,14 @@ class NodeCommands(Recovery):
         now: float,
     ) -> HeartbeatResult:
         node = self.nodes.get(NodeId(node_id))
-        if node is None or node.state in ("LOST", "NEW", "SHUTDOWN", "DECOMMISSIONED"):
+        if node is not None and node.state == "DECOMMISSIONED":
+            return HeartbeatResult(response_id=0, action="SHUTDOWN", diagnostics=f"node {node_id} is decommissioned")
+        if node is None or node.state in ("LOST", "NEW", "SHUTDOWN"):
             return HeartbeatResult(response_id=0, action="RESYNC",
                                    diagnostics="Node not found or not registered; re-register")
         node.last_heartbeat = now
         node.response_id += 1
-        new_state = "RUNNING" if healthy else "UNHEALTHY"
+        new_state = "DECOMMISSIONING" if node.state == "DECOMMISSIONING" else "RUNNING" if healthy else "UNHEALTHY"
         if new_state != node.state or health_report != node.health_report:
             node.state = new_state
             node.health_report = health_report
@@ -85,6 +91,9 @@ class NodeCommands(Recovery):
             self._nodes_changed(node)
             self._mark(node)
         self._take_statuses(node, statuses, now)
+        if self._decommission_progress(node, now):  # its last container ended: it shuts down now
+            return HeartbeatResult(response_id=node.response_id, action="SHUTDOWN",
+                                   diagnostics=f"node {node_id} is decommissioned")
         cleanup = tuple(sorted(node.to_cleanup))
         node.to_cleanup.clear()
         apps = tuple(sorted(node.apps_to_cleanup))
@@ -134,6 +143,8 @@ class NodeCommands(Recovery):
         node = self.nodes.get(NodeId(node_id))
         if node is None:
             raise NotFound(f"node {node_id} is not registered")
+        if node.state == "DECOMMISSIONED":  # it shuts down as told; it stays decommissioned
+            return
         self._lose_node(node, "SHUTDOWN", "Container released on a node that shut down", now)
 
 
@@ -147,10 +158,12 @@ class NodeCommands(Recovery):
         """Expire silent NodeManagers, ApplicationMasters and unused containers. Returns log lines."""
         events: list[str] = []
         for node in list(self.nodes.values()):
-            if node.state in ("RUNNING", "UNHEALTHY", "NEW") and now - node.last_heartbeat > self.config.nm_expiry_s:
+            if node.state in ("RUNNING", "UNHEALTHY", "NEW", "DECOMMISSIONING") and \
+                    now - node.last_heartbeat > self.config.nm_expiry_s:
                 events.append(f"node {node.node_id} expired: no heartbeat for {now - node.last_heartbeat:.1f}s")
                 self._lose_node(node, "LOST", "Container released on a *lost* node", now)
                 self._forget_unconfirmed(node, now)
+        events += self.check_decommissioning(now)
         for app in list(self.apps.values()):
             att = app.current
             if app.final or att is None or att.final:

@@ -67,8 +67,10 @@ class Recovery(LedgerBase):
             self.nodes[NodeId(n.node_id)] = Node(
                 node_id=NodeId(n.node_id), host=host, port=int(port or 0), http_address=n.http_address,
                 rack=n.rack, capability=Resources(n.capability),
-                state="LOST" if n.state == "LOST" else "NEW",  # must re-register to be used
+                # must re-register to be used; a decommissioned one may not, a decommissioning one stays so
+                state=n.state if n.state in ("LOST", "DECOMMISSIONED") else "NEW",
                 registered_at=n.registered_at, last_heartbeat=now, health_report=n.health_report,
+                decommission_deadline=n.decommission_deadline if n.state == "DECOMMISSIONING" else 0.0,
             )
             self._nodes_changed(self.nodes[NodeId(n.node_id)])
         by_app: dict[str, list[Any]] = {}
@@ -143,7 +145,7 @@ class Recovery(LedgerBase):
                                                          c.diagnostics, c.start_time, c.finish_time))
                 continue
             node = self.nodes.get(NodeId(c.node_id))
-            if app is None or node is None or node.state == "LOST" or not current:
+            if app is None or node is None or node.state in ("LOST", "DECOMMISSIONED") or not current:
                 self._drop(c, now)
             elif c.state == "ALLOCATED" and not c.is_am:
                 # stored before its AM was handed it, or while the handing was not yet written: only its

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 from rm.service.operations import Operations
+from rm.service.rest.admin import add_admin_routes
 from rm.service.rest.apps import add_app_routes
 from rm.service.rest.audit import install_audit
 from rm.service.rest.cluster import add_cluster_routes
@@ -47,6 +48,7 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_plan_routes(api, rm)
     add_deadline_routes(api, rm, ops)
     add_extra_routes(api, rm)
+    add_admin_routes(api, rm, ops)
     from rm.service.ui import add_ui_routes  # here: the UI's pages import this package's renderers
 
     add_ui_routes(api, rm, ops)

@@ -27,6 +27,8 @@ _OPERATIONS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("POST", "/ws/v1/shepherd/slo/.+/(accept|reject)", audit.SLO_DECISION),
         ("POST", "/ws/v1/shepherd/plan", audit.PLAN),
         ("POST", "/ws/v1/shepherd/admin/refresh-queues", audit.REFRESH_QUEUES),
+        ("POST", "/ws/v1/shepherd/admin/nodes/[^/]+/decommission", audit.DECOMMISSION_NODE),
+        ("POST", "/ws/v1/shepherd/admin/nodes/[^/]+/recommission", audit.RECOMMISSION_NODE),
     ))
 _READS = ("GET", "HEAD", "OPTIONS")
 

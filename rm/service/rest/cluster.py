@@ -61,7 +61,7 @@ def add_cluster_routes(api: FastAPI, rm: ResourceManager) -> None:
     @api.get(f"{BASE}/nodes", tags=["nodes"], summary="NodeManagers, optionally by state")
     async def nodes(states: str | None = None, state: str | None = None) -> dict[str, Any]:
         wanted = parse_states(states, NODE_STATES, "node state") | parse_states(state, NODE_STATES, "node state")
-        rows = [render.node_json(n) for _, n in sorted(rm.state.nodes.items())
+        rows = [render.node_json(n, rm.now()) for _, n in sorted(rm.state.nodes.items())
                 if not wanted or n.state in wanted]
         return {"nodes": {"node": rows}}
 
@@ -69,7 +69,7 @@ def add_cluster_routes(api: FastAPI, rm: ResourceManager) -> None:
     async def node(node_id: str) -> dict[str, Any]:
         for nid, n in rm.state.nodes.items():
             if nid == node_id:
-                return {"node": render.node_json(n)}
+                return {"node": render.node_json(n, rm.now())}
         raise NotFound(f"nodeId, {node_id}, is not found")
 
     @api.get(f"{BASE}/appstatistics", tags=["apps"], summary="Application counts by state and type")

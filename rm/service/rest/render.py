@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -176,9 +177,10 @@ def attempt_json(rm: ResourceManager, att: Attempt) -> dict[str, Any]:
     }
 
 
-def node_json(n: Node) -> dict[str, Any]:
+def node_json(n: Node, now: float | None = None) -> dict[str, Any]:
+    """YARN's NodeInfo; with ``now``, a decommissioning node's remaining ``decommissioningTimeout`` (seconds)."""
     free = (n.capability - n.allocated).clamp_min_zero()
-    return {
+    out = {
         "id": n.node_id,
         "rack": n.rack,
         "state": n.state,
@@ -201,6 +203,11 @@ def node_json(n: Node) -> dict[str, Any]:
         "usedResource": yarn_resource(n.allocated),
         "availableResource": yarn_resource(free),
     }
+    if n.decommission_deadline:
+        out["decommissionDeadline"] = ms(n.decommission_deadline)
+        if now is not None:
+            out["decommissioningTimeout"] = max(0, math.ceil(n.decommission_deadline - now))
+    return out
 
 
 def timeout_json(app: App, now: float) -> dict[str, Any]:

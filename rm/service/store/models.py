@@ -113,6 +113,7 @@ class NodeRow(Base):
     registered_at: Mapped[float] = mapped_column(Double)
     last_heartbeat: Mapped[float] = mapped_column(Double)
     health_report: Mapped[str] = mapped_column(Text)
+    decommission_deadline: Mapped[float] = mapped_column(Double, server_default="0")  # 0: not decommissioning
 
 
 class MetaRow(Base):
