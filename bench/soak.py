@@ -365,9 +365,14 @@ def main() -> None:
     ap.add_argument("--fault-every", type=float, default=30.0)
     ap.add_argument("--dag-every", type=int, default=10)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "soak.md")
+    ap.add_argument("--keep", type=Path, help="run in this directory and keep it (the daemons' logs, the marks)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="shepherd-soak-") as tmp:
-        row = Soak(Path(tmp), args).run()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        row = Soak(args.keep, args).run()
+    else:
+        with tempfile.TemporaryDirectory(prefix="shepherd-soak-") as tmp:
+            row = Soak(Path(tmp), args).run()
     write_page(row, args.out, "python bench/soak.py " + " ".join(sys.argv[1:]))
     print(json.dumps({k: v for k, v in row.items() if k != "fault_log"}))
     print(f"wrote {args.out}")
