@@ -38,6 +38,8 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
 log = logging.getLogger("am.client")
+LAUNCH_RETRY_S = 20.0  # how long a container start is retried while its NodeManager does not answer
+ALREADY_THERE = "already exists on this node"  # the NodeManager's answer to a container id it launched before
 
 RETRYABLE_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
@@ -411,12 +413,34 @@ class NMClient:
                 operation, error.code, f"{node}: {error.message}", retryable=error.retryable
             ) from None
 
-    async def start_container(self, container: pb.Container, launch: pb.ContainerLaunchContext) -> None:
+    async def start_container(
+        self, container: pb.Container, launch: pb.ContainerLaunchContext, *, retry_s: float = LAUNCH_RETRY_S
+    ) -> None:
+        """Start a container, retrying for ``retry_s`` while its NodeManager does not answer (it may be
+        restarting). A call that timed out or lost its answer may still have started the container: when a retry
+        hears that the container already exists on the node, it was started, and is not started again."""
         node = node_address(container.node_id)
         request = pb.StartContainersRequest(
             requests=[pb.StartContainerRequest(container_token=container.container_token, launch_context=launch)]
         )
-        response: pb.StartContainersResponse = await self._call("StartContainers", node, request)
+        give_up = time.monotonic() + retry_s
+        delay = 0.2
+        tried = False
+        while True:
+            try:
+                response: pb.StartContainersResponse = await self._call("StartContainers", node, request)
+                break
+            except ContainerLaunchError as exc:
+                if not exc.retryable or time.monotonic() + delay > give_up:
+                    raise
+                log.warning("starting %s: %s; trying again", container.container_id, exc.message)
+                tried = True
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        if tried and any(ALREADY_THERE in e.message for e in response.failed
+                         if e.container_id in ("", container.container_id)):
+            log.info("%s was started by an earlier try that lost its answer", container.container_id)
+            return
         _raise_failed("StartContainers", container.container_id, response.failed)
         if container.container_id not in response.succeeded:
             raise ContainerLaunchError(
