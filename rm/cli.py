@@ -29,6 +29,7 @@ from rm.commands.job import deadlines, job_group, parse_deadline
 from rm.commands.local import down, remove_state, write_state
 from rm.commands.logs import logs
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
+from rm.commands.reservations import reservation_group
 from rm.commands.shapes import app_json, node_json
 from rm.commands.slo import slo_group
 from rm.commands.waiting import wait_for
@@ -621,6 +622,7 @@ app.add_typer(node_group, name="node", rich_help_panel=INSPECT)
 app.add_typer(queue_group, name="queue", rich_help_panel=INSPECT)
 app.add_typer(job_group, name="job", rich_help_panel=SETUP)
 app.add_typer(slo_group, name="slo", rich_help_panel=SETUP)
+app.add_typer(reservation_group, name="reservation", rich_help_panel=SETUP)
 app.add_typer(config_group, name="config", rich_help_panel=SETUP)
 app.add_typer(sim_app, name="sim", rich_help_panel=SETUP)
 app.add_typer(admin_group, name="admin", rich_help_panel=RUN)

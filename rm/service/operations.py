@@ -90,6 +90,14 @@ class Killed:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanSummary:
+    queue: str
+    capacity: Resources
+    step_ms: int
+    reservation_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Registered:
     app: App
     attempt: Attempt
@@ -328,6 +336,13 @@ class Operations:
     def list_reservations(self, queue: str, rid: str | None, start_ms: int, end_ms: int,
                           include_allocations: bool) -> list[ReservationInfo]:
         return self.state.reservation_plan().list_reservations(queue, rid, start_ms, end_ms, include_allocations)
+
+    def reservation_plans(self) -> list[PlanSummary]:
+        """Each reservable queue's plan: its capacity, its step and the ids of its reservations."""
+        system = self.state.reservation_plan()
+        return [PlanSummary(str(q), book.timeline.capacity, book.timeline.step_ms,
+                            tuple(sorted(str(r.reservation_id) for r in system.reservations.values() if r.queue == q)))
+                for q, book in sorted(system.plans.items())]
 
     # ------------------------------------------------------------------ deadlines you can buy (MRM)
 

@@ -198,7 +198,7 @@ def parse_list_query(params: Mapping[str, str]) -> ListQuery:
 # ---------------------------------------------------------------------------------------------- rendering
 
 
-def _resource_json(r: Resources) -> dict[str, Any]:
+def resource_json(r: Resources) -> dict[str, Any]:
     out: dict[str, Any] = {"memory": r.memory_mb, "vCores": r.vcores}
     for k, v in sorted(r.amounts.items()):
         if k not in (MEMORY, VCORES):
@@ -215,7 +215,7 @@ def definition_to_json(defn: ReservationDefinition) -> dict[str, Any]:
             "reservation-request-interpreter": INTERPRETERS.index(defn.interpreter),
             "reservation-request": [
                 {
-                    "capability": _resource_json(r.capability),
+                    "capability": resource_json(r.capability),
                     "min-concurrency": r.min_concurrency,
                     "num-containers": r.num_containers,
                     "duration": r.duration_ms,
@@ -247,7 +247,7 @@ def mapped(value: Any) -> Any:
 
 
 def _segment_json(s: AllocationSegment) -> dict[str, Any]:
-    return {"resource": _resource_json(s.resource), "startTime": s.start_ms, "endTime": s.end_ms}
+    return {"resource": resource_json(s.resource), "startTime": s.start_ms, "endTime": s.end_ms}
 
 
 def reservation_json(info: ReservationInfo) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """YARN's reservation REST API (``/ws/v1/cluster/reservation/...``): ``rm.core.reservation.yarn`` parses and
 renders the JSON shapes, the reservation operations of ``rm.service.operations`` do the rest (every change
-is in the store before the answer)."""
+is in the store before the answer). ``GET /ws/v1/shepherd/reservation-plans`` adds what YARN's API does not
+say: each reservable queue's plan capacity, step and reservation ids (``shepherd reservation`` charts against
+it)."""
 
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ from rm.core.reservation import yarn
 from rm.core.reservation.stage import ReservationStage
 from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_writer, json_object
+from rm.service.rest.extras import SHEPHERD
 
 if TYPE_CHECKING:
     from rm.service.operations import Operations
     from rm.service.server import ResourceManager
 
 RESERVATION = f"{BASE}/reservation"
+PLANS = f"{SHEPHERD}/reservation-plans"
 
 SUBMIT_EXAMPLE = {
     "queue": "default",
@@ -90,3 +94,11 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -
         q = yarn.parse_list_query(request.query_params)
         infos = ops.list_reservations(q.queue, q.reservation_id, q.start_ms, q.end_ms, q.include_allocations)
         return yarn.render_list(infos)
+
+    @api.get(PLANS, tags=["shepherd"],
+             summary="Each reservable queue's plan: capacity, step and the ids of its reservations")
+    async def reservation_plans() -> dict[str, Any]:
+        return {"reservationPlans": {"plan": [
+            {"queue": p.queue, "capacity": yarn.resource_json(p.capacity), "stepMs": p.step_ms,
+             "reservationIds": list(p.reservation_ids)}
+            for p in ops.reservation_plans()]}}

@@ -1,0 +1,462 @@
+"""``shepherd reservation``: create, list, show, update and delete reservations over YARN's reservation REST
+API (``/ws/v1/cluster/reservation/...``), and chart their skylines against the queue's plan capacity, in the
+terminal or as an SVG file. The plan capacities come from ``/ws/v1/shepherd/reservation-plans``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import typer
+import yaml
+from rich.console import Group, RenderableType
+from rich.table import Column, Table
+from rich.text import Text
+
+from rm.client import ClientError
+from rm.commands.chart import Band, Chart, Run, span, svg_chart, text_chart
+from rm.commands.common import REST_OPT, fail
+from rm.commands.output import OUT_OPT, check_format, console, dump, error, kv_table
+from rm.commands.rest import RestClient
+from rm.commands.shapes import when
+
+reservation_group = typer.Typer(no_args_is_help=True, help="Reservations (YARN's reservation system): create, "
+                                "list, show, update, delete; their skylines against the queue's capacity.")
+
+R = "/ws/v1/cluster/reservation"
+PLANS = "/ws/v1/shepherd/reservation-plans"
+INTERPRETERS = {"any": 0, "all": 1, "order": 2, "order-no-gap": 3}
+_UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+RESOURCES = {"memory": ("memory", "MB"), "vcores": ("vCores", "vcores")}
+
+QUEUE_OPT = typer.Option(None, "--queue", "-q", help="reservable queue (leaf name or path)")
+RESOURCE_OPT = typer.Option("memory", "--resource", help="what the chart counts: memory or vcores")
+SVG_OPT = typer.Option(None, "--svg", dir_okay=False, help="also write the chart to this SVG file")
+ARRIVAL_OPT = typer.Option(None, "--arrival", help="earliest start: now, +30m, +2h, HH:MM[:SS] (today, or "
+                           "tomorrow if past) or seconds since the epoch \\[create: now]")
+DEADLINE_OPT = typer.Option(None, "--deadline", help="when it must be done: +2h (from now), HH:MM[:SS] or "
+                            "seconds since the epoch")
+STAGE_OPT = typer.Option([], "--stage", "-s", help="one stage (repeatable, in order): "
+                         "containers=N,duration=10m[,memory=MB][,vcores=N][,gang=N]")
+INTERP_OPT = typer.Option(None, "--interpreter", help="any, all, order or order-no-gap \\[one stage: all; "
+                          "several: order]")
+NAME_OPT = typer.Option(None, "--name", help="the reservation's name")
+
+
+# ---------------------------------------------------------------------------------------- parsing flags
+
+
+def duration_ms(text: str, what: str) -> int:
+    """``600`` (seconds), ``90s``, ``10m``, ``2h``, ``1d`` as milliseconds."""
+    m = _DURATION.match(text.strip().lower())
+    if not m or float(m.group(1)) <= 0:
+        raise typer.BadParameter(f"{what}: {text!r} is not a duration (600, 90s, 10m, 2h, 1d)")
+    return round(float(m.group(1)) * _UNITS[m.group(2) or "s"])
+
+
+def when_ms(text: str, now: float, what: str) -> int:
+    """A point in time as milliseconds since the epoch: ``now``, ``+30m`` from now, ``HH:MM[:SS]`` (local,
+    today or tomorrow), or seconds since the epoch."""
+    t = text.strip().lower()
+    if t == "now":
+        return int(now * 1000)
+    if t.startswith("+"):
+        return int(now * 1000) + duration_ms(t[1:], what)
+    if ":" in t:
+        try:
+            parts = [int(p) for p in t.split(":")]
+            if len(parts) not in (2, 3) or not (0 <= parts[0] < 24 and 0 <= parts[1] < 60):
+                raise ValueError(t)
+        except ValueError:
+            raise typer.BadParameter(f"{what}: {text!r} is not HH:MM[:SS]") from None
+        day = time.localtime(now)
+        at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
+                          parts[2] if len(parts) == 3 else 0, 0, 0, -1))
+        return int((at if at > now else at + 86_400) * 1000)
+    try:
+        seconds = float(t)
+    except ValueError:
+        raise typer.BadParameter(f"{what}: {text!r}: use now, +30m, HH:MM[:SS] or seconds since the epoch") from None
+    if seconds < 1e9:
+        raise typer.BadParameter(f"{what}: {text!r} is not seconds since the epoch (use +{text}s for from now)")
+    return int(seconds * 1000)
+
+
+def parse_stage(text: str) -> dict[str, Any]:
+    """``containers=4,duration=10m,memory=2048,vcores=1,gang=2`` as a YARN reservation-request."""
+    fields: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        if not sep or key not in ("containers", "duration", "memory", "vcores", "gang") or not value.strip():
+            raise typer.BadParameter(f"--stage {text!r}: want containers=N,duration=10m[,memory=MB][,vcores=N]"
+                                     "[,gang=N]")
+        fields[key] = value.strip()
+    if "containers" not in fields or "duration" not in fields:
+        raise typer.BadParameter(f"--stage {text!r}: containers= and duration= are required")
+
+    def count(key: str, default: int) -> int:
+        raw = fields.get(key)
+        if raw is None:
+            return default
+        if not raw.isdigit() or int(raw) < 1:
+            raise typer.BadParameter(f"--stage {text!r}: {key} must be a whole number of at least 1")
+        return int(raw)
+
+    return {"capability": {"memory": count("memory", 1024), "vCores": count("vcores", 1)},
+            "num-containers": count("containers", 1), "min-concurrency": count("gang", 1),
+            "duration": duration_ms(fields["duration"], "--stage duration")}
+
+
+def definition_from_flags(base: dict[str, Any] | None, *, now: float, arrival: str | None, deadline: str | None,
+                          stages: list[str], interpreter: str | None, name: str | None) -> dict[str, Any]:
+    """A reservation-definition: ``base`` (the current one, for update) with the flags given applied."""
+    d: dict[str, Any] = json.loads(json.dumps(base)) if base else {}
+    if arrival is not None or not base:
+        d["arrival"] = when_ms(arrival or "now", now, "--arrival")
+    if deadline is not None:
+        d["deadline"] = when_ms(deadline, now, "--deadline")
+    if "deadline" not in d:
+        raise typer.BadParameter("--deadline is required (e.g. +2h)")
+    if name is not None:
+        d["reservation-name"] = name
+    reqs = dict(d.get("reservation-requests") or {})
+    if stages:
+        reqs["reservation-request"] = [parse_stage(s) for s in stages]
+    if not reqs.get("reservation-request"):
+        raise typer.BadParameter("give at least one --stage (e.g. --stage containers=4,duration=10m)")
+    if interpreter is not None:
+        if interpreter.lower() not in INTERPRETERS:
+            raise typer.BadParameter(f"--interpreter must be one of {', '.join(INTERPRETERS)}, not {interpreter!r}")
+        reqs["reservation-request-interpreter"] = INTERPRETERS[interpreter.lower()]
+    elif "reservation-request-interpreter" not in reqs:
+        reqs["reservation-request-interpreter"] = INTERPRETERS["order" if len(reqs["reservation-request"]) > 1
+                                                               else "all"]
+    d["reservation-requests"] = reqs
+    return d
+
+
+def read_file(path: Path) -> tuple[str | None, dict[str, Any]]:
+    """A YAML/JSON file: a submit body (``queue`` and ``reservation-definition``) or a bare definition."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise typer.BadParameter(f"{path}: {exc}") from None
+    if not isinstance(raw, dict):
+        raise typer.BadParameter(f"{path}: want a reservation-definition object (arrival, deadline, "
+                                 "reservation-requests) or a submit body with one")
+    if "reservation-definition" in raw:
+        queue = raw.get("queue")
+        return (str(queue) if queue else None), dict(raw["reservation-definition"] or {})
+    return None, raw
+
+
+# ---------------------------------------------------------------------------------------- REST helpers
+
+
+def _call(client: RestClient, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    try:
+        return client.call(method, path, body)
+    except ClientError as exc:
+        raise fail(exc) from None
+
+
+def plans(client: RestClient) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = _call(client, "GET", PLANS)["reservationPlans"]["plan"]
+    return found
+
+
+def _plan_of(all_plans: list[dict[str, Any]], queue: str) -> dict[str, Any] | None:
+    for p in all_plans:
+        q = p["queue"]
+        if queue in (q, q.removeprefix("root.")) or q.rsplit(".", 1)[-1] == queue:
+            return p
+    return None
+
+
+def listed(client: RestClient, queue: str, rid: str | None = None, *, since_ms: int = 0) -> list[dict[str, Any]]:
+    """The queue's reservations (or one), with their allocations, as a list."""
+    params = {"queue": queue, "include-resource-allocations": "true", "start-time": str(since_ms)}
+    if rid:
+        params["reservation-id"] = rid
+    got = _call(client, "GET", f"{R}/list?{urlencode(params)}")["reservations"]
+    if got is None:
+        return []
+    return got if isinstance(got, list) else [got]
+
+
+def bands(items: list[dict[str, Any]], resource: str) -> tuple[Band, ...]:
+    key = RESOURCES[resource][0]
+    out = []
+    for item in items:
+        runs = tuple(Run(int(a["startTime"]), int(a["endTime"]), float(a["resource"].get(key, 0)))
+                     for a in item.get("resource-allocations") or [] if float(a["resource"].get(key, 0)) > 0)
+        label = item["reservation-definition"].get("reservation-name") or item["reservation-id"]
+        out.append(Band(f"{item['reservation-id']} ({label})", runs))
+    return tuple(out)
+
+
+def chart_of(items: list[dict[str, Any]], plan: dict[str, Any], resource: str, what: str) -> Chart | None:
+    key, unit = RESOURCES[resource]
+    bs = bands(items, resource)
+    window = span(bs)
+    if window is None:
+        return None
+    title = f"{resource} reserved by {what} in {plan['queue']} against its plan capacity"
+    return Chart(bs, float(plan["capacity"].get(key, 0)), window[0], window[1], unit=unit, title=title)
+
+
+def draw(chart: Chart, svg: Path | None) -> None:
+    width = max(40, min(console.width, 160))
+    console.print("\n".join(text_chart(chart, width=width)), highlight=False, markup=False, soft_wrap=True)
+    if svg is not None:
+        try:
+            svg.write_text(svg_chart(chart))
+        except OSError as exc:
+            error(f"cannot write {svg}: {exc}")
+            raise typer.Exit(1) from None
+        console.print(f"wrote {svg}", highlight=False)
+
+
+# ---------------------------------------------------------------------------------------- tables
+
+
+def _requests(d: dict[str, Any]) -> str:
+    reqs = d.get("reservation-requests") or {}
+    items = reqs.get("reservation-request") or []
+    items = [items] if isinstance(items, dict) else items
+    names = {str(v): k for k, v in INTERPRETERS.items()}
+    parts = [f"{r['num-containers']}x{r['capability'].get('memory')}MB/{r['capability'].get('vCores')}c "
+             f"for {_dur(int(r['duration']))}" for r in items]
+    interp = names.get(str(reqs.get("reservation-request-interpreter", 1)), "?")
+    return f"{interp}: " + "; ".join(parts)
+
+
+def _dur(ms: int) -> str:
+    s = ms // 1000
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if s >= size and s % size == 0:
+            return f"{s // size}{unit}"
+    return f"{s}s"
+
+
+def list_table(items: list[dict[str, Any]]) -> Table:
+    table = Table(Column("ID", no_wrap=True), "NAME", "QUEUE", "USER", "ARRIVAL", "DEADLINE", "PERIOD", "REQUESTS",
+                  title=f"{len(items)} reservation(s)")
+    for item in items:
+        d = item["reservation-definition"]
+        period = d.get("recurrence-expression")
+        table.add_row(item["reservation-id"], d.get("reservation-name") or "-", item.get("queue", "-"),
+                      item.get("user") or "-", when(int(d["arrival"])), when(int(d["deadline"])),
+                      _dur(int(period)) if period else "-", _requests(d))
+    return table
+
+
+def show_view(item: dict[str, Any]) -> RenderableType:
+    d = item["reservation-definition"]
+    allocs = item.get("resource-allocations") or []
+    rows: list[tuple[str, Any]] = [
+        ("id", item["reservation-id"]), ("name", d.get("reservation-name") or "-"),
+        ("queue", item.get("queue", "-")), ("user", item.get("user") or "-"),
+        ("accepted", when(int(item["acceptance-time"])) if item.get("acceptance-time") else "-"),
+        ("arrival", when(int(d["arrival"]))), ("deadline", when(int(d["deadline"]))),
+        ("period", _dur(int(d["recurrence-expression"])) if d.get("recurrence-expression") else "-"),
+        ("requests", _requests(d)), ("priority", d.get("priority", 0)),
+    ]
+    runs = Table("FROM", "TO", "MEMORY", "VCORES", title="allocation")
+    for a in allocs:
+        runs.add_row(when(int(a["startTime"])), when(int(a["endTime"])), f"{a['resource'].get('memory')} MB",
+                     str(a["resource"].get("vCores")))
+    return Group(kv_table(rows), runs) if allocs else Group(kv_table(rows), Text("no allocation", style="dim"))
+
+
+# ---------------------------------------------------------------------------------------- commands
+
+
+@reservation_group.command("create")
+def create(
+    file: Path | None = typer.Argument(None, dir_okay=False, help="YAML/JSON: a reservation-definition, or a "
+                                       "submit body with queue and reservation-definition"),
+    queue: str | None = QUEUE_OPT,
+    arrival: str | None = ARRIVAL_OPT,
+    deadline: str | None = DEADLINE_OPT,
+    stage: list[str] = STAGE_OPT,
+    interpreter: str | None = INTERP_OPT,
+    name: str | None = NAME_OPT,
+    user: str | None = typer.Option(None, "--user", help="reserve as this user \\[default: dr.who]"),
+    rest: str | None = REST_OPT,
+) -> None:
+    """Reserve capacity in a queue: from a file in YARN's reservation-definition shape, or from flags, e.g.
+    `--queue default --deadline +2h --stage containers=4,duration=20m,memory=2048`. Prints its id."""
+    now = time.time()
+    if file is not None:
+        file_queue, definition = read_file(file)
+        if arrival or deadline or stage or interpreter or name:
+            definition = definition_from_flags(definition, now=now, arrival=arrival, deadline=deadline,
+                                               stages=stage, interpreter=interpreter, name=name)
+        queue = queue or file_queue
+    else:
+        definition = definition_from_flags(None, now=now, arrival=arrival, deadline=deadline, stages=stage,
+                                           interpreter=interpreter, name=name)
+    queue = queue or "default"
+    with RestClient(rest) as client:
+        rid = _call(client, "POST", f"{R}/new-reservation")["reservation-id"]
+        path = f"{R}/submit" + (f"?{urlencode({'user.name': user})}" if user else "")
+        _call(client, "POST", path, {"queue": queue, "reservation-id": rid, "reservation-definition": definition})
+    console.print(f"created {rid} in queue {queue} (`shepherd reservation show {rid}`)", highlight=False)
+
+
+@reservation_group.command("list")
+def list_reservations(
+    queue: str | None = typer.Option(None, "--queue", "-q", help="only this queue \\[default: every reservable "
+                                     "queue]"),
+    output: str = OUT_OPT,
+    chart: bool = typer.Option(False, "--chart", help="also chart each queue's reservations against its capacity"),
+    resource: str = RESOURCE_OPT,
+    svg: Path | None = SVG_OPT,
+    rest: str | None = REST_OPT,
+) -> None:
+    """Reservations not yet over, per queue. -o json|yaml prints the REST API's reservation objects (numbers
+    as strings, as YARN prints them) with their queue."""
+    check_format(output)
+    _check_resource(resource)
+    with RestClient(rest) as client:
+        all_plans = plans(client)
+        chosen = all_plans
+        if queue:
+            plan = _plan_of(all_plans, queue)
+            if plan is None:  # the RM's own refusal
+                listed(client, queue)
+                chosen = []
+            else:
+                chosen = [plan]
+        since = int(time.time() * 1000)
+        per_queue = [(p, [{**item, "queue": p["queue"]} for item in listed(client, p["queue"], since_ms=since)])
+                     for p in chosen]
+    items = [item for _, found in per_queue for item in found]
+    if output != "table":
+        console.out(dump(items, output), end="", highlight=False)
+        return
+    console.print(list_table(items))
+    if not (chart or svg):
+        return
+    charts = [c for p, found in per_queue if found and (c := chart_of(found, p, resource, "its reservations"))]
+    if not charts:
+        console.print("nothing to chart: no reservation holds capacity", highlight=False)
+        return
+    for i, c in enumerate(charts):
+        draw(c, _nth(svg, i, len(charts)))
+
+
+def _nth(svg: Path | None, i: int, n: int) -> Path | None:
+    """One SVG file per chart: FILE for one, FILE-1.svg, FILE-2.svg ... for several queues."""
+    if svg is None or n == 1:
+        return svg
+    return svg.with_name(f"{svg.stem}-{i + 1}{svg.suffix or '.svg'}")
+
+
+def _check_resource(resource: str) -> None:
+    if resource not in RESOURCES:
+        raise typer.BadParameter(f"--resource must be memory or vcores, not {resource!r}")
+
+
+def _find(client: RestClient, rid: str, queue: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reservation and its queue's plan; ``error:`` and exit 2 when no reservable queue holds it."""
+    all_plans = plans(client)
+    plan = _plan_of(all_plans, queue) if queue else next((p for p in all_plans if rid in p["reservationIds"]), None)
+    if queue and plan is None:
+        listed(client, queue, rid)  # the RM says why (not a reservable queue)
+    found = listed(client, plan["queue"], rid, since_ms=int(time.time() * 1000)) if plan else []
+    if not found or plan is None:
+        where = f" in queue {queue}" if queue else ""
+        error(f"reservation {rid} is unknown{where} (see `shepherd reservation list`)")
+        raise typer.Exit(2)
+    return {**found[0], "queue": plan["queue"]}, plan
+
+
+@reservation_group.command("show")
+def show(
+    reservation_id: str,
+    queue: str | None = QUEUE_OPT,
+    output: str = OUT_OPT,
+    resource: str = RESOURCE_OPT,
+    svg: Path | None = SVG_OPT,
+    rest: str | None = REST_OPT,
+) -> None:
+    """One reservation: its definition, its allocation over time and a chart of it against the queue's plan
+    capacity (`--svg FILE` writes the chart as SVG too)."""
+    check_format(output)
+    _check_resource(resource)
+    with RestClient(rest) as client:
+        item, plan = _find(client, reservation_id, queue)
+    if output != "table":
+        console.out(dump(item, output), end="", highlight=False)
+        return
+    console.print(show_view(item))
+    c = chart_of([item], plan, resource, reservation_id)
+    if c is None:
+        console.print("nothing to chart: it holds no capacity", highlight=False)
+        return
+    draw(c, svg)
+
+
+@reservation_group.command("update")
+def update(
+    reservation_id: str,
+    file: Path | None = typer.Argument(None, dir_okay=False, help="YAML/JSON with the new reservation-definition "
+                                       "\\[default: the current one with the flags applied]"),
+    queue: str | None = QUEUE_OPT,
+    arrival: str | None = ARRIVAL_OPT,
+    deadline: str | None = DEADLINE_OPT,
+    stage: list[str] = STAGE_OPT,
+    interpreter: str | None = INTERP_OPT,
+    name: str | None = NAME_OPT,
+    rest: str | None = REST_OPT,
+) -> None:
+    """Change a reservation: a new definition from a file, or the current one with the flags given changed.
+    If the new one does not fit, the RM keeps the old one (and this says why)."""
+    now = time.time()
+    flagged = bool(arrival or deadline or stage or interpreter or name)
+    if file is None and not flagged:
+        raise typer.BadParameter("give a file or at least one of --arrival, --deadline, --stage, --interpreter, "
+                                 "--name")
+    with RestClient(rest) as client:
+        if file is not None:
+            _, definition = read_file(file)
+        else:
+            current, _ = _find(client, reservation_id, queue)
+            definition = current["reservation-definition"]
+        if flagged:
+            definition = definition_from_flags(definition, now=now, arrival=arrival, deadline=deadline,
+                                               stages=stage, interpreter=interpreter, name=name)
+        _call(client, "POST", f"{R}/update", {"reservation-id": reservation_id,
+                                               "reservation-definition": definition})
+    console.print(f"updated {reservation_id}", highlight=False)
+
+
+@reservation_group.command("delete")
+def delete(
+    reservation_ids: list[str] = typer.Argument(..., help="one or more reservation ids"),
+    rest: str | None = REST_OPT,
+) -> None:
+    """Delete reservations; their running apps go on as ordinary apps."""
+    code = 0
+    with RestClient(rest) as client:
+        for rid in reservation_ids:
+            try:
+                client.call("POST", f"{R}/delete", {"reservation-id": rid})
+            except ClientError as exc:
+                error(exc.message)
+                code = 2 if exc.code in ("INVALID_ARGUMENT", "NOT_FOUND") else 1
+                continue
+            console.print(f"deleted {rid}", highlight=False)
+    if code:
+        raise typer.Exit(code)
+
+
+__all__ = ["definition_from_flags", "duration_ms", "parse_stage", "reservation_group", "when_ms"]
