@@ -204,9 +204,11 @@ def bands(items: list[dict[str, Any]], resource: str) -> tuple[Band, ...]:
 def chart_of(items: list[dict[str, Any]], plan: dict[str, Any], resource: str, what: str) -> Chart | None:
     key, unit = RESOURCES[resource]
     bs = bands(items, resource)
-    window = span(bs)
-    if window is None:
+    if span(bs) is None:
         return None
+    # the window: every listed run, the zero ones too (from the arrival to the deadline of each instance)
+    every = [(int(a["startTime"]), int(a["endTime"])) for item in items for a in item.get("resource-allocations") or []]
+    window = (min(a for a, _ in every), max(b for _, b in every))
     title = f"{resource} reserved by {what} in {plan['queue']} against its plan capacity"
     return Chart(bs, float(plan["capacity"].get(key, 0)), window[0], window[1], unit=unit, title=title)
 
