@@ -28,6 +28,7 @@ def default_work_dir() -> Path:
 @dataclass(frozen=True, slots=True)
 class NodeManagerConfig:
     rm_address: str = "127.0.0.1:7030"  # the RM's ResourceTracker gRPC address
+    rm_web_url: str = ""  # the RM's web UI, linked from the node's page ("": http://<RM host>:8088)
     host: str = "127.0.0.1"  # bind host of the ContainerManager and HTTP servers
     port: int = 7040  # ContainerManager gRPC port (0 = ephemeral)
     http_port: int = 8042  # web server port, as YARN's NM (0 = ephemeral)
@@ -110,6 +111,7 @@ def parse_resources(text: str) -> dict[str, int]:
 # (NodeManagerConfig field, the flag that sets it, the property that sets it otherwise)
 _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("rm_address", "rm", "shepherd.resourcemanager.grpc.address"),
+    ("rm_web_url", "rm_web", "yarn.resourcemanager.webapp.address"),
     ("host", "host", "shepherd.nodemanager.grpc.address"),
     ("port", "port", "shepherd.nodemanager.grpc.address"),
     ("http_port", "http_port", "yarn.nodemanager.webapp.address"),
@@ -141,6 +143,8 @@ def nm_settings() -> tuple[Any, ...]:
         Setting("yarn.nodemanager.address", "${yarn.nodemanager.hostname}:0", None,
                 "Hadoop IPC ContainerManagement address"),
         Setting("yarn.nodemanager.webapp.address", "${yarn.nodemanager.hostname}:8042"),
+        Setting("yarn.resourcemanager.webapp.address", "${yarn.resourcemanager.hostname}:8088", None,
+                "the RM's web UI, linked from the node's page"),
         Setting("yarn.nodemanager.resource.memory-mb", "-1", None, "-1: physical memory minus 1 GB"),
         Setting("yarn.nodemanager.resource.cpu-vcores", "-1", None, "-1: the number of CPUs"),
         Setting("shepherd.nodemanager.resources", None, None, "extra resource types, e.g. gpu=2"),
@@ -200,6 +204,8 @@ def load_nm_settings(
     grpc_host, grpc_port = layers.address("shepherd.nodemanager.grpc.address")
     layered: dict[str, Any] = {
         "rm_address": layers.text("shepherd.resourcemanager.grpc.address"),
+        "rm_web_url": (None if layers.source("yarn.resourcemanager.webapp.address") == "default"  # the --rm host's
+                       else web_url(layers.text("yarn.resourcemanager.webapp.address"))),
         "host": grpc_host,
         "port": grpc_port,
         "http_port": layers.address("yarn.nodemanager.webapp.address")[1],
@@ -230,6 +236,16 @@ def load_nm_settings(
     cfg = replace(base, **values)
     rows = [(k, v, sources.get(k, s)) for k, v, s in layers.rows()]
     return NMSettings(cfg, rows, layers.files)
+
+
+def web_url(address: str | None) -> str | None:
+    """``host:port`` (or a URL) as an http URL; a wildcard host as loopback."""
+    if not address:
+        return None
+    if "://" in address:
+        return address.rstrip("/")
+    host, _, port = address.rpartition(":")
+    return f"http://{'127.0.0.1' if host in ('', '0.0.0.0', '::') else host}:{port}"
 
 
 def _flag(value: str | None) -> bool | None:

@@ -96,7 +96,7 @@ class NodeManager:
             raise OSError(f"cannot bind the ContainerManager to {address}: {exc}") from exc
         if self.port == 0:
             raise OSError(f"cannot bind the ContainerManager to {address}")
-        self._web = NodeWebServer(cfg.work_dir, self.node_info)
+        self._web = NodeWebServer(cfg.work_dir, self.node_info, cfg.rm_web_url or _rm_web_default(cfg.rm_address))
         self.http_port = await self._web.start(cfg.host, cfg.http_port)
         self._table = ContainerTable(
             cfg, nm_host=self.host, nm_port=self.port, nm_http_port=self.http_port, cgroups=self._cgroups
@@ -225,6 +225,13 @@ async def run_nodemanager(
         await nm.shutdown()
 
 
+def _rm_web_default(rm_address: str) -> str:
+    """YARN's default RM web address on the host of the (first) RM this node reports to."""
+    first = rm_address.split(",")[0].strip()
+    host = first.rpartition(":")[0] or first
+    return f"http://{'127.0.0.1' if host in ('', '0.0.0.0') else host}:8088"
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -233,6 +240,8 @@ def _parser() -> FlagParser:
     p = FlagParser(prog="python -m nodemanager", description="shepherd NodeManager daemon")
     p.add_argument("--rm", default=d["rm_address"].default, help="ResourceTracker address HOST:PORT (with an active/standby "
                    "pair, every RM's, comma-separated)")
+    p.add_argument("--rm-web", default=d["rm_web_url"].default, help="the RM's web UI URL, linked from the node's "
+                   "page (default: yarn.resourcemanager.webapp.address, else http://<the --rm host>:8088)")
     p.add_argument("--host", default=d["host"].default, help="bind host for gRPC and HTTP")
     p.add_argument("--hostname", default=None, help="host name advertised to the RM (default: from --host)")
     p.add_argument("--port", type=int, default=d["port"].default, help="ContainerManager port (0 = any)")
@@ -283,6 +292,7 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         extra["work_dir"] = args.work_dir
     return NodeManagerConfig(
         rm_address=args.rm,
+        rm_web_url=args.rm_web,
         host=args.host,
         hostname=args.hostname,
         port=args.port,

@@ -5,6 +5,7 @@ GET /ws/v1/node/containers                            containers on this node (J
 GET /ws/v1/node/containers/{id}                       one container (JSON)
 GET /ws/v1/node/containers/{id}/logs/{file}           a log file (stdout, stderr, ...) as text
 GET /metrics                                          Prometheus metrics (nodemanager/metrics.py)
+GET / and /node                                       the node's web page (nodemanager/page.py)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import json
 import logging
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from common.resources import MEMORY, VCORES
 from nodemanager.containers import Container, ContainerTable
 from nodemanager.launch import container_dirs
 from nodemanager.metrics import NodeMetrics
+from nodemanager.page import node_page
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +55,9 @@ def _remote_exception(status: int, exception: str, message: str) -> tuple[int, s
 
 
 class NodeWebServer:
-    def __init__(self, work_dir: Path, node_info: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, work_dir: Path, node_info: Callable[[], dict[str, Any]], rm_web_url: str = "") -> None:
         self.table: ContainerTable | None = None  # attached once the ports are known
+        self.rm_web_url = rm_web_url  # the RM's web UI, linked from the node's page
         self._work_dir = work_dir
         self._node_info = node_info
         self._server: asyncio.Server | None = None
@@ -105,6 +109,12 @@ class NodeWebServer:
         segments = [s for s in path.split("/") if s]
         if segments == ["metrics"]:
             await self._respond(writer, 200, CONTENT_TYPE_LATEST, self.metrics.render(), head)
+            return
+        if segments in ([], ["node"]):
+            containers = [self._container_info(c) for c in (self.table.all() if self.table else [])]
+            html = node_page(self._node_info(), containers, rm_web_url=self.rm_web_url,
+                             now_ms=int(time.time() * 1000))
+            await self._respond(writer, 200, "text/html; charset=utf-8", html.encode(), head)
             return
         if segments[:3] != ["ws", "v1", "node"]:
             await self._respond(
