@@ -20,6 +20,7 @@ from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
 from rm.commands import app_slo as _app_slo  # noqa: F401  (registers app deadline and app slo)
+from rm.commands import attach as _attach  # noqa: F401  (registers app attach)
 from rm.commands.admin import admin_group
 from rm.commands.apps import app_group, apps_table
 from rm.commands.cluster import node_group, nodes_table, queue_group

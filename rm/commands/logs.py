@@ -80,13 +80,13 @@ def logs(
                 if not c.node_http_address:
                     continue
                 for name in names:
-                    _show(c.container_id, c.node_id, c.node_http_address, name, seen, tail=tail, follow=follow)
+                    print_new(c.container_id, c.node_id, c.node_http_address, name, seen, tail=tail, follow=follow)
             if not follow or state in FINAL:
                 break
             time.sleep(1.0)
 
 
-def _show(cid: str, node: str, http: str, name: str, seen: dict[tuple[str, str], int], *, tail: int | None,
+def print_new(cid: str, node: str, http: str, name: str, seen: dict[tuple[str, str], int], *, tail: int | None,
           follow: bool) -> None:
     """Print what is new in one container's log file: the first time, its tail (or all of it)."""
     url = f"http://{http}/ws/v1/node/containers/{cid}/logs/{name}"
