@@ -43,9 +43,9 @@ def follow(client: RMClient, app_id: str, files: list[str], *, tail: int | None 
         while True:
             rep = _report(client, app_id, waiting)
             key = (rep.state, rep.current_attempt_id, rep.am_container_id)
-            if key != last:
+            if key != last and rep.state not in FINAL:  # the end is said once, after the AM's last output
                 console.print(state_line(rep, time.time()), highlight=False, markup=False)
-                last = key
+            last = key
             if rep.am_container_id and rep.am_node_http_address:
                 for name in files:
                     print_new(rep.am_container_id, rep.am_node_http_address, rep.am_node_http_address, name,

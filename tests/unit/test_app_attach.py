@@ -53,7 +53,7 @@ def test_follows_states_and_each_attempts_am_log(fetched: list[tuple[str, str]],
     assert code == 0
     out = capsys.readouterr()
     lines = [line for line in out.out.splitlines() if APP in line]
-    assert len(lines) == 5  # ACCEPTED, RUNNING (attempt 1), RUNNING (attempt 2), FINISHED, the verdict
+    assert len(lines) == 4  # ACCEPTED, RUNNING (attempt 1), RUNNING (attempt 2), the verdict after the AM's log
     assert "ACCEPTED" in lines[0]
     assert f"RUNNING, 50%, attempt appattempt_1700000000000_0001_000001, AM {AM1} on n1:8042" in lines[1]
     assert "000002" in lines[2]
