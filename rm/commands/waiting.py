@@ -54,8 +54,8 @@ def wait_for(client: RMClient, app_id: str) -> int:
     except ClientError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:
-        err_console.print(f"stopped waiting; {app_id} keeps running (`shepherd app status {app_id}`, "
-                          f"`shepherd kill {app_id}`)")
+        err_console.print(f"stopped waiting; {app_id} keeps running (`shepherd app attach {app_id}` follows it "
+                          f"again, `shepherd kill {app_id}` stops it)")
         return 130
     ok = rep.state == "FINISHED" and rep.final_status == "SUCCEEDED"
     colour = "green" if ok else "red"
