@@ -4,15 +4,12 @@ terminal or as an SVG file. The plan capacities come from ``/ws/v1/shepherd/rese
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import typer
-import yaml
 from rich.console import Group, RenderableType
 from rich.table import Column, Table
 from rich.text import Text
@@ -21,6 +18,7 @@ from rm.client import ClientError
 from rm.commands.chart import Band, Chart, Run, span, svg_chart, text_chart
 from rm.commands.common import REST_OPT, fail
 from rm.commands.output import OUT_OPT, check_format, console, dump, error, kv_table
+from rm.commands.reservation_flags import INTERPRETERS, definition_from_flags, read_file, skyline_requests
 from rm.commands.rest import RestClient
 from rm.commands.shapes import when
 
@@ -29,9 +27,6 @@ reservation_group = typer.Typer(no_args_is_help=True, help="Reservations (YARN's
 
 R = "/ws/v1/cluster/reservation"
 PLANS = "/ws/v1/shepherd/reservation-plans"
-INTERPRETERS = {"any": 0, "all": 1, "order": 2, "order-no-gap": 3}
-_UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 RESOURCES = {"memory": ("memory", "MB"), "vcores": ("vCores", "vcores")}
 
 QUEUE_OPT = typer.Option(None, "--queue", "-q", help="reservable queue (leaf name or path)")
@@ -43,117 +38,14 @@ DEADLINE_OPT = typer.Option(None, "--deadline", help="when it must be done: +2h 
                             "seconds since the epoch")
 STAGE_OPT = typer.Option([], "--stage", "-s", help="one stage (repeatable, in order): "
                          "containers=N,duration=10m[,memory=MB][,vcores=N][,gang=N]")
+SKYLINE_OPT = typer.Option(None, "--skyline", help="containers per --step, back to back (R_ORDER_NO_GAP), e.g. "
+                           "2,4,4,1; instead of --stage")
+STEP_OPT = typer.Option(None, "--step", help="how long each --skyline step lasts: 600, 90s, 10m, 2h")
+MEMORY_OPT = typer.Option(1024, "--memory", min=1, help="MB per container of a --skyline")
+VCORES_OPT = typer.Option(1, "--vcores", min=1, help="vcores per container of a --skyline")
 INTERP_OPT = typer.Option(None, "--interpreter", help="any, all, order or order-no-gap \\[one stage: all; "
                           "several: order]")
 NAME_OPT = typer.Option(None, "--name", help="the reservation's name")
-
-
-# ---------------------------------------------------------------------------------------- parsing flags
-
-
-def duration_ms(text: str, what: str) -> int:
-    """``600`` (seconds), ``90s``, ``10m``, ``2h``, ``1d`` as milliseconds."""
-    m = _DURATION.match(text.strip().lower())
-    if not m or float(m.group(1)) <= 0:
-        raise typer.BadParameter(f"{what}: {text!r} is not a duration (600, 90s, 10m, 2h, 1d)")
-    return round(float(m.group(1)) * _UNITS[m.group(2) or "s"])
-
-
-def when_ms(text: str, now: float, what: str) -> int:
-    """A point in time as milliseconds since the epoch: ``now``, ``+30m`` from now, ``HH:MM[:SS]`` (local,
-    today or tomorrow), or seconds since the epoch."""
-    t = text.strip().lower()
-    if t == "now":
-        return int(now * 1000)
-    if t.startswith("+"):
-        return int(now * 1000) + duration_ms(t[1:], what)
-    if ":" in t:
-        try:
-            parts = [int(p) for p in t.split(":")]
-            if len(parts) not in (2, 3) or not (0 <= parts[0] < 24 and 0 <= parts[1] < 60):
-                raise ValueError(t)
-        except ValueError:
-            raise typer.BadParameter(f"{what}: {text!r} is not HH:MM[:SS]") from None
-        day = time.localtime(now)
-        at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
-                          parts[2] if len(parts) == 3 else 0, 0, 0, -1))
-        return int((at if at > now else at + 86_400) * 1000)
-    try:
-        seconds = float(t)
-    except ValueError:
-        raise typer.BadParameter(f"{what}: {text!r}: use now, +30m, HH:MM[:SS] or seconds since the epoch") from None
-    if seconds < 1e9:
-        raise typer.BadParameter(f"{what}: {text!r} is not seconds since the epoch (use +{text}s for from now)")
-    return int(seconds * 1000)
-
-
-def parse_stage(text: str) -> dict[str, Any]:
-    """``containers=4,duration=10m,memory=2048,vcores=1,gang=2`` as a YARN reservation-request."""
-    fields: dict[str, str] = {}
-    for item in text.split(","):
-        key, sep, value = item.partition("=")
-        key = key.strip().lower()
-        if not sep or key not in ("containers", "duration", "memory", "vcores", "gang") or not value.strip():
-            raise typer.BadParameter(f"--stage {text!r}: want containers=N,duration=10m[,memory=MB][,vcores=N]"
-                                     "[,gang=N]")
-        fields[key] = value.strip()
-    if "containers" not in fields or "duration" not in fields:
-        raise typer.BadParameter(f"--stage {text!r}: containers= and duration= are required")
-
-    def count(key: str, default: int) -> int:
-        raw = fields.get(key)
-        if raw is None:
-            return default
-        if not raw.isdigit() or int(raw) < 1:
-            raise typer.BadParameter(f"--stage {text!r}: {key} must be a whole number of at least 1")
-        return int(raw)
-
-    return {"capability": {"memory": count("memory", 1024), "vCores": count("vcores", 1)},
-            "num-containers": count("containers", 1), "min-concurrency": count("gang", 1),
-            "duration": duration_ms(fields["duration"], "--stage duration")}
-
-
-def definition_from_flags(base: dict[str, Any] | None, *, now: float, arrival: str | None, deadline: str | None,
-                          stages: list[str], interpreter: str | None, name: str | None) -> dict[str, Any]:
-    """A reservation-definition: ``base`` (the current one, for update) with the flags given applied."""
-    d: dict[str, Any] = json.loads(json.dumps(base)) if base else {}
-    if arrival is not None or not base:
-        d["arrival"] = when_ms(arrival or "now", now, "--arrival")
-    if deadline is not None:
-        d["deadline"] = when_ms(deadline, now, "--deadline")
-    if "deadline" not in d:
-        raise typer.BadParameter("--deadline is required (e.g. +2h)")
-    if name is not None:
-        d["reservation-name"] = name
-    reqs = dict(d.get("reservation-requests") or {})
-    if stages:
-        reqs["reservation-request"] = [parse_stage(s) for s in stages]
-    if not reqs.get("reservation-request"):
-        raise typer.BadParameter("give at least one --stage (e.g. --stage containers=4,duration=10m)")
-    if interpreter is not None:
-        if interpreter.lower() not in INTERPRETERS:
-            raise typer.BadParameter(f"--interpreter must be one of {', '.join(INTERPRETERS)}, not {interpreter!r}")
-        reqs["reservation-request-interpreter"] = INTERPRETERS[interpreter.lower()]
-    elif "reservation-request-interpreter" not in reqs:
-        reqs["reservation-request-interpreter"] = INTERPRETERS["order" if len(reqs["reservation-request"]) > 1
-                                                               else "all"]
-    d["reservation-requests"] = reqs
-    return d
-
-
-def read_file(path: Path) -> tuple[str | None, dict[str, Any]]:
-    """A YAML/JSON file: a submit body (``queue`` and ``reservation-definition``) or a bare definition."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise typer.BadParameter(f"{path}: {exc}") from None
-    if not isinstance(raw, dict):
-        raise typer.BadParameter(f"{path}: want a reservation-definition object (arrival, deadline, "
-                                 "reservation-requests) or a submit body with one")
-    if "reservation-definition" in raw:
-        queue = raw.get("queue")
-        return (str(queue) if queue else None), dict(raw["reservation-definition"] or {})
-    return None, raw
 
 
 # ---------------------------------------------------------------------------------------- REST helpers
@@ -288,23 +180,29 @@ def create(
     arrival: str | None = ARRIVAL_OPT,
     deadline: str | None = DEADLINE_OPT,
     stage: list[str] = STAGE_OPT,
+    skyline: str | None = SKYLINE_OPT,
+    step: str | None = STEP_OPT,
+    memory: int = MEMORY_OPT,
+    vcores: int = VCORES_OPT,
     interpreter: str | None = INTERP_OPT,
     name: str | None = NAME_OPT,
     user: str | None = typer.Option(None, "--user", help="reserve as this user \\[default: dr.who]"),
     rest: str | None = REST_OPT,
 ) -> None:
     """Reserve capacity in a queue: from a file in YARN's reservation-definition shape, or from flags, e.g.
-    `--queue default --deadline +2h --stage containers=4,duration=20m,memory=2048`. Prints its id."""
+    `--queue default --deadline +2h --stage containers=4,duration=20m,memory=2048`, or a skyline:
+    `--deadline +3h --skyline 2,4,4,1 --step 10m`. Prints its id."""
     now = time.time()
+    sky = skyline_requests(skyline, step, memory, vcores) if skyline else None
     if file is not None:
         file_queue, definition = read_file(file)
-        if arrival or deadline or stage or interpreter or name:
+        if arrival or deadline or stage or sky or interpreter or name:
             definition = definition_from_flags(definition, now=now, arrival=arrival, deadline=deadline,
-                                               stages=stage, interpreter=interpreter, name=name)
+                                               stages=stage, interpreter=interpreter, name=name, skyline=sky)
         queue = queue or file_queue
     else:
         definition = definition_from_flags(None, now=now, arrival=arrival, deadline=deadline, stages=stage,
-                                           interpreter=interpreter, name=name)
+                                           interpreter=interpreter, name=name, skyline=sky)
     queue = queue or "default"
     with RestClient(rest) as client:
         rid = _call(client, "POST", f"{R}/new-reservation")["reservation-id"]
@@ -416,6 +314,10 @@ def update(
     arrival: str | None = ARRIVAL_OPT,
     deadline: str | None = DEADLINE_OPT,
     stage: list[str] = STAGE_OPT,
+    skyline: str | None = SKYLINE_OPT,
+    step: str | None = STEP_OPT,
+    memory: int = MEMORY_OPT,
+    vcores: int = VCORES_OPT,
     interpreter: str | None = INTERP_OPT,
     name: str | None = NAME_OPT,
     rest: str | None = REST_OPT,
@@ -423,10 +325,11 @@ def update(
     """Change a reservation: a new definition from a file, or the current one with the flags given changed.
     If the new one does not fit, the RM keeps the old one (and this says why)."""
     now = time.time()
-    flagged = bool(arrival or deadline or stage or interpreter or name)
+    sky = skyline_requests(skyline, step, memory, vcores) if skyline else None
+    flagged = bool(arrival or deadline or stage or sky or interpreter or name)
     if file is None and not flagged:
-        raise typer.BadParameter("give a file or at least one of --arrival, --deadline, --stage, --interpreter, "
-                                 "--name")
+        raise typer.BadParameter("give a file or at least one of --arrival, --deadline, --stage, --skyline, "
+                                 "--interpreter, --name")
     with RestClient(rest) as client:
         if file is not None:
             _, definition = read_file(file)
@@ -435,7 +338,7 @@ def update(
             definition = current["reservation-definition"]
         if flagged:
             definition = definition_from_flags(definition, now=now, arrival=arrival, deadline=deadline,
-                                               stages=stage, interpreter=interpreter, name=name)
+                                               stages=stage, interpreter=interpreter, name=name, skyline=sky)
         _call(client, "POST", f"{R}/update", {"reservation-id": reservation_id,
                                                "reservation-definition": definition})
     console.print(f"updated {reservation_id}", highlight=False)
@@ -461,4 +364,4 @@ def delete(
         raise typer.Exit(code)
 
 
-__all__ = ["definition_from_flags", "duration_ms", "parse_stage", "reservation_group", "when_ms"]
+__all__ = ["reservation_group"]

@@ -76,6 +76,14 @@ async def test_create_list_show_update_delete(rm: ResourceManager, tmp_path: Pat
     rid2 = created_id(await shepherd(rm, "reservation", "create", str(spec), "--arrival", "+5m", "--deadline",
                                      "+1h"))
 
+    sky = created_id(await shepherd(rm, "reservation", "create", "--deadline", "+90m", "--skyline", "1,3,2",
+                                    "--step", "10m", "--memory", "512", "--name", "sky"))
+    shown_sky = await shepherd(rm, "reservation", "show", sky, "-o", "json")
+    allocs = json.loads(shown_sky.output)["resource-allocations"]
+    # the skyline back to back: 1, 3, 2 containers of 512 MB for 10 minutes each, in that order
+    assert [int(a["resource"]["memory"]) for a in allocs if int(a["resource"]["memory"])] == [512, 1536, 1024]
+    assert (await shepherd(rm, "reservation", "delete", sky)).exit_code == 0
+
     table = await shepherd(rm, "reservation", "list", "--chart", "--svg", str(tmp_path / "all.svg"))
     assert table.exit_code == 0, table.output
     assert rid in table.output

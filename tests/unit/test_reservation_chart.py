@@ -9,7 +9,13 @@ import pytest
 import typer
 
 from rm.commands.chart import Band, Chart, Run, column_peaks, span, stacked, svg_chart, text_chart
-from rm.commands.reservations import definition_from_flags, duration_ms, parse_stage, when_ms
+from rm.commands.reservation_flags import (
+    definition_from_flags,
+    duration_ms,
+    parse_stage,
+    skyline_requests,
+    when_ms,
+)
 
 MIN = 60_000
 # 2 units for 10 minutes, then 4 for 10 minutes, against a capacity of 4: from 00:00 to 00:20 UTC
@@ -130,3 +136,19 @@ def test_definition_from_flags() -> None:
     with pytest.raises(typer.BadParameter):
         definition_from_flags(two, now=now, arrival=None, deadline=None, stages=[], interpreter="sometimes",
                               name=None)
+
+
+def test_a_skyline_from_flags() -> None:
+    sky = skyline_requests("2,4,1", "10m", 2048, 1)
+    assert [(r["num-containers"], r["min-concurrency"], r["duration"]) for r in sky] == [
+        (2, 2, 600_000), (4, 4, 600_000), (1, 1, 600_000)]
+    assert sky[0]["capability"] == {"memory": 2048, "vCores": 1}
+    d = definition_from_flags(None, now=1_800_000_000.0, arrival=None, deadline="+1h", stages=[], interpreter=None,
+                              name=None, skyline=sky)
+    assert d["reservation-requests"]["reservation-request-interpreter"] == 3  # back to back
+    for counts, step in (("2,4", None), ("2,x", "1m"), ("0,1", "1m"), ("", "1m")):
+        with pytest.raises(typer.BadParameter):
+            skyline_requests(counts, step, 1024, 1)
+    with pytest.raises(typer.BadParameter):
+        definition_from_flags(None, now=1_800_000_000.0, arrival=None, deadline="+1h",
+                              stages=["containers=1,duration=1m"], interpreter=None, name=None, skyline=sky)
