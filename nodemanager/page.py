@@ -134,7 +134,8 @@ def node_page(info: Mapping[str, Any], containers: Sequence[Mapping[str, Any]], 
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>NodeManager {esc(node_id)} · shepherd</title><style>{STYLE}</style></head><body>"
+        f"<title>NodeManager {esc(node_id)} · shepherd</title><style>{STYLE}</style>"
+        '<link rel="icon" href="data:,"></head><body>'  # no favicon request
         f"<header><strong>shepherd NodeManager</strong><span>{esc(node_id)}</span>"
         + (f'<a href="{esc(rm_web_url.rstrip("/"))}/ui">ResourceManager UI</a>' if rm_web_url else "")
         + f'</header><main><h1>Node {esc(node_id)}</h1>{body}<p class="muted">Rendered {esc(fmt_ms(now_ms))} '

@@ -374,6 +374,28 @@ def test_every_page_renders_without_the_outside_network(
     assert len(list(shots.glob("*.png"))) == len(pages)
 
 
+def test_the_nodemanager_page_and_back(cluster: LocalCluster, http: httpx.Client, browser: Any, shots: Path) -> None:
+    """From a node's page in the RM's UI to its NodeManager's own page and back, nothing fetched elsewhere."""
+    node = _first_node(cluster)
+    open_page(browser, cluster.rest_url, f"/ui/nodes/{node}")
+    nm_url = f"http://{http.get(f'/ws/v1/cluster/nodes/{node}').json()['node']['nodeHTTPAddress']}/"
+    nm_link = browser.find_element("css selector", f"a[href='{nm_url}']")
+    nm_link.click()
+    wait_until(lambda: browser.current_url == nm_url and browser.find_elements("tag name", "h1"), 20,
+               "the NodeManager's page")
+    assert browser.find_element("tag name", "h1").text == f"Node {node}"
+    assert browser.find_element("id", "state").text == "RUNNING"
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; });")
+    assert resources == []  # one document, its style inline
+    browser.save_screenshot(str(shots / "nodemanager.png"))
+    back = browser.find_element("id", "rm-ui")
+    assert back.get_attribute("href") == f"{cluster.rest_url}/ui/nodes/{node.replace(':', '%3A')}"
+    back.click()
+    wait_until(lambda: browser.current_url.startswith(cluster.rest_url + "/ui/nodes/"), 20, "the RM's node page")
+    assert browser.find_element("tag name", "h1").text
+
+
 def _first_node(cluster: LocalCluster) -> str:
     nodes = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/nodes", timeout=10).json()["nodes"]["node"]
     return str(nodes[0]["id"])

@@ -26,7 +26,7 @@ class Links(HTMLParser):
         a = dict(attrs)
         if tag == "a" and a.get("href"):
             self.hrefs.append(str(a["href"]))
-        if tag in ("script", "img", "link", "iframe"):
+        if tag in ("script", "img", "iframe") or (tag == "link" and not str(a.get("href", "")).startswith("data:")):
             self.external.append(tag)
 
 
