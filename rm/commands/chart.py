@@ -149,7 +149,8 @@ def text_chart(chart: Chart, *, width: int, height: int = 8, tz: tzinfo | None =
 
 # ------------------------------------------------------------------------------------------------ SVG
 
-W, H, LEFT, RIGHT, TOP, BOTTOM = 960, 300, 72, 16, 34, 30
+W, H, LEFT, RIGHT, TOP, BOTTOM = 960, 320, 72, 16, 34, 50
+CHAR_W = 6.2  # rough width of one 11px sans-serif character, to lay the legend out
 
 
 def svg_chart(chart: Chart, *, tz: tzinfo | None = None) -> str:
@@ -182,7 +183,7 @@ def svg_chart(chart: Chart, *, tz: tzinfo | None = None) -> str:
             pts += [(x(a), y(u)), (x(b), y(u))]
         for (a, b, _), lo in reversed(list(zip(pieces, lower, strict=True))):
             pts += [(x(b), y(lo)), (x(a), y(lo))]
-        hue = (i * 67 + 200) % 360
+        hue = _hue(i)
         points = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
         out.append(f'<polygon class="band" points="{points}" fill="hsl({hue},60%,62%)" stroke="hsl({hue},50%,40%)" '
                    f'stroke-width="0.5"><title>{escape(band.label)}</title></polygon>')
@@ -203,5 +204,25 @@ def svg_chart(chart: Chart, *, tz: tzinfo | None = None) -> str:
     out.append(f'<text x="{LEFT - 6}" y="{H - BOTTOM + 4}" text-anchor="end" fill="#444">0</text>')
     out.append(f'<text x="{W - RIGHT}" y="{TOP - 6}" text-anchor="end" fill="#444">peak '
                f"{escape(amount(peak, chart.unit))}; dashed line: the queue's plan capacity</text>")
+    out += _legend(chart.bands)
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _hue(i: int) -> int:
+    return (i * 67 + 200) % 360
+
+
+def _legend(bands: Sequence[Band]) -> list[str]:
+    """One row under the time axis: a swatch and the label of each band, as many as fit, then "+N more"."""
+    out: list[str] = []
+    x, y = float(LEFT), H - 12
+    for i, band in enumerate(bands):
+        width = 16 + len(band.label) * CHAR_W + 14
+        if x + width > W - RIGHT - 60 and i:
+            out.append(f'<text class="legend" x="{x:.0f}" y="{y}" fill="#444">+{len(bands) - i} more</text>')
+            break
+        out.append(f'<rect x="{x:.0f}" y="{y - 9}" width="11" height="11" fill="hsl({_hue(i)},60%,62%)"/>'
+                   f'<text class="legend" x="{x + 16:.0f}" y="{y}" fill="#222">{escape(band.label)}</text>')
+        x += width
+    return out

@@ -87,6 +87,8 @@ def test_the_svg_chart_of_a_small_skyline() -> None:
     assert times[0] == "00:00"
     assert times[-1] == "00:20"
     assert len(times) == 7
+    legend = [e.text for e in root.iter(f"{SVG}text") if e.attrib.get("class") == "legend"]
+    assert legend == ["a"]
     assert "<script" not in doc
     assert "href" not in doc
 
