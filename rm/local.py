@@ -165,8 +165,8 @@ class LocalCluster:
 
     def start_nm(self, index: int) -> Daemon:
         args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--rm-web", self.rest_url,
-                "--port", "0", "--http-port", "0", "--memory-mb", str(self.node_memory_mb), "--vcores", str(self.node_vcores),
-                "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
+                "--port", "0", "--http-port", "0", "--memory-mb", str(self.node_memory_mb),
+                "--vcores", str(self.node_vcores), "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
         if not self.insecure:
             args += ["--credentials", str(self.credentials_path)]
         if self.container_user:
