@@ -93,3 +93,19 @@ def test_the_page_escapes_what_containers_say() -> None:
     fresh = node_page({**info, "registered": False}, [], rm_web_url="http://rm:8088/", now_ms=0)
     assert "REGISTERING" in fresh
     assert 'href="http://rm:8088/ui/nodes/n1%3A7040"' in fresh
+
+
+def test_where_the_page_links_the_rm_ui(tmp_path: Path) -> None:
+    """yarn.resourcemanager.webapp.address from the site files, else --rm-web, else port 8088 on the --rm host."""
+    from nodemanager.config import NodeManagerConfig, load_nm_settings
+    from nodemanager.daemon import _parser, _rm_web_default, config_from_args
+
+    (tmp_path / "yarn-site.xml").write_text(
+        "<configuration><property><name>yarn.resourcemanager.webapp.address</name><value>0.0.0.0:18088</value>"
+        "</property></configuration>")
+    s = load_nm_settings(NodeManagerConfig(), env={"HADOOP_CONF_DIR": str(tmp_path)})
+    assert s.config.rm_web_url == "http://127.0.0.1:18088"
+    assert load_nm_settings(NodeManagerConfig(), env={}).config.rm_web_url == ""  # not configured: derived
+    flagged = config_from_args(_parser().parse_args(["--rm", "rm1:7030,rm2:7030", "--rm-web", "http://ui:9"]))
+    assert flagged.rm_web_url == "http://ui:9"
+    assert _rm_web_default("rm1.example:7030,rm2.example:7030") == "http://rm1.example:8088"
