@@ -38,18 +38,26 @@ def follow(client: RMClient, app_id: str, files: list[str], *, tail: int | None 
     130 when interrupted (the app keeps running)."""
     seen: dict[tuple[str, str], int] = {}
     last: tuple[str, str, str] | None = None
+    am: tuple[str, str] | None = None  # the AM container followed, and its NodeManager's web address
     waiting = SimpleNamespace(console=err_console)  # where "the RM is not answering" goes
+
+    def show_log(container: str, http: str) -> None:
+        for name in files:
+            print_new(container, http, http, name, seen, tail=tail, follow=True)
+
     try:
         while True:
             rep = _report(client, app_id, waiting)
+            now_am = (rep.am_container_id, rep.am_node_http_address) if rep.am_node_http_address else None
+            if am is not None and now_am != am:  # a new attempt: what the old AM wrote last, first
+                show_log(*am)
             key = (rep.state, rep.current_attempt_id, rep.am_container_id)
             if key != last and rep.state not in FINAL:  # the end is said once, after the AM's last output
                 console.print(state_line(rep, time.time()), highlight=False, markup=False)
             last = key
-            if rep.am_container_id and rep.am_node_http_address:
-                for name in files:
-                    print_new(rep.am_container_id, rep.am_node_http_address, rep.am_node_http_address, name,
-                              seen, tail=tail, follow=True)
+            am = now_am or am
+            if now_am is not None:
+                show_log(*now_am)
             if rep.state in FINAL:
                 break
             sleep(interval)

@@ -61,7 +61,8 @@ def test_follows_states_and_each_attempts_am_log(fetched: list[tuple[str, str]],
     assert "not answering" in out.err
     # the first AM's log while it ran, then the second's, to the end: stdout and stderr each time
     assert fetched[:4] == [(AM1, "stdout"), (AM1, "stderr"), (AM1, "stdout"), (AM1, "stderr")]
-    assert fetched[4:] == [(AM2, "stdout"), (AM2, "stderr")] * 2
+    # when the second attempt comes, the first AM's last output first
+    assert fetched[4:] == [(AM1, "stdout"), (AM1, "stderr")] + [(AM2, "stdout"), (AM2, "stderr")] * 2
 
 
 def test_a_failed_app_exits_1_with_its_diagnostics(fetched: list[tuple[str, str]],
