@@ -12,7 +12,7 @@ import pytest
 from common.ids import AppId, NodeId
 from common.resources import Resources
 from rm.core.entities import App, Ask
-from rm.core.events import AppStarted, ContainerCompleted, Journal
+from rm.core.events import AppStarted, Journal
 from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
@@ -103,7 +103,7 @@ def test_combine_is_the_posterior_of_the_history_mean_and_the_pilots() -> None:
     assert combine(1000.0, 0.1, 100, [20.0, 22.0]) == pytest.approx((42.0 / 2 + 10.0) / (2 / 2 + 1.0))
     assert combine(1000.0, None, 100, [20.0, 22.0]) == pytest.approx(21.0)  # no graded history: the pilots
     assert combine(1000.0, 0.0, 100, [20.0]) == pytest.approx(posterior(10.0, 0.1**2, 400.0, [20.0])[0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="tasks >= 1"):
         combine(1000.0, 0.1, 0, [1.0])
 
 

@@ -112,7 +112,8 @@ def test_an_estimated_app_keeps_its_open_gate_and_its_estimate_after_a_restart()
                              for i, c in enumerate(pilots)], True, "", 40.0)
     before = st.sizes.describe(app_id)
     assert before["state"] == ESTIMATED
-    assert before["sampling"]["open"] and before["sampling"]["openedBy"] == "pilots"
+    assert before["sampling"]["open"]
+    assert before["sampling"]["openedBy"] == "pilots"
     assert st.apps[app_id].sizing["gate"]["open"]
 
     again = _restart(st, 50.0)
