@@ -3,18 +3,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, cast
 
+import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 
 from rm.commands.apps import _status_table, size_line
+from rm.core.entities import Ask
 from rm.core.ledger import Ledger
+from rm.core.plan import Place, Plan
 from rm.core.state_types import NodeStatus
 from rm.service.metrics import RMMetrics
+from tests.unit.test_recovery import _running
 from tests.unit.test_rm_metrics import FakeRM
-from tests.unit.test_size_recovery import TASKS, _gated, _offered, _place_pilots
+from tests.unit.test_size_recovery import CAP, TASKS, _gated, _offered, _place_pilots
+from tests.unit.test_state import add_node, make_state
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -83,3 +89,37 @@ def test_the_status_line_says_state_source_estimate_and_pilots() -> None:
     console = Console(width=200, record=True)
     console.print(_status_table({"id": "application_1_0001"}))  # no REST answer: no size line
     assert "pilots" not in console.export_text()
+
+
+def test_relative_error_of_each_source_against_what_the_tasks_took() -> None:
+    st = make_state()
+    st.sizes.sampling = True
+    n = add_node(st, mem=100_000, vc=200)
+    job = {"id": "etl", "stages": [{"name": "map", "tasks": 100, "duration_s": 5, "memory_mb": 100}]}
+    app_id, token, _ = _running(st, n, job_spec_json=json.dumps(job))
+    metrics = _metrics(st, 1.0)
+    att = st.apps[app_id].current
+    assert att is not None
+    st.am_allocate(token, att.response_id, [Ask(1, 0, CAP, 100)], [], 0.1, [], [], 2.0)
+
+    def run(k: int, start: float, seconds: float) -> None:
+        st.apply_plan(Plan(st.version, placements=[Place(app_id, 1, n, CAP, 0)] * k), start)
+        got = st.am_allocate(token, att.response_id, [], [], 0.1, [], [], start)
+        cids = [c.container_id for c in got.allocated]
+        st.node_heartbeat(n, 2, [NodeStatus(c, "RUNNING", start_time=start) for c in cids], True, "", start)
+        st.node_heartbeat(n, 3, [NodeStatus(c, "COMPLETE", 0, "", start, start + seconds) for c in cids], True,
+                          "", start + seconds)
+
+    run(3, 3.0, 10.0)  # the pilots: 10 s each, where the job file said 5
+    assert st.sizes.apps[app_id].gate.open  # type: ignore[union-attr]
+    run(97, 20.0, 20.0)  # the rest took twice as long again
+    st.am_finish(token, "SUCCEEDED", "", "", 50.0)
+    m = _scrape(metrics)
+    actual = 3 * 10.0 + 97 * 20.0
+    assert m[("shepherd_size_relative_error_count", (("source", "declared"),))] == 1
+    assert m[("shepherd_size_relative_error_sum", (("source", "declared"),))] == pytest.approx(
+        abs(100 * 5.0 - actual) / actual)
+    assert m[("shepherd_size_relative_error_sum", (("source", "slearn"),))] == pytest.approx(
+        abs(100 * 10.0 - actual) / actual)  # the pilots' estimate when the gate opened
+    assert m[("shepherd_size_relative_error_bucket", (("le", "0.5"), ("source", "slearn")))] == 1
+    assert m[("shepherd_size_relative_error_bucket", (("le", "0.5"), ("source", "declared")))] == 0
