@@ -225,6 +225,9 @@ class SizeTracker:
         gate = sizing.gate if sizing is not None else None
         if sizing is None or gate is None or gate.open:
             return None
+        if not self.sampling:  # a gate stored under a scheduler that sampled, restored under one that does not
+            self._open(app.app_id, "unsampled", now)
+            return None
         size = app.terms.size
         if app.terms.claim is not None or app.reservation_id or (
                 size is not None and size != sizing.estimate and size.source in STRONGER - {"slearn"}):

@@ -37,7 +37,7 @@ class Gate:
     since: float
     pilots: int = 0  # planned; 0 until the app's task count is known (a stock AM's first asks)
     open: bool = False
-    opened_by: str = ""  # pilots, timeout, guarantee
+    opened_by: str = ""  # pilots, timeout, guarantee, unsampled (restored under a scheduler that does not sample)
     opened_at: float = 0.0
     marks: list[str] = field(default_factory=list)  # its pilot containers, in the order they were allocated
 

@@ -126,3 +126,13 @@ def test_an_estimated_app_keeps_its_open_gate_and_its_estimate_after_a_restart()
     again.am_register(token, "h", 1, "", 51.0)
     again.am_allocate(token, 0, [Ask(1, 1, CAP, TASKS - 3)], [], 0.1, [], [], 51.0)
     assert _offered(again, app_id, 52.0) == (TASKS - 3, 0)  # not held back again
+
+
+def test_a_gate_restored_under_a_scheduler_that_does_not_sample_opens() -> None:
+    st, _, app_id, _, _ = _gated()
+    assert _offered(st, app_id, 3.0) == (3, TASKS)
+    again = Ledger.recover(_fold(st.drain_records()), build_queues(), CoreConfig(), now=10.0)  # sampling off
+    assert again.sizes.describe(app_id)["state"] == SAMPLING
+    again.snapshot(11.0)
+    assert again.sizes.describe(app_id)["sampling"]["openedBy"] == "unsampled"
+    assert again.apps[app_id].sizing["gate"]["open"]
