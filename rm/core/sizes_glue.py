@@ -147,9 +147,9 @@ class SizeTracker:
                 known.pilots_finished += 1
             self._report(c.app_id)
             if gate is not None and not gate.open and gate.pilots and self.finished(c.app_id) >= gate.pilots:
-                self._open(c.app_id, "pilots", event.now)
                 if known.estimate is not None and known.estimate.source == "slearn":
                     known.first["slearn"] = known.estimate.total_s or 0.0  # what the pilots said
+                self._open(c.app_id, "pilots", event.now)
         elif isinstance(event, AppFinished):
             self._finished(event.app, event.now)
 
@@ -163,6 +163,7 @@ class SizeTracker:
         stored = app.sizing.get("gate")
         if stored:  # a restarted RM: the gate as it was, its pilots and ratio kept
             sizing.gate = Gate.from_dict(stored)
+            sizing.first.update({str(k): float(v) for k, v in dict(app.sizing.get("first", {})).items()})
         elif self.sampling and _samplable(app, sizing):
             sizing.gate = Gate(self.ratio.ratio, now)
             if sizing.tasks:
@@ -200,9 +201,12 @@ class SizeTracker:
         return learn(summaries, self.history, self.ratio)
 
     def stored(self, app_id: AppId) -> dict[str, Any]:
-        """What the app's record keeps of it (``App.sizing``): its gate."""
+        """What the app's record keeps of it (``App.sizing``): its gate, and the first estimate each source gave
+        (the pilots' one is not measured again after a restart)."""
         sizing = self.apps.get(app_id)
-        return {} if sizing is None or sizing.gate is None else {"gate": sizing.gate.to_dict()}
+        if sizing is None or sizing.gate is None:
+            return {}
+        return {"gate": sizing.gate.to_dict(), "first": dict(sizing.first)}
 
     def finished(self, app_id: AppId) -> int:
         sizing = self.apps.get(app_id)

@@ -136,3 +136,15 @@ def test_a_gate_restored_under_a_scheduler_that_does_not_sample_opens() -> None:
     again.snapshot(11.0)
     assert again.sizes.describe(app_id)["sampling"]["openedBy"] == "unsampled"
     assert again.apps[app_id].sizing["gate"]["open"]
+
+
+def test_the_pilots_estimate_is_kept_for_the_error_at_the_end() -> None:
+    st, n, app_id, token, _ = _gated()
+    assert _offered(st, app_id, 3.0) == (3, TASKS)
+    pilots = _place_pilots(st, app_id, token, n, 3, 3.0)
+    for i, c in enumerate(pilots):  # 10, 20 and 30 s: the estimate at the gate is 3 tasks' 60 s
+        st.node_heartbeat(n, 3 + i, [NodeStatus(c, "COMPLETE", 0, "", 4.0, 14.0 + 10 * i)], True, "", 14.0 + 10 * i)
+    assert st.sizes.apps[app_id].first["slearn"] == 60.0
+    assert st.apps[app_id].sizing["first"]["slearn"] == 60.0
+    again = _restart(st, 50.0)
+    assert again.sizes.apps[app_id].first["slearn"] == 60.0  # not the first replayed completion's 10 s
