@@ -123,3 +123,12 @@ def test_relative_error_of_each_source_against_what_the_tasks_took() -> None:
         abs(100 * 10.0 - actual) / actual)  # the pilots' estimate when the gate opened
     assert m[("shepherd_size_relative_error_bucket", (("le", "0.5"), ("source", "slearn")))] == 1
     assert m[("shepherd_size_relative_error_bucket", (("le", "0.5"), ("source", "declared")))] == 0
+
+
+def test_a_dry_run_fork_leaves_the_size_metrics_behind() -> None:
+    st, _, app_id, _, _ = _gated()
+    metrics = _metrics(st, 3.0)
+    fork = st.fork()  # the metrics hold locks: copying them would fail
+    assert fork.sizes.watchers == []
+    assert st.sizes.watchers == [metrics.sizes]
+    assert fork.sizes.describe(app_id)["state"] == "SAMPLING"
