@@ -19,8 +19,15 @@ size), is *gated* when it starts: its first ``k = max(1, ⌈r·S⌉)`` task cont
 only as many of its task asks as pilots remain, and holds the rest back (``AppView.held``) for the pipeline's
 last stage, which places them only on capacity nothing else wants (work conservation). The gate opens when
 the pilots finished, after ``gate_timeout_s``, or when the app gets a guarantee; the ratio ``r`` adapts over
-1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``). Pure: a
-listener of the ledger's events.
+1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``).
+
+**History** (a durable ledger, i.e. the live RM): a 3Sigma-like predictor learns each successful run's size and
+estimates an app of a known family when it starts (source ``history``, ahead of ``declared``); once its tasks
+finish, a single-group app's history mean and its finished runtimes combine by the §4.1 posterior. The
+tracker's own history estimate neither skips sampling nor opens a gate. A gate, and the first estimate of each
+source of a gated app, are kept in the app's record (``App.sizing``) and restored as a restarted RM replays
+the app's start; what a finished run measured goes to its work run (``run_summary``) and is learned again at
+start (``learn``; ``rm.core.sizes_learn``). Pure: a listener of the ledger's events.
 """
 
 from __future__ import annotations
