@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import calendar
+import contextlib
 import time
 from typing import Any
 
@@ -83,18 +84,40 @@ def apps_table(apps: list[dict[str, Any]]) -> Table:
 
 @app_group.command("status")
 def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
-               rm: str | None = RM_OPT) -> None:
-    """Show one application: state, usage, fair share, attempts, diagnostics."""
-    with RMClient(rm) as client:
+               rm: str | None = RM_OPT, rest: str | None = REST_OPT) -> None:
+    """Show one application: state, usage, fair share, size estimate, attempts, diagnostics."""
+    with RMClient(rm) as client, RestClient(rest) as web:
         def fetch() -> dict[str, Any]:
             try:
                 data = app_json(client.app(app_id))
                 data["appAttempts"] = [attempt_json(a) for a in client.attempts(app_id)]
             except ClientError as exc:
                 raise fail(exc) from None
+            # the RM's own size estimate (REST only); without it the status is shown all the same
+            with contextlib.suppress(ClientError, KeyError, TypeError):
+                data["sizeEstimate"] = web.call("GET", f"/ws/v1/shepherd/apps/{app_id}/estimate")["estimate"]
             return data
 
         show(fetch, output, _status_table, watch=watch, interval=interval)
+
+
+def size_line(e: dict[str, Any]) -> str:
+    """One line of the RM's size estimate: its state, source, total and remaining task-seconds, and under
+    SLearn sampling the pilots planned, started and finished and whether the gate is open."""
+    est = e.get("estimate") or {}
+    parts = [str(e.get("state", "UNKNOWN"))]
+    if est:
+        parts.append(f"{est.get('source')}: {float(est.get('totalTaskSeconds', 0)):.0f} task-s, "
+                     f"{float(est.get('remainingTaskSeconds', 0)):.0f} to go")
+    else:
+        parts.append("no estimate")
+    gate = e.get("sampling")
+    if gate:
+        opened = f"open ({gate.get('openedBy')})" if gate.get("open") else "closed"
+        parts.append(f"pilots {gate.get('pilotsFinished', 0)}/{gate.get('pilots', 0)} finished "
+                     f"({gate.get('pilotsStarted', 0)} started) at {100 * float(gate.get('ratio', 0)):g} %, "
+                     f"gate {opened}")
+    return "; ".join(parts)
 
 
 def _status_table(d: dict[str, Any]) -> RenderableType:
@@ -124,6 +147,9 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
                           f"{float(dl.get('remainingWork', 0)):.0f} to go"
                           + (f", {lax:.0f} s to spare" if lax >= 0 else ""))),
         ]
+    size = d.get("sizeEstimate")
+    if size:
+        rows.append(("size", size_line(size)))
     attempts = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "DIAGNOSTICS", title="attempts")
     for a in d.get("appAttempts", []):
         attempts.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),

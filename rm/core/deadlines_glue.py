@@ -6,7 +6,8 @@ features of a submission. Pure (``now`` is an argument); the ledger owns one ``D
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -76,8 +77,10 @@ class DeadlineProgress:
 
     hears: frozenset[type] = frozenset({ContainerCompleted, AppFinished})
 
-    def __init__(self, system: DeadlineSystem) -> None:
+    def __init__(self, system: DeadlineSystem,
+                 sizes: Callable[[App], dict[str, Any]] = lambda _: {}) -> None:
         self.system = system
+        self.sizes = sizes  # what the size tracker measured of an app that ends, kept with its run
         self.spans: dict[AppId, list[Span]] = defaultdict(list)
 
     def on_event(self, event: Event, journal: Journal) -> None:
@@ -101,4 +104,4 @@ class DeadlineProgress:
             if run is not None and succeeded:
                 self.system.record_run(run)
                 journal.mark(WorkRunRecord(app.app_id, run.features.name, event.now, features_to_dict(run.features),
-                                           run.work, run.longest))
+                                           run.work, run.longest, self.sizes(app)))

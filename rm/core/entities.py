@@ -225,6 +225,7 @@ class App:
     weight: float = 1.0  # its weight among the apps of its queue (DRF divides its dominant share by it)
     keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
     am_checkpoint: str = ""  # what its AM last saved of its progress (opaque), handed to every later attempt
+    sizing: dict[str, Any] = field(default_factory=dict)  # its sampling gate (``rm.core.sizes_glue.Gate``), stored
     # its AM's control decisions (Jockey), newest last, each with the time the RM heard it (not stored)
     control: list[tuple[float, ControlStep]] = field(default_factory=list)
 
@@ -282,4 +283,5 @@ class App:
             terms=self.terms.to_dict(),
             keep_containers=self.keep_containers,
             am_checkpoint=self.am_checkpoint,
+            sizing=self.sizing,
         )

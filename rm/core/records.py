@@ -61,6 +61,7 @@ class AppRecord:
     terms: dict[str, Any] = field(default_factory=dict)  # its AppTerms (common.terms), as JSON
     keep_containers: bool = False  # a failed attempt's running containers pass to the next one
     am_checkpoint: str = ""  # the last checkpoint its AM saved (opaque), handed to later attempts
+    sizing: dict[str, Any] = field(default_factory=dict)  # its SLearn sampling gate: ratio, pilots, open
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +186,9 @@ class WorkRunRecord:
     features: dict[str, Any]  # ``rm.core.deadlines.estimate.JobFeatures.to_dict``
     work: tuple[float, ...]  # unit-seconds per phase
     longest: tuple[float, ...]  # seconds, the longest task per phase
+    # what the size tracker measured (``rm.core.sizes_glue.run_summary``): the history predictor's features,
+    # task runtimes per task group, the size, the estimate it had at the end, and its sampling gate
+    sizes: dict[str, Any] = field(default_factory=dict)
 
 
 Record = (AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord | JobRunRecord

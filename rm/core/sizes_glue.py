@@ -19,8 +19,15 @@ size), is *gated* when it starts: its first ``k = max(1, ⌈r·S⌉)`` task cont
 only as many of its task asks as pilots remain, and holds the rest back (``AppView.held``) for the pipeline's
 last stage, which places them only on capacity nothing else wants (work conservation). The gate opens when
 the pilots finished, after ``gate_timeout_s``, or when the app gets a guarantee; the ratio ``r`` adapts over
-1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``). Pure: a
-listener of the ledger's events.
+1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``).
+
+**History** (a durable ledger, i.e. the live RM): a 3Sigma-like predictor learns each successful run's size and
+estimates an app of a known family when it starts (source ``history``, ahead of ``declared``); once its tasks
+finish, a single-group app's history mean and its finished runtimes combine by the §4.1 posterior. The
+tracker's own history estimate neither skips sampling nor opens a gate. A gate, and the first estimate of each
+source of a gated app, are kept in the app's record (``App.sizing``) and restored as a restarted RM replays
+the app's start; what a finished run measured goes to its work run (``run_summary``) and is learned again at
+start (``learn``; ``rm.core.sizes_learn``). Pure: a listener of the ledger's events.
 """
 
 from __future__ import annotations
@@ -36,23 +43,14 @@ from common.terms import SizeEstimate
 from rm.core.deadlines.features import features
 from rm.core.entities import App
 from rm.core.events import AppFinished, AppStarted, ContainerCompleted, Event, Journal
+from rm.core.sizes.history import HistoryPredictor, JobKey
 from rm.core.sizes.sampling import THIN_LIMIT, AdaptiveRatio, pilot_count
+from rm.core.sizes_learn import Gate, SizeWatcher, combine, job_key, learn, summary
 
 THIN, SAMPLING, ESTIMATED, DECLARED, UNKNOWN = "THIN", "SAMPLING", "ESTIMATED", "DECLARED", "UNKNOWN"
 GATE_TIMEOUT_S = 300.0  # a gate opens after this long even if its pilots have not finished
 STRONGER = frozenset({"history", "slearn", "oracle"})  # a size from these needs no sampling
 _UNIT = Resources.of(memory_mb=1024, vcores=1)
-
-
-@dataclass(slots=True)
-class Gate:
-    """An app held to its pilots until they finish (SLearn's sampling gate)."""
-
-    ratio: float
-    since: float
-    pilots: int = 0  # planned; 0 until the app's task count is known (a stock AM's first asks)
-    open: bool = False
-    opened_by: str = ""  # pilots, timeout, guarantee
 
 
 @dataclass(slots=True)
@@ -66,6 +64,10 @@ class Sizing:
     gate: Gate | None = None  # sampling: its pilots and whether it is open
     first_task: float = 0.0  # when its first task started (its runtime, for the adaptive ratio)
     last_task: float = 0.0
+    key: JobKey | None = None  # its features, for the history predictor
+    prior: tuple[float, float | None] | None = None  # the history's estimate (task-seconds) and its past error
+    first: dict[str, float] = field(default_factory=dict)  # per source, the first total it estimated
+    pilots_finished: int = 0
 
     @property
     def total_tasks(self) -> int:
@@ -86,6 +88,9 @@ class Sizing:
         """(total task-seconds, done, source, confidence), or None when unknown."""
         done = sum(sum(v) for v in self.finished.values())
         if not any(self.finished.values()):
+            if self.prior is not None:
+                err = self.prior[1]
+                return self.prior[0], 0.0, "history", 0.5 if err is None else max(0.0, 1.0 - min(1.0, err))
             if not self.declared:
                 return None
             total = sum(self.declared.values())
@@ -98,6 +103,8 @@ class Sizing:
             n = self.tasks.get(g, len(runs))
             if runs:
                 mean = sum(runs) / len(runs)
+                if self.prior is not None and len(self.tasks) == 1 and n > 0:  # §4.1: history and pilots
+                    mean = combine(self.prior[0], self.prior[1], n, runs)
                 total += mean * max(n, len(runs))
                 if self.declared.get(g) and n:
                     scale = mean / (self.declared[g] / n)
@@ -112,29 +119,28 @@ class Sizing:
 class SizeTracker:
     """Listens to the ledger: an app's task groups when it starts, each finished task's runtime; reports the
     app's size (``report``: the ledger's ``report_size``) and, with ``sampling`` on, gates wide apps of unknown
-    size to their pilots (``changed(app)`` tells the ledger an app's view must be rebuilt)."""
+    size to their pilots. ``changed(app)`` tells the ledger the app's view must be rebuilt and its gate
+    (:meth:`stored`) stored. With ``history``, a history predictor learns every successful run's size and
+    estimates a new app of a known family before it runs (source ``history``); its pilots then refine that
+    estimate through the §4.1 posterior."""
 
     hears: frozenset[type] = frozenset({AppStarted, ContainerCompleted, AppFinished})
 
     def __init__(self, report: Callable[[AppId, SizeEstimate | None], None],
-                 changed: Callable[[AppId], None] = lambda _: None) -> None:
+                 changed: Callable[[AppId], None] = lambda _: None, *, history: bool = False) -> None:
         self.report = report
         self.changed = changed
         self.apps: dict[AppId, Sizing] = {}
         self.sampling = False  # the driver's pipeline has the sampling stage
         self.gate_timeout_s = GATE_TIMEOUT_S
         self.ratio = AdaptiveRatio()
+        self.history = HistoryPredictor() if history else None
         self.counters: dict[str, int] = {}
+        self.watchers: list[SizeWatcher] = []
 
     def on_event(self, event: Event, journal: Journal) -> None:
         if isinstance(event, AppStarted):
-            sizing = self.apps[event.app.app_id] = declared_sizing(event.app)
-            if self.sampling and _samplable(event.app, sizing):
-                sizing.gate = Gate(self.ratio.ratio, event.now)
-                if sizing.tasks:
-                    sizing.gate.pilots = pilot_count(max(sizing.total_tasks, THIN_LIMIT), sizing.gate.ratio)
-                self._count("apps_sampled")
-            self._report(event.app.app_id)
+            self._started(event.app, event.now)
         elif isinstance(event, ContainerCompleted):
             c = event.container
             known = self.apps.get(c.app_id)
@@ -144,19 +150,84 @@ class SizeTracker:
             known.first_task = min(known.first_task or c.start_time, c.start_time)
             known.last_task = max(known.last_task, c.finish_time)
             gate = known.gate
-            if gate is not None and not gate.open and gate.pilots and self.finished(c.app_id) >= gate.pilots:
-                self._open(c.app_id, "pilots")
+            if gate is not None and c.container_id in gate.marks:
+                known.pilots_finished += 1
             self._report(c.app_id)
+            if gate is not None and not gate.open and gate.pilots and self.finished(c.app_id) >= gate.pilots:
+                if known.estimate is not None and known.estimate.source == "slearn":
+                    known.first["slearn"] = known.estimate.total_s or 0.0  # what the pilots said
+                self._open(c.app_id, "pilots", event.now)
         elif isinstance(event, AppFinished):
-            ended = self.apps.pop(event.app.app_id, None)
-            if ended is not None and ended.gate is not None and ended.first_task > 0 \
-                    and event.app.final_status == "SUCCEEDED":
-                runtime = max(1e-3, ended.last_task - ended.first_task)
-                self.ratio.observe(ended.gate.ratio, event.now - event.app.submit_time, runtime)
+            self._finished(event.app, event.now)
+
+    def _started(self, app: App, now: float) -> None:
+        sizing = self.apps[app.app_id] = declared_sizing(app)
+        if self.history is not None:
+            sizing.key = job_key(app)
+            got = self.history.predict(sizing.key)
+            if got is not None:
+                sizing.prior = (got[0], self.history.error(sizing.key, got[1]))
+        stored = app.sizing.get("gate")
+        if stored:  # a restarted RM: the gate as it was, its pilots and ratio kept
+            sizing.gate = Gate.from_dict(stored)
+            sizing.first.update({str(k): float(v) for k, v in dict(app.sizing.get("first", {})).items()})
+        elif self.sampling and _samplable(app, sizing):
+            sizing.gate = Gate(self.ratio.ratio, now)
+            if sizing.tasks:
+                sizing.gate.pilots = pilot_count(max(sizing.total_tasks, THIN_LIMIT), sizing.gate.ratio)
+            self._count("apps_sampled")
+            self.changed(app.app_id)
+        self._report(app.app_id)
+
+    def _finished(self, app: App, now: float) -> None:
+        ended = self.apps.pop(app.app_id, None)
+        if ended is None or app.final_status != "SUCCEEDED":
+            return
+        actual = sum(sum(v) for v in ended.finished.values())
+        if actual > 0:
+            errors = {src: abs(est - actual) / actual for src, est in ended.first.items()}
+            for w in self.watchers:
+                w.app_sized(errors)
+            if self.history is not None and ended.key is not None:
+                self.history.observe(ended.key, actual)
+        if ended.gate is not None and ended.first_task > 0:
+            runtime = max(1e-3, ended.last_task - ended.first_task)
+            self.ratio.observe(ended.gate.ratio, now - app.submit_time, runtime)
+
+    def run_summary(self, app: App) -> dict[str, Any]:
+        """What run history keeps of the app that ends now (``rm.core.sizes_learn.summary``); {} if unknown."""
+        sizing = self.apps.get(app.app_id)
+        if sizing is None:
+            return {}
+        runtime = max(1e-3, sizing.last_task - sizing.first_task) if sizing.first_task > 0 else 0.0
+        return summary(sizing.key or job_key(app), sizing.tasks, sizing.finished, sizing.first, sizing.gate,
+                       (app.finish_time or sizing.last_task) - app.submit_time, runtime)
+
+    def learn(self, summaries: list[dict[str, Any]]) -> int:
+        """Learn from stored runs (oldest first), as at their end: an RM start."""
+        return learn(summaries, self.history, self.ratio)
+
+    def stored(self, app_id: AppId) -> dict[str, Any]:
+        """What the app's record keeps of it (``App.sizing``): its gate, and the first estimate each source gave
+        (the pilots' one is not measured again after a restart)."""
+        sizing = self.apps.get(app_id)
+        if sizing is None or sizing.gate is None:
+            return {}
+        return {"gate": sizing.gate.to_dict(), "first": dict(sizing.first)}
 
     def finished(self, app_id: AppId) -> int:
         sizing = self.apps.get(app_id)
         return sum(len(v) for v in sizing.finished.values()) if sizing is not None else 0
+
+    def placed(self, app_id: AppId, container_id: str) -> None:
+        """A task container was allocated to the app: while its gate is closed, its first ``pilots`` are
+        marked as its pilots."""
+        sizing = self.apps.get(app_id)
+        gate = sizing.gate if sizing is not None else None
+        if gate is not None and not gate.open and len(gate.marks) < gate.pilots:
+            gate.marks.append(container_id)
+            self._count("pilot_containers")
+            self.changed(app_id)
 
     def pilots_left(self, app: App, running_tasks: int, asked: int, now: float) -> int | None:
         """How many more task containers a gated app may get now (None: not gated). The pilot count of an
@@ -165,12 +236,16 @@ class SizeTracker:
         gate = sizing.gate if sizing is not None else None
         if sizing is None or gate is None or gate.open:
             return None
+        if not self.sampling:  # a gate stored under a scheduler that sampled, restored under one that does not
+            self._open(app.app_id, "unsampled", now)
+            return None
+        size = app.terms.size
         if app.terms.claim is not None or app.reservation_id or (
-                app.terms.size is not None and app.terms.size.source in STRONGER - {"slearn"}):
-            self._open(app.app_id, "guarantee")
+                size is not None and size != sizing.estimate and size.source in STRONGER - {"slearn"}):
+            self._open(app.app_id, "guarantee", now)
             return None
         if now - gate.since >= self.gate_timeout_s:
-            self._open(app.app_id, "timeout")
+            self._open(app.app_id, "timeout", now)
             return None
         done = self.finished(app.app_id)
         if not gate.pilots:
@@ -178,17 +253,22 @@ class SizeTracker:
             if tasks < THIN_LIMIT:
                 return max(0, tasks)  # thin so far: nothing held
             gate.pilots = pilot_count(tasks, gate.ratio)
+            self.changed(app.app_id)
         return max(0, gate.pilots - running_tasks - done)
 
     def gated(self) -> list[AppId]:
         return [a for a, s in self.apps.items() if s.gate is not None and not s.gate.open]
 
-    def _open(self, app_id: AppId, why: str) -> None:
+    def _open(self, app_id: AppId, why: str, now: float) -> None:
         sizing = self.apps[app_id]
-        if sizing.gate is not None and not sizing.gate.open:
-            sizing.gate.open = True
-            sizing.gate.opened_by = why
+        gate = sizing.gate
+        if gate is not None and not gate.open:
+            gate.open = True
+            gate.opened_by = why
+            gate.opened_at = now
             self._count(f"gates_opened_{why}")
+            for w in self.watchers:
+                w.gate_opened(why, max(0.0, now - gate.since))
             self.changed(app_id)
 
     def _count(self, key: str) -> None:
@@ -201,6 +281,7 @@ class SizeTracker:
             return
         total, done, source, confidence = got
         est = SizeEstimate(max(0.0, total - done), source, total, confidence)  # type: ignore[arg-type]
+        sizing.first.setdefault(source, total)
         if est != sizing.estimate:
             sizing.estimate = est
             self.report(app_id, est)
@@ -217,7 +298,12 @@ class SizeTracker:
             "tasks": sizing.total_tasks,
             "finishedTasks": sum(len(v) for v in sizing.finished.values()),
             "sampling": None if gate is None else {"ratio": gate.ratio, "pilots": gate.pilots, "open": gate.open,
-                                                   "openedBy": gate.opened_by or None},
+                                                   "openedBy": gate.opened_by or None,
+                                                   "pilotsStarted": len(gate.marks),
+                                                   "pilotsFinished": sizing.pilots_finished},
+            "history": None if sizing.prior is None else {
+                "totalTaskSeconds": round(sizing.prior[0], 3),
+                "error": None if sizing.prior[1] is None else round(sizing.prior[1], 3)},
             "estimate": None if est is None else {"totalTaskSeconds": round(est.total_s or 0.0, 3),
                                                    "remainingTaskSeconds": round(est.remaining_s, 3),
                                                    "source": est.source, "confidence": round(est.confidence, 3)},

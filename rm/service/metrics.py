@@ -25,6 +25,7 @@ from rm.core.ledger import Ledger
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
 from rm.core.reservation.stage import RESERVATION_LENT
+from rm.service.size_metrics import SizeMetrics
 from rm.service.slo_metrics import CompletionRatio, slo_families
 from rm.service.views import QueueMetricsView, queue_metrics
 
@@ -258,6 +259,7 @@ class RMMetrics:
         state = getattr(rm, "state", None)
         if state is not None:
             state.subscribe(self.completion)
+        self.sizes = SizeMetrics(self.registry, state)  # size estimates and SLearn's sampling
         self.placements = Counter("shepherd_containers_placed", "Containers placed by the scheduler",
                                   registry=self.registry)
         self.leftover = Counter("shepherd_leftover_containers",

@@ -38,6 +38,7 @@ from rm.core.records import (
     Record,
     SloDecisionRecord,
     StoredState,
+    WorkRunRecord,
 )
 from rm.core.reservation.records import ReservationRecord
 from rm.service.store import Store, StoreError, default_sqlite_url, make_engine, migrations_dir
@@ -82,6 +83,8 @@ def app(n: int = 1, **overrides: Any) -> AppRecord:
         "failed_attempts": 1,
         "inputs": ("hdfs:///raw/événements", "/data/in"),
         "outputs": ("/data/out",),
+        "sizing": {"gate": {"ratio": 0.03, "since": 1732233601.5, "pilots": 3, "open": False, "openedBy": "",
+                            "openedAt": 0.0, "marks": [f"container_1732233600123_{n:04d}_01_000002"]}},
     }
     fields.update(overrides)
     return AppRecord(**fields)
@@ -262,6 +265,7 @@ def test_table_columns_are_the_record_fields() -> None:
         ("job_runs", JobRunRecord),
         ("dataset_accesses", DatasetAccessRecord),
         ("slo_decisions", SloDecisionRecord),
+        ("work_runs", WorkRunRecord),
     ]:
         columns = set(Base.metadata.tables[table].columns.keys()) - {"id"}
         assert columns == {f.name for f in dataclasses.fields(record)}, table
@@ -512,6 +516,20 @@ def test_run_history_and_decisions_round_trip(store: Store, store_url: str) -> N
             fresh.prune_job_runs(-1)
     finally:
         fresh.close()
+
+
+def test_size_runs_round_trip_and_older_runs_read_back_without_sizes(store: Store, store_url: str) -> None:
+    sizes = {"key": {"name": "etl «x»", "user": "alice", "queue": "root.prod", "app_type": "MAPREDUCE",
+                     "submit_hour": 7, "resources": "2048MB,1vc"},
+             "groups": {"0": {"tasks": 100, "runtimes": [9.5, 10.25], "finished": 2, "total": 19.75}},
+             "total": 19.75, "estimates": {"history": 900.0, "slearn": 987.5}, "gate": None, "jct": 60.0,
+             "runtime": 30.5}
+    new = WorkRunRecord("application_1732233600123_0002", "etl «x»", 2_000.0, {"name": "etl «x»"}, (1.0,), (2.0,),
+                        sizes)
+    old = WorkRunRecord("application_1732233600123_0001", "etl «x»", 1_000.0, {"name": "etl «x»"}, (1.0,), (2.0,))
+    store.write([old, new])
+    assert reload(store_url).work_runs == (old, new)  # oldest first, every field; no sizes read back as {}
+    assert reload(store_url).work_runs[0].sizes == {}
 
 
 # -- errors ------------------------------------------------------------------------------------------

@@ -97,10 +97,11 @@ class LedgerBase:
         # deadlines you can buy (MRM): per leaf queue a book of claims, fed by completed containers and runs
         self.deadlines = DeadlineSystem(self.config.deadlines)
         # the RM's own measure of each app's size, and SLearn's sampling gate when the driver turns it on
-        self.sizes = SizeTracker(self.report_size, self.views_changed)
+        self.sizes = SizeTracker(self.report_size, self.views_changed, history=self.config.durable)
         self._views_now = 0.0
         for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
-                         DeadlineProgress(self.deadlines), self.sizes, WaitingNotes(self.apps)):
+                         DeadlineProgress(self.deadlines, self.sizes.run_summary), self.sizes,
+                         WaitingNotes(self.apps)):
             self.subscribe(listener)
         self.views = ViewCache()
         self.layout = LayoutMemo()  # what the node index derives from the nodes alone, until they change
@@ -116,7 +117,6 @@ class LedgerBase:
         self._nodes_known = False  # the two above are current
         self.attached_views = False  # the last snapshot had apps in reservations
         self.amrm_tokens: dict[str, tuple[AppId, AttemptId]] = {}  # verified AMRM tokens and the attempts they stand for
-
 
     @staticmethod
     def fresh_meta(cluster_timestamp: int) -> MetaRecord:
@@ -457,16 +457,17 @@ class LedgerBase:
             att.completed.append(CompletedStatus(c.container_id, exit_status, diag, c.start_time, now))
         self._emit(ContainerCompleted(c, now))
 
-
     def reservation_plan(self) -> ReservationSystem:
         """The reservation system, with its queues' capacities brought up to date with the cluster."""
         self._plan_capacity = glue.sync_capacities(self.nodes, self.queues, self.reservations,
                                                    self._plan_capacity)
         return self.reservations
 
-
     def views_changed(self, app_id: AppId) -> None:
-        self.views.app_changed(app_id)
+        """The size tracker changed the app's view or its gate (kept in the app's record)."""
+        if (app := self.apps.get(app_id)) is not None:
+            app.sizing = self.sizes.stored(app_id)
+            self._touch_app(app)
 
     def report_size(self, app_id: str, size: SizeEstimate | None) -> None:
         """A size estimate for the app, kept unless a stronger source already gave one (``common.terms``);
@@ -488,7 +489,6 @@ class LedgerBase:
         self._know_nodes()
         assert self._capacity is not None
         return self._capacity
-
 
 
 def replace_meta(meta: MetaRecord, **changes: Any) -> MetaRecord:

@@ -101,6 +101,7 @@ class PlanCommands(LedgerBase):
                 ask = att.asks[p.allocation_request_id]
                 ask.num_containers -= 1
                 att.undelivered.append(cid)
+                self.sizes.placed(app.app_id, cid)  # a gated app's first task containers are its pilots
             self._mark(c)
             applied.append(p)
         for app_id, share in plan.shares.items():
@@ -284,6 +285,8 @@ class PlanCommands(LedgerBase):
         """A gated app's asks trimmed to the pilots it may still start, and its task asks in full (held)."""
         running = sum(1 for cid in app.containers
                       if (c := self.containers.get(cid)) is not None and c.live and not c.is_am)
+        # after a restart, its containers whose NodeManager has not yet said whether they run count too
+        running += sum(1 for u in self.unconfirmed.values() if u.app_id == app.app_id and not u.is_am)
         tasks = [a for a in asks if not a.is_am]
         left = self.sizes.pilots_left(app, running, sum(a.num_containers for a in tasks), self._views_now)
         if left is None:

@@ -91,7 +91,7 @@ class Recovery(LedgerBase):
                 finish_time=r.finish_time, failed_attempts=r.failed_attempts,
                 lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id, inputs=tuple(r.inputs),
                 outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING", terms=AppTerms.from_dict(r.terms),
-                keep_containers=r.keep_containers, am_checkpoint=r.am_checkpoint,
+                keep_containers=r.keep_containers, am_checkpoint=r.am_checkpoint, sizing=dict(r.sizing),
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(
@@ -247,6 +247,7 @@ class Recovery(LedgerBase):
         deadlines = self.deadline_system()
         for run in stored.work_runs:
             deadlines.record_run(deadlines_glue.run_of(run))
+        self.sizes.learn([run.sizes for run in stored.work_runs if run.sizes])  # history predictor, ratio
         for app in sorted(self.active.values(), key=lambda a: (a.terms.deadline or 0.0, a.app_id)):
             if app.terms.claim is not None:
                 deadlines.restore(app.app_id, app.queue, app.terms, 0.0, now)

@@ -48,9 +48,10 @@ class Seeding(LedgerBase):
 
         The copy is non-durable (no journal kept, no tokens minted for containers), has no AM launches
         waiting, and hears only the ledger's own listeners (run history, reservation release, deadline progress, waiting
-        notes), copied with it; listeners a driver subscribed are left behind.
+        notes), copied with it; listeners a driver subscribed, and the size tracker's watchers, are left behind.
         """
         memo: dict[int, Any] = {id(x): LEFT_BEHIND for x in self.listeners if not isinstance(x, OWN_LISTENERS)}
+        memo[id(self.sizes.watchers)] = []  # the driver's metrics of sizes stay behind too
         clone = copy.deepcopy(self, memo)
         clone.listeners[:] = [x for x in clone.listeners if x is not LEFT_BEHIND]
         clone.config = replace(clone.config, durable=False)

@@ -60,6 +60,7 @@ class AppRow(Base):
     terms: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (common.terms.AppTerms)
     keep_containers: Mapped[bool] = mapped_column(Boolean, server_default=false())
     am_checkpoint: Mapped[str] = mapped_column(Text, server_default="")
+    sizing: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (its SLearn sampling gate)
 
 
 class AttemptRow(Base):
@@ -181,6 +182,7 @@ class WorkRunRow(Base):
     features: Mapped[str] = mapped_column(Text)  # JSON object
     work: Mapped[str] = mapped_column(Text)  # JSON array
     longest: Mapped[str] = mapped_column(Text)  # JSON array
+    sizes: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (task runtimes, size features)
 
 
 class DatasetAccessRow(Base):

@@ -148,7 +148,8 @@ class _Table:
 _TABLES: Final[tuple[_Table, ...]] = (
     _Table(MetaRecord, MetaRow, "id", frozenset({"extra"})),
     _Table(NodeRecord, NodeRow, "node_id", frozenset({"capability"})),
-    _Table(AppRecord, AppRow, "app_id", frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs", "terms"}),
+    _Table(AppRecord, AppRow, "app_id",
+           frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs", "terms", "sizing"}),
            frozenset({"tags", "inputs", "outputs"})),
     _Table(AttemptRecord, AttemptRow, "attempt_id", frozenset()),
     _Table(ContainerRecord, ContainerRow, "container_id", frozenset({"resource"})),
@@ -158,7 +159,7 @@ _TABLES: Final[tuple[_Table, ...]] = (
            frozenset({"skyline", "inputs", "outputs"})),
     _Table(DatasetAccessRecord, DatasetAccessRow, "access_id", frozenset()),
     _Table(SloDecisionRecord, SloDecisionRow, "job", frozenset({"overrides"})),
-    _Table(WorkRunRecord, WorkRunRow, "app_id", frozenset({"features", "work", "longest"}),
+    _Table(WorkRunRecord, WorkRunRow, "app_id", frozenset({"features", "work", "longest", "sizes"}),
            frozenset({"work", "longest"})),
 )
 WORK_RUNS_LOADED = 5000  # the newest finished runs read back at start (the estimators' history)
