@@ -95,12 +95,14 @@ def _tasks(seq: str) -> dict[str, int]:
     return {c: p for c, p in processes(seq).items() if not c.endswith("_000001")}
 
 
-def _am(seq: str) -> tuple[str, int]:
+def _am(seq: str, besides: str = "") -> tuple[str, int]:
+    """The container id and pid of an AM process of the app, other than container ``besides`` (an earlier
+    attempt's AM, which may still run)."""
     for p in psutil.process_iter(["pid", "cmdline"]):
         with contextlib.suppress(psutil.Error):
             if "am.dag" in " ".join(p.info["cmdline"] or []):
                 cid = p.environ().get("CONTAINER_ID", "")
-                if seq in cid:
+                if seq in cid and cid != besides:
                     return cid, p.info["pid"]
     return "", 0  # none runs (yet)
 
@@ -235,7 +237,7 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
         stale_token = psutil.Process(am_pid).environ()["SHEPHERD_AMRM_TOKEN"]
         t0 = time.monotonic()
         psutil.Process(am_pid).send_signal(signal.SIGSTOP if hang else signal.SIGKILL)
-        wait(lambda: len(client.attempts(app_id)) == 2 and _am(seq)[0] not in ("", am_cid), am_expiry + 30,
+        wait(lambda: len(client.attempts(app_id)) == 2 and _am(seq, besides=am_cid)[0] != "", am_expiry + 30,
              "the next attempt's AM")
         new_am_at = time.time()
         row: dict[str, Any] = {"scenario": "S9" if hang else "S8", "new_attempt_s": round(time.monotonic() - t0, 2),
