@@ -249,25 +249,35 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
             if expired_at is not None:  # from the RM declaring the attempt dead to the next AM process running
                 row["new_am_after_expiry_s"] = round(new_am_at - expired_at, 2)
             row["stale_token_calls_refused"] = asyncio.run(_stale_calls(cluster.rm_address, stale_token))
-            row["app_running_after_stale_finish"] = client.app(app_id).state == "RUNNING"
-            row["stale_am_stopped_by_its_node"] = not _alive([am_pid])  # the RM ended its container
-            with contextlib.suppress(psutil.NoSuchProcess):
-                psutil.Process(am_pid).send_signal(signal.SIGCONT)
-            woke = time.monotonic()
-            with contextlib.suppress(psutil.TimeoutExpired, psutil.NoSuchProcess):
-                psutil.Process(am_pid).wait(30)
-            row["stale_am_exited_after_s"] = round(time.monotonic() - woke, 2)
-            log = "".join(p.read_text(errors="replace") for p in (cluster.data_dir).rglob("stderr*")
-                          if am_cid in str(p))
-            if row["stale_am_stopped_by_its_node"]:  # nothing left to call: the strongest refusal
-                row["stale_calls_refused"] = "n/a: the stale AM was stopped with its container"
-            else:
-                row["stale_calls_refused"] = "ApplicationAttemptNotFound" in log or "doesn't exist" in log
+            row["app_not_ended_by_stale_finish"] = client.app(app_id).state not in ("FINISHED", "FAILED", "KILLED")
+            # the RM ended the stale attempt's container: its NodeManager stops the (still stopped) AM process
+            gone = _wait_gone(am_pid, 15.0)
+            row["stale_am_stopped_by_its_node_after_s"] = \
+                round(gone - expired_at, 2) if gone is not None and expired_at is not None else "no"
+            if gone is None:  # it still runs: wake it and see its own calls refused
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    psutil.Process(am_pid).send_signal(signal.SIGCONT)
+                with contextlib.suppress(psutil.TimeoutExpired, psutil.NoSuchProcess):
+                    psutil.Process(am_pid).wait(30)
+                log = "".join(p.read_text(errors="replace") for p in (cluster.data_dir).rglob("stderr*")
+                              if am_cid in str(p))
+                row["stale_am_own_calls_refused"] = "ApplicationAttemptNotFound" in log or "doesn't exist" in log
         final = _final(client, app_id)
         row["succeeded"] = final.final_status == "SUCCEEDED"
         row["attempts"] = final.attempts
         row["tasks_run_twice"] = _twice(marks)
         return row
+
+
+def _wait_gone(pid: int, timeout: float) -> float | None:
+    """The wall-clock time at which process ``pid`` was seen gone (a zombie counts), or None if it outlived
+    ``timeout``."""
+    give_up = time.monotonic() + timeout
+    while time.monotonic() < give_up:
+        if not _alive([pid]):
+            return time.time()
+        time.sleep(0.05)
+    return None
 
 
 def _logged_at(log: Path, text: str) -> float | None:
