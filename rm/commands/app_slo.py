@@ -13,8 +13,8 @@ from rich.text import Text
 
 from rm.client import ClientError
 from rm.commands.apps import app_group
-from rm.commands.common import REST_OPT, fail
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, kv_table, show
+from rm.commands.common import REST_OPT, fail, show_rest
+from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, kv_table
 from rm.commands.rest import RestClient
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -107,12 +107,4 @@ def app_deadline(app_id: str, when: str = typer.Argument(..., help="45m, 90s, 2h
 def app_slo(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
             rest: str | None = REST_OPT) -> None:
     """How an application stands against its deadline: status, predicted finish, guarantees, oracle."""
-    with RestClient(rest) as client:
-        def fetch() -> dict[str, Any]:
-            try:
-                data: dict[str, Any] = client.call("GET", f"/ws/v1/shepherd/apps/{app_id}/slo")["slo"]
-            except ClientError as exc:
-                raise fail(exc) from None
-            return data
-
-        show(fetch, output, slo_view, watch=watch, interval=interval)
+    show_rest(rest, f"/ws/v1/shepherd/apps/{app_id}/slo", "slo", output, slo_view, watch=watch, interval=interval)

@@ -15,7 +15,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from rm.client import ClientError, RMClient
-from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict
+from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict, show_rest
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, error, kv_table, plain, show
 from rm.commands.rest import RestClient
 from rm.commands.shapes import app_json, attempt_json, when
@@ -275,15 +275,8 @@ def app_lifetime(app_id: str, seconds: int = typer.Argument(..., min=1, help="se
 def app_explain(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
                 rest: str | None = REST_OPT) -> None:
     """Why an application waits: the reason code, the numbers behind it, its place in its queue."""
-    with RestClient(rest) as client:
-        def fetch() -> dict[str, Any]:
-            try:
-                data: dict[str, Any] = client.call("GET", f"/ws/v1/shepherd/apps/{app_id}/explain")["explanation"]
-            except ClientError as exc:
-                raise fail(exc) from None
-            return data
-
-        show(fetch, output, _explain_view, watch=watch, interval=interval)
+    show_rest(rest, f"/ws/v1/shepherd/apps/{app_id}/explain", "explanation", output, _explain_view, watch=watch,
+              interval=interval)
 
 
 def _explain_view(e: dict[str, Any]) -> RenderableType:

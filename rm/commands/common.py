@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
 from google.protobuf.json_format import MessageToDict
+from rich.console import RenderableType
 
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError
-from rm.commands.output import error
+from rm.commands.output import error, show
+from rm.commands.rest import RestClient
 
 RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
 REST_OPT = typer.Option(None, "--rest", help="ResourceManager REST URL (default: $SHEPHERD_REST, "
@@ -22,6 +25,20 @@ def fail(exc: ClientError) -> typer.Exit:
     """Print the RM's refusal; exit 2 for a refused request, 1 for anything else (RM unreachable...)."""
     error(exc.message)
     return exit_for(exc)
+
+
+def show_rest(rest: str | None, path: str, key: str, output: str, view: Callable[[Any], RenderableType], *,
+              watch: bool = False, interval: float = 2.0) -> None:
+    """GET one object of the RM's REST API (the ``key`` member of the answer at ``path``) and print it as
+    ``output``, once or (``watch``) over and over; a refusal is printed once and exits non-zero."""
+    with RestClient(rest) as client:
+        def fetch() -> Any:
+            try:
+                return client.call("GET", path)[key]
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        show(fetch, output, view, watch=watch, interval=interval)
 
 
 def exit_for(exc: ClientError) -> typer.Exit:

@@ -14,7 +14,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from rm.client import ClientError
-from rm.commands.common import REST_OPT, fail
+from rm.commands.common import REST_OPT, fail, show_rest
 from rm.commands.output import OUT_OPT, check_format, console, kv_table, show
 from rm.commands.rest import RestClient
 
@@ -98,16 +98,7 @@ def _list_table(items: list[dict[str, Any]]) -> Table:
 @slo_group.command("show")
 def slo_show(job: str, output: str = OUT_OPT, rest: str | None = REST_OPT) -> None:
     """One job's proposal with its reasons and skyline."""
-    check_format(output)
-    with RestClient(rest) as client:
-        def fetch() -> dict[str, Any]:
-            try:
-                data: dict[str, Any] = client.call("GET", _path(job))["sloProposal"]
-            except ClientError as exc:
-                raise fail(exc) from None
-            return data
-
-        show(fetch, output, _show_view)
+    show_rest(rest, _path(job), "sloProposal", output, _show_view)
 
 
 def _unit(u: dict[str, Any]) -> str:
