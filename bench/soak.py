@@ -7,8 +7,10 @@ submissions while a random fault strikes every ``--fault-every`` seconds, then t
 * faults, in turn from a shuffled cycle: the RM SIGKILLed and started again; a NodeManager SIGKILLed and
   restarted 3 s later; a running DAG AM SIGSTOPped past the AM expiry and resumed; the store cut for 10 s;
 * invariants: every acknowledged submission is known to the RM afterwards (I-LEDGER) and ends within 5 minutes;
-  no DAG task finished twice (I-NODUP); no node ever reported more in use than it offers (I-CAP); no container
-  process of the cluster left once every app has ended (I-ORPHAN);
+  no DAG task finished twice (I-NODUP); no node ever reported more in use than it offers (I-CAP); the RM's
+  cluster-wide use equals the sum of its nodes' whenever the cluster total held still across the sample, and
+  is zero on every node once every app has ended (I-ACCT); no container process of the cluster left once every
+  app has ended (I-ORPHAN);
 * responsiveness: the RM's own event-loop lag (``shepherd_event_loop_lag_seconds``, a timer due every 0.25 s,
   scraped every 10 s and summed over the RM's restarts), and the latency of ``/ws/v1/cluster/info`` sampled every
   second, outages of the RM excluded.
@@ -55,6 +57,11 @@ EXPIRY_S = 20.0
 FINAL = ("FINISHED", "FAILED", "KILLED")
 
 
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.loads(r.read())
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -72,6 +79,7 @@ class Soak:
         self.faults: list[dict[str, Any]] = []
         self.latency_ms: list[float] = []
         self.lag = LagBuckets()
+        self.accounting: list[str] = []  # samples where the cluster's use was not the sum of its nodes'
         self.over_capacity: list[str] = []
         self.stop = threading.Event()
         self.ports: list[int] = []
@@ -151,11 +159,16 @@ class Soak:
                 with urllib.request.urlopen(f"{cluster.rest_url}/ws/v1/cluster/info", timeout=5) as r:
                     r.read()
                 self.latency_ms.append((time.monotonic() - t0) * 1000)
-                with urllib.request.urlopen(f"{cluster.rest_url}/ws/v1/cluster/nodes", timeout=5) as r:
-                    nodes = json.loads(r.read())["nodes"]["node"] or []
+                before = _get(f"{cluster.rest_url}/ws/v1/cluster/metrics")["clusterMetrics"]
+                nodes = _get(f"{cluster.rest_url}/ws/v1/cluster/nodes")["nodes"]["node"] or []
+                after = _get(f"{cluster.rest_url}/ws/v1/cluster/metrics")["clusterMetrics"]
                 for node in nodes:  # what a node has in use never exceeds what it offers
                     if node.get("availMemoryMB", 0) < 0 or node.get("availableVirtualCores", 0) < 0:
                         self.over_capacity.append(f"{node.get('id')} at {time.strftime('%H:%M:%S')}")
+                used = sum(n.get("usedMemoryMB", 0) for n in nodes)
+                if before["allocatedMB"] == after["allocatedMB"] and used != after["allocatedMB"]:
+                    self.accounting.append(f"{time.strftime('%H:%M:%S')}: cluster {after['allocatedMB']} MB, "
+                                           f"nodes {used} MB")
             except (OSError, ValueError, KeyError):
                 pass
 
@@ -267,6 +280,12 @@ class Soak:
                     time.sleep(2)
             drained_s = time.monotonic() - soak_end
         time.sleep(3)
+        end = _get(f"{cluster.rest_url}/ws/v1/cluster/metrics")["clusterMetrics"]
+        in_use = {n["id"]: (n.get("usedMemoryMB", 0), n.get("numContainers", 0))
+                  for n in _get(f"{cluster.rest_url}/ws/v1/cluster/nodes")["nodes"]["node"] or []}
+        accounted_at_end = {"allocatedMB": end["allocatedMB"], "allocatedVirtualCores": end["allocatedVirtualCores"],
+                            "containersAllocated": end["containersAllocated"],
+                            "nodes_in_use": {k: v for k, v in in_use.items() if v != (0, 0)}}
         leftover = 0
         cluster_ts = self.acknowledged[0].split("_")[1] if self.acknowledged else "-"
         for p in psutil.process_iter(["pid"]):
@@ -285,6 +304,7 @@ class Soak:
             "unknown_after": len(unknown), "not_ended_5min_after": len(pending), "ended_within_s": round(drained_s, 1),
             "outcomes": outcomes, "dag_tasks_finished_twice": twice, "over_capacity_samples": self.over_capacity,
             "container_processes_left": leftover,
+            "accounting_samples_off": self.accounting, "accounting_at_end": accounted_at_end,
             "loop_lag_s": self.lag.summary(),
             "info_latency_ms": {"p50": round(statistics.median(lat), 1) if lat else None,
                                 "p99": round(lat[int(0.99 * (len(lat) - 1))], 1) if lat else None,
@@ -325,8 +345,12 @@ class LagBuckets:
 
 
 def write_page(row: dict[str, Any], out: Path, command: str) -> None:
+    end = row["accounting_at_end"]
+    settled = (end["allocatedMB"], end["allocatedVirtualCores"], end["containersAllocated"]) == (0, 0, 0) \
+        and not end["nodes_in_use"]
     ok = (row["unknown_after"] == 0 and row["not_ended_5min_after"] == 0 and not row["dag_tasks_finished_twice"]
-          and not row["over_capacity_samples"] and row["container_processes_left"] == 0)
+          and not row["over_capacity_samples"] and row["container_processes_left"] == 0
+          and not row["accounting_samples_off"] and settled)
     lines = [
         "# Soak: steady load with a fault every 30 s (S25-lite)",
         "",
@@ -339,6 +363,10 @@ def write_page(row: dict[str, Any], out: Path, command: str) -> None:
         f"ended 5 minutes after the soak (all ended {row['ended_within_s']} s after it). Outcomes: {row['outcomes']}."),
         f"* I-NODUP: DAG tasks that finished twice: {row['dag_tasks_finished_twice'] or 'none'}.",
         f"* I-CAP: samples with a node over its capacity: {row['over_capacity_samples'] or 'none'}.",
+        (f"* I-ACCT: samples where the cluster's use (held still across the sample) was not the sum of its "
+         f"nodes': {row['accounting_samples_off'] or 'none'}; once every app ended: {end['allocatedMB']} MB, "
+         f"{end['allocatedVirtualCores']} vcores and {end['containersAllocated']} containers allocated, nodes "
+         f"still in use: {end['nodes_in_use'] or 'none'}."),
         f"* I-ORPHAN: container processes left once every app ended: {row['container_processes_left']}.",
         (f"* The RM's event-loop lag (`shepherd_event_loop_lag_seconds`, every RM process of the soak): p99 "
         f"≤ {row['loop_lag_s']['p99_le']} s (the histogram bucket it falls in), {row['loop_lag_s']['over_1s']} of "
