@@ -26,6 +26,7 @@ from rm.commands.apps import app_group, apps_table
 from rm.commands.cluster import node_group, nodes_table, queue_group
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
+from rm.commands.db import db_group
 from rm.commands.job import deadlines, job_group, parse_deadline
 from rm.commands.local import down, remove_state, write_state
 from rm.commands.logs import logs
@@ -627,6 +628,7 @@ app.add_typer(reservation_group, name="reservation", rich_help_panel=SETUP)
 app.add_typer(config_group, name="config", rich_help_panel=SETUP)
 app.add_typer(sim_app, name="sim", rich_help_panel=SETUP)
 app.add_typer(admin_group, name="admin", rich_help_panel=RUN)
+app.add_typer(db_group, name="db", rich_help_panel=RUN)
 
 
 def main() -> None:

@@ -226,6 +226,21 @@ class Store:
         except (SQLAlchemyError, CommandError) as e:
             raise StoreError(f"migrating the state store failed: {e}") from e
 
+    def revisions(self) -> tuple[str | None, str, list[str]]:
+        """(the store's schema revision, None before any; the newest revision this build has; the revisions an
+        upgrade would apply, oldest first)."""
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        config = Config()
+        config.set_main_option("script_location", str(migrations_dir()))
+        script = ScriptDirectory.from_config(config)
+        head = script.get_current_head() or ""
+        with self._transaction("reading the store's schema revision") as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+        pending = [rev.revision for rev in script.iterate_revisions(head, current or "base")]
+        return current, head, list(reversed(pending))
+
     def require(self) -> None:
         """Raise StoreMissing unless the store exists."""
         if not self.exists():
