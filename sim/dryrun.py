@@ -67,10 +67,19 @@ class PlanReport:
     notes: list[str] = field(default_factory=list)
     horizon_s: float = HORIZON_S
     simulated_s: float = 0.0
+    deadline_s: float | None = None  # the job file's deadline_s: seconds after submission
 
     @property
     def duration_s(self) -> float | None:
         return None if self.finish is None else self.finish - self.now
+
+    @property
+    def deadline_feasible(self) -> bool | None:
+        """None without a deadline; else whether the predicted finish is at or before submission + deadline_s
+        (a job that does not finish within the horizon, or is refused, is not)."""
+        if self.deadline_s is None:
+            return None
+        return self.duration_s is not None and self.status == "SUCCEEDED" and self.duration_s <= self.deadline_s
 
     def to_dict(self) -> dict[str, Any]:
         """The REST shape (``/ws/v1/shepherd/plan``): times in ms since the epoch, durations in seconds."""
@@ -89,6 +98,7 @@ class PlanReport:
             },
             "predictedStartTime": _ms(self.start), "predictedFinishTime": _ms(self.finish),
             "predictedDurationSec": _round(self.duration_s),
+            "deadlineSec": self.deadline_s, "deadlineFeasible": self.deadline_feasible,
             "delays": [{"id": d.app_id, "name": d.name, "finishTimeWithout": _ms(d.finish_without),
                         "finishTimeWith": _ms(d.finish_with), "delaySec": _round(d.delay_s)} for d in self.delays],
             "notes": list(self.notes),
@@ -145,7 +155,8 @@ def plan_job(fork: Ledger, job: Job, policy: SimPolicy, *, now: float, user: str
     report = PlanReport(job=job.id, queue=app.queue if app is not None else queue, user=user,
                         scheduler=policy.name, now=now, status=record.status if record.finish is not None
                         or record.status == "REFUSED" else "UNFINISHED", start=record.first_task_start,
-                        finish=record.finish, horizon_s=horizon_s, simulated_s=reached - now)
+                        finish=record.finish, horizon_s=horizon_s, simulated_s=reached - now,
+                        deadline_s=job.deadline_s)
     first = job.topological_order()[0].name
     report.first_stage = first
     report.am = next((p for p in placements.placed if not p.stage), None)

@@ -33,7 +33,8 @@ def plan(
     rest: str | None = REST_OPT,
 ) -> None:
     """What would happen if JOB were submitted now: its queue, where its AM and first stage would be placed,
-    its predicted start and finish, and the running apps it would delay. Nothing is submitted."""
+    its predicted start and finish, whether the job file's deadline_s would be met, and the running apps it
+    would delay. Nothing is submitted."""
 
     def body(spec: Any) -> dict[str, Any]:
         out: dict[str, Any] = spec.to_dict()
@@ -79,6 +80,15 @@ def _when(ms: int | None, plan_ms: int) -> str:
     return f"{clock} (+{(ms - plan_ms) / 1000:.1f} s)"
 
 
+def _feasible(p: dict[str, Any]) -> str:
+    """The plan's verdict on the job file's deadline_s: yes, no, or that the job has none."""
+    limit = p.get("deadlineSec")
+    if limit is None:
+        return "- (the job sets no deadline_s)"
+    verdict = "yes" if p.get("deadlineFeasible") else "no"
+    return f"{verdict} (deadline {limit:g} s after submission)"
+
+
 def plan_table(p: dict[str, Any]) -> RenderableType:
     t0 = int(p.get("planTime") or 0)
     am = p.get("amContainer")
@@ -91,6 +101,7 @@ def plan_table(p: dict[str, Any]) -> RenderableType:
         (f"first stage ({first.get('name', '')})", f"{placed}; first task at {_when(first.get('firstStartTime'), t0)}"),
         ("predicted start", _when(p.get("predictedStartTime"), t0)),
         ("predicted finish", _when(p.get("predictedFinishTime"), t0)),
+        ("deadline feasible", _feasible(p)),
     ]
     parts: list[RenderableType] = [kv_table(rows)]
     delays = p.get("delays") or []

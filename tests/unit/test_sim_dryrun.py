@@ -270,6 +270,33 @@ def test_a_plan_that_cannot_finish_within_the_horizon_says_so() -> None:
     assert report.to_dict()["predictedFinishTime"] is None
 
 
+def test_a_plan_says_whether_the_jobs_deadline_is_feasible() -> None:
+    from rm.commands.job import plan_table
+    from rm.commands.output import console
+
+    live = Live()
+    spec = {"id": "due", "stages": [_stage("x", 2, 3)]}
+    none = plan_job(live.ledger.fork(), parse_job(spec), make_policy("drf"), now=T0, user="u")
+    assert none.deadline_feasible is None
+    assert none.to_dict()["deadlineFeasible"] is None
+    # the job takes some 5 s (AM start-up, one wave of 3 s): 60 s is feasible, 2 s is not
+    loose = plan_job(live.ledger.fork(), parse_job({**spec, "deadline_s": 60}), make_policy("drf"), now=T0, user="u")
+    tight = plan_job(live.ledger.fork(), parse_job({**spec, "deadline_s": 2}), make_policy("drf"), now=T0, user="u")
+    assert loose.duration_s is not None
+    assert 2 < loose.duration_s < 60
+    assert (loose.deadline_feasible, tight.deadline_feasible) == (True, False)
+    assert (loose.to_dict()["deadlineFeasible"], tight.to_dict()["deadlineFeasible"]) == (True, False)
+    assert tight.to_dict()["deadlineSec"] == 2
+    with console.capture() as cap:
+        console.print(plan_table(loose.to_dict()))
+        console.print(plan_table(tight.to_dict()))
+        console.print(plan_table(none.to_dict()))
+    lines = [" ".join(ln.replace("│", " ").split()) for ln in cap.get().splitlines() if "deadline feasible" in ln]
+    assert lines == ["deadline feasible yes (deadline 60 s after submission)",
+                     "deadline feasible no (deadline 2 s after submission)",
+                     "deadline feasible - (the job sets no deadline_s)"]
+
+
 def test_tokens_of_the_fork_are_the_ledgers() -> None:
     """The resumed AMs authenticate with the ledger's own AMRM key (kept in the fork)."""
     live = Live()
