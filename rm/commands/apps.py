@@ -96,9 +96,24 @@ def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, inte
             # the RM's own size estimate (REST only); without it the status is shown all the same
             with contextlib.suppress(ClientError, KeyError, TypeError):
                 data["sizeEstimate"] = web.call("GET", f"/ws/v1/shepherd/apps/{app_id}/estimate")["estimate"]
+            if data.get("state") in WAITING:  # why it waits and its place in its queue, as `app explain`
+                with contextlib.suppress(ClientError, KeyError, TypeError):
+                    data["explanation"] = web.call("GET", f"/ws/v1/shepherd/apps/{app_id}/explain")["explanation"]
             return data
 
         show(fetch, output, _status_table, watch=watch, interval=interval)
+
+
+WAITING = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"})
+"""The states of an app that has no AM running yet: `app status` says why it waits."""
+
+
+def waiting_line(e: dict[str, Any]) -> str:
+    """One line of an explanation: its reason code, and the app's place among those waiting in its queue."""
+    position = e.get("positionInQueue")
+    where = (f"position {position} of {e.get('waitingInQueue')} waiting in {e.get('queue')}" if position
+             else f"{e.get('waitingInQueue')} waiting in {e.get('queue')}")
+    return f"[{e.get('reason')}] {where} (`shepherd app explain` has the numbers)"
 
 
 def size_line(e: dict[str, Any]) -> str:
@@ -150,6 +165,9 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
     size = d.get("sizeEstimate")
     if size:
         rows.append(("size", size_line(size)))
+    why = d.get("explanation")
+    if why:
+        rows.append(("waiting", waiting_line(why)))
     attempts = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "DIAGNOSTICS", title="attempts")
     for a in d.get("appAttempts", []):
         attempts.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),
