@@ -36,6 +36,13 @@ def _refresh(cluster: Any) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
+def _queue_status(cluster: Any, queue: str) -> str:
+    shown = subprocess.run([sys.executable, "-m", "rm.cli", "queue", "status", queue, "--rm", cluster.rm_address],
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert shown.returncode == 0, shown.stderr
+    return " ".join(shown.stdout.split())
+
+
 def test_queues_are_refreshed_live_and_a_bad_edit_keeps_the_old_ones(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     queues = tmp_path / "queues.yaml"
     queues.write_text("a: {capacity: 50}\nb: {capacity: 50}\n")
@@ -50,6 +57,7 @@ def test_queues_are_refreshed_live_and_a_bad_edit_keeps_the_old_ones(make_cluste
     assert done.returncode == 0, done.stdout + done.stderr
     assert "root.a" in done.stdout
     assert _capacities(cluster.rest_url) == {"a": 70, "b": 30}
+    assert "capacity 70%" in _queue_status(cluster, "a")  # `shepherd queue status` follows, no restart
 
     queues.write_text("b: {capacity: 100}\n")  # a still holds a running app
     refused = _refresh(cluster)
@@ -60,6 +68,7 @@ def test_queues_are_refreshed_live_and_a_bad_edit_keeps_the_old_ones(make_cluste
     refused = _refresh(cluster)
     assert refused.returncode == 2
     assert _capacities(cluster.rest_url) == {"a": 70, "b": 30}
+    assert "capacity 70%" in _queue_status(cluster, "a")  # the old queues stay in force
 
     queues.write_text("a: {capacity: 60}\nb: {capacity: 40}\n")  # SIGHUP does the same
     assert cluster.rm is not None
