@@ -307,6 +307,43 @@ def test_prometheus_metrics_carry_every_queue(rm: FakeRM, client: TestClient) ->
     assert active["running"] == 2
 
 
+def test_the_metrics_mapping_documents_every_family_and_the_yarn_names(rm: FakeRM, client: TestClient) -> None:
+    """docs/metrics.md names each family the RM exports, and maps YARN's familiar names to families it has."""
+    from pathlib import Path
+
+    submit(client, queue="batch")
+    rm.cycle()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    rows: dict[str, str] = {}  # family -> its YARN name column
+    for line in doc.splitlines():
+        cells = line.split("|")
+        if line.startswith("| `shepherd_") and len(cells) > 5:
+            rows.update({name: cells[4] for name in re.findall(r"`(shepherd_\w+)`", cells[1])})
+    families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)
+                if f.name.startswith("shepherd_") and not f.name.endswith("_created")}
+    undocumented = {name for name, f in families.items()
+                    if name not in rows and f"{name}_total" not in rows}
+    assert not undocumented, undocumented
+    for yarn, family in (("AllocatedMB", "shepherd_queue_allocated_memory_bytes"),
+                         ("AvailableMB", "shepherd_queue_available_memory_bytes"),
+                         ("PendingMB", "shepherd_queue_pending_memory_bytes"),
+                         ("AllocatedVCores", "shepherd_queue_allocated_vcores"),
+                         ("PendingContainers", "shepherd_queue_pending_containers"),
+                         ("AppsPending", "shepherd_queue_apps_pending"),
+                         ("AppsRunning", "shepherd_queue_apps_running"),
+                         ("NumActiveNMs", "shepherd_nodes"), ("NumLostNMs", "shepherd_nodes"),
+                         ("NumUnhealthyNMs", "shepherd_nodes")):
+        assert re.search(rf"\b{yarn}\b", rows[family]), (yarn, family)
+        assert family in families, family
+    for family in ("shepherd_queue_allocated_memory_bytes", "shepherd_queue_available_memory_bytes",
+                   "shepherd_queue_pending_memory_bytes", "shepherd_queue_allocated_vcores",
+                   "shepherd_queue_available_vcores", "shepherd_queue_pending_vcores", "shepherd_queue_apps_pending",
+                   "shepherd_queue_apps_running"):
+        assert {s.labels.get("queue") for s in families[family].samples} >= {"root", "root.batch"}, family
+    states = {s.labels["state"] for s in families["shepherd_nodes"].samples}
+    assert {"running", "lost", "unhealthy"} <= states
+
+
 def test_docs_work_without_internet(client: TestClient) -> None:
     html = client.get("/docs").text
     urls = re.findall(r"""(?:src|href)=["']([^"']+)["']""", html) + re.findall(r"url: '([^']+)'", html)
