@@ -301,6 +301,40 @@ def test_queue_bars_match_the_scheduler_endpoint(
     assert seen["root.batch"][2] == 60.0
 
 
+def test_nodes_and_app_pages_draw_usage_and_progress_bars(
+    cluster: LocalCluster, http: httpx.Client, workload: dict[str, str]
+) -> None:
+    """The nodes page's memory and vcore bars are the REST nodes' used/total; the app page's progress bar is
+    the REST app's progress (server-rendered: no browser needed)."""
+    def rest_nodes() -> dict[str, tuple[float, float]]:
+        nodes = http.get("/ws/v1/cluster/nodes").json()["nodes"]["node"]
+        return {n["id"]: (round(100 * n["usedResource"]["memory"] / n["totalResource"]["memory"], 2),
+                          round(100 * n["usedResource"]["vCores"] / n["totalResource"]["vCores"], 2)) for n in nodes}
+
+    def page_nodes() -> dict[str, tuple[float, float]]:
+        html = http.get("/ui/nodes").text
+        rows = re.findall(r'<tr data-node="([^"]+)".*?data-used="([\d.]+)".*?data-used="([\d.]+)"', html)
+        return {node: (float(mem), float(cpu)) for node, mem, cpu in rows}
+
+    expected, seen = steady(rest_nodes, page_nodes, "the nodes' usage")
+    assert seen == expected
+    assert len(seen) == 2
+    assert any(mem > 0 for mem, _ in seen.values())  # the DAG job's containers hold memory
+
+    app_id = workload["dag"]
+
+    def rest_progress() -> float:
+        return float(http.get(f"/ws/v1/cluster/apps/{app_id}").json()["app"]["progress"])
+
+    def page_progress() -> float:
+        m = re.search(r'data-progress="([\d.]+)"', http.get(f"/ui/apps/{app_id}").text)
+        assert m, "no progress bar"
+        return float(m.group(1))
+
+    progress, shown = steady(rest_progress, page_progress, "the app's progress")
+    assert shown == pytest.approx(progress)
+
+
 def test_deadlines_page_shows_the_deadlines_endpoint_statuses(
     cluster: LocalCluster, http: httpx.Client, workload: dict[str, str], browser: Any
 ) -> None:
