@@ -111,6 +111,11 @@ def test_yarn_api_client_runs_every_p0_call(cluster: LocalCluster, yac: Resource
     assert app_id not in listed(started_time_begin=started + 1)
     app = rm.cluster_application(app_id).data["app"]
     assert (app["state"], app["finalStatus"], app["allocatedMB"]) == ("RUNNING", "UNDEFINED", 256)
+    running = rm.cluster_metrics().data["clusterMetrics"]  # the numbers a YARN dashboard reads
+    assert running["appsRunning"] >= 1
+    assert running["allocatedMB"] >= 256
+    assert running["availableMB"] == running["totalMB"] - running["allocatedMB"]
+    assert running["activeNodes"] == 2
     attempts = rm.cluster_application_attempts(app_id).data["appAttempts"]["appAttempt"]
     assert len(attempts) == 1
     attempt_id = attempts[0]["appAttemptId"]
