@@ -134,6 +134,11 @@ async def test_unknown_malformed_unauthenticated_and_finished(rm: ResourceManage
         assert rm.state.apps[AppId(app_id)].terms.deadline == deadline
         slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
         assert slo["status"] == "MISSED"  # killed: it did not succeed by its deadline
+        m = samples((await client.get("/metrics")).text)
+        assert m[("shepherd_deadline_outcomes_total", (("outcome", "missed"),))] == 1
+        assert m[("shepherd_deadline_outcomes_total", (("outcome", "met"),))] == 0
+        page = (await client.get("/ui/deadlines")).text  # the SLO page
+        assert f'data-app="{app_id}" data-status="MISSED"' in page
 
 
 async def test_an_app_without_a_deadline_buys_one_at_run_time(rm: ResourceManager) -> None:
