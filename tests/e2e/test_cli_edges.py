@@ -112,6 +112,36 @@ def test_version_completion_and_grouped_help() -> None:
     assert "[default: this host's cores]" in " ".join(shepherd("up", "--help").stdout.split()).replace("│ ", "")
 
 
+def test_install_completion_writes_a_bash_completion_that_completes(tmp_path: Path) -> None:
+    """`shepherd --install-completion bash` into a fresh home; the script it installs, sourced by bash, completes
+    `shepherd app ki` to `kill` (an interactive shell's Tab press calls the same function)."""
+    script = Path(sys.executable).parent / "shepherd"
+    if not script.exists():
+        pytest.skip("the shepherd console script is not installed next to this interpreter")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "HOME": str(tmp_path),
+           "PATH": f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}  # name the shell rather than detect it
+    installed = subprocess.run([str(script), "--install-completion", "bash"], capture_output=True, text=True,
+                               timeout=60, check=False, env=env, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    completion = tmp_path / ".bash_completions" / "shepherd.sh"
+    assert completion.exists(), installed.stdout
+    assert str(completion) in (tmp_path / ".bashrc").read_text()
+    env.pop("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
+
+    def complete(*words: str) -> list[str]:
+        line = " ".join(words)
+        program = (f'source "{completion}"; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; '
+                   '_shepherd_completion shepherd; printf "%s\\n" "${COMPREPLY[@]}"')
+        run = subprocess.run(["bash", "--norc", "-c", program],
+                             capture_output=True, text=True, timeout=60, check=False, env=env)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.split()
+
+    assert complete("shepherd", "app", "ki") == ["kill"]
+    assert set(complete("shepherd", "ap")) == {"app", "apps"}
+
+
 def test_up_offers_the_hosts_cores_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import rm.local
 
