@@ -4,7 +4,9 @@ each is signalled and waited for, and nothing of the cluster is left running."""
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +46,14 @@ def test_down_stops_a_cluster_up_runs_in_the_background(tmp_path: Path) -> None:
         pids = recorded(data)
         assert set(pids) == {"up", "rm", "nm0", "nm1"}
         assert pids["up"] == up.pid
+        rm = re.search(r"cluster ready rm=(\S+)", (tmp_path / "up.log").read_text())
+        assert rm
+        listed = subprocess.run([sys.executable, "-m", "rm.cli", "node", "list", "-o", "json", "--rm", rm.group(1)],
+                                capture_output=True, text=True, timeout=60, check=True).stdout
+        nodes_seen = json.loads(listed)
+        assert [n["state"] for n in nodes_seen] == ["RUNNING", "RUNNING"]
+        # each offers up's --node-memory-mb (4096 by default), not the machine's memory
+        assert [n["totalResource"]["memory"] for n in nodes_seen] == [4096, 4096]
         done = down(tmp_path, "--data-dir", "c")  # relative, as given to `up`
         assert done.returncode == 0, done.stdout + done.stderr
         assert "stopped the local cluster" in done.stdout
@@ -51,7 +61,15 @@ def test_down_stops_a_cluster_up_runs_in_the_background(tmp_path: Path) -> None:
         assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
                        for pid in pids.values())
         assert not (data / "up.json").exists()
-        assert "stopped the cluster" in (tmp_path / "up.log").read_text()
+        said = (tmp_path / "up.log").read_text()
+        assert "stopped the cluster" in said
+        ready = re.search(r"cluster ready rm=127\.0\.0\.1:(\d+) rest=http://127\.0\.0\.1:(\d+)", said)
+        assert ready, said
+        nodes = re.findall(r"NodeManager\s+127\.0\.0\.1:(\d+)", said)
+        assert len(nodes) == 2, said
+        for port in (*ready.groups(), *nodes):
+            with socket.socket() as sock:  # nothing listens on the cluster's ports any more
+                assert sock.connect_ex(("127.0.0.1", int(port))) != 0, port
         again = down(tmp_path, "--data-dir", str(data))
         assert again.returncode == 0
         assert "nothing to stop" in again.stdout
