@@ -305,7 +305,8 @@ def test_nodes_and_app_pages_draw_usage_and_progress_bars(
     cluster: LocalCluster, http: httpx.Client, workload: dict[str, str]
 ) -> None:
     """The nodes page's memory and vcore bars are the REST nodes' used/total; the app page's progress bar is
-    the REST app's progress (server-rendered: no browser needed)."""
+    the REST app's progress, and its attempts table has the REST attempts (server-rendered: no browser
+    needed)."""
     def rest_nodes() -> dict[str, tuple[float, float]]:
         nodes = http.get("/ws/v1/cluster/nodes").json()["nodes"]["node"]
         return {n["id"]: (round(100 * n["usedResource"]["memory"] / n["totalResource"]["memory"], 2),
@@ -333,6 +334,11 @@ def test_nodes_and_app_pages_draw_usage_and_progress_bars(
 
     progress, shown = steady(rest_progress, page_progress, "the app's progress")
     assert shown == pytest.approx(progress)
+    attempts = http.get(f"/ws/v1/cluster/apps/{app_id}/appattempts").json()["appAttempts"]["appAttempt"]
+    page = http.get(f"/ui/apps/{app_id}").text
+    for attempt in attempts:  # the attempts table names each attempt and its AM container
+        assert attempt["appAttemptId"] in page
+        assert attempt["containerId"] in page
 
 
 def test_deadlines_page_shows_the_deadlines_endpoint_statuses(
