@@ -2,9 +2,9 @@
 tests leave out: a DAG whose task fails ends `submit --wait` with exit 1 naming its stage; Ctrl-C detaches
 `submit --wait` and says how to re-attach; `logs APP` after the end has every container's logs and
 `--file stderr` filters them; `app kill` stops every container within seconds and the allocated memory returns
-to what it was; `app list -o json` has the REST object's core fields, names and values; piped output carries no colour codes; a job
-that fits no node waits, and `app status`, `app explain`, the REST diagnostics and the UI's app page give the
-same reason code, with its place in its queue."""
+to what it was; `app list -o json` has the REST object's core fields, names and values; piped output carries
+no colour codes; a job that fits no node waits, and `app status`, `app explain`, the REST diagnostics and the
+UI's app page give the same reason code, with its place in its queue."""
 
 from __future__ import annotations
 
