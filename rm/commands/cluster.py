@@ -89,15 +89,36 @@ def _node_view(n: dict[str, Any]) -> RenderableType:
 @queue_group.command("status")
 def queue_status(queue: str = typer.Argument("root", help="queue path or leaf name"), output: str = OUT_OPT,
                  watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT, rm: str | None = RM_OPT) -> None:
-    """Show a queue and its children: capacity, maximum, use, applications, state."""
+    """Show a queue and its children: capacity, maximum, use, applications, state; and per user, the
+    unfinished apps in it and what they hold."""
     with RMClient(rm) as client:
         def fetch() -> dict[str, Any]:
             try:
-                return as_dict(client.queue(queue))
+                data = as_dict(client.queue(queue))
+                apps = client.apps(states=UNFINISHED)
             except ClientError as exc:
                 raise fail(exc) from None
+            data["users"] = users_of(str(data.get("path", "")), apps)
+            return data
 
         show(fetch, output, _queue_view, watch=watch, interval=interval)
+
+
+UNFINISHED = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
+
+
+def users_of(path: str, apps: list[Any]) -> list[dict[str, Any]]:
+    """Per-user use of the queue at ``path`` and its subtree, from its unfinished apps: apps running (AM
+    running) and pending, and the memory and vcores their containers hold."""
+    users: dict[str, dict[str, Any]] = {}
+    for a in apps:
+        if path not in ("", "root") and a.queue != path and not a.queue.startswith(path + "."):
+            continue
+        u = users.setdefault(a.user, {"user": a.user, "appsRunning": 0, "appsPending": 0, "used": {}})
+        u["appsRunning" if a.state == "RUNNING" else "appsPending"] += 1
+        for k, v in a.used.values.items():
+            u["used"][k] = u["used"].get(k, 0) + int(v)
+    return [users[name] for name in sorted(users)]
 
 
 def _queue_line(q: dict[str, Any]) -> str:
@@ -114,4 +135,10 @@ def _queue_view(q: dict[str, Any]) -> RenderableType:
             add(node.add(_queue_line(c)), c.get("children", []))
 
     add(tree, q.get("children", []))
-    return Group(tree)
+    users = q.get("users") or []
+    if not users:
+        return Group(tree)
+    table = Table("USER", "APPS RUNNING", "APPS PENDING", "USED", title="users with unfinished apps")
+    for u in users:
+        table.add_row(u["user"], str(u["appsRunning"]), str(u["appsPending"]), res_dict(u["used"]))
+    return Group(tree, table)

@@ -80,6 +80,14 @@ def test_app_node_and_queue_commands(make_cluster, tmp_path: Path) -> None:  # t
     other = shepherd("queue", "status", "other", *rm)
     assert "root.other" in other.stdout
     assert "capacity 40%" in other.stdout
+    # per-user use: the moved app's user holds its AM's 256 MB in root.other, nothing in root.default
+    wait_until(lambda: httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}").json()["app"]["state"]
+               == "RUNNING", 30, "the moved app to run")
+    users = json.loads(shepherd("queue", "status", "other", "-o", "json", *rm).stdout)["users"]
+    assert [(u["user"], u["appsRunning"], u["appsPending"], u["used"]["memory-mb"]) for u in users] \
+        == [(app["user"], 1, 0, 256)]
+    assert json.loads(shepherd("queue", "status", "default", "-o", "json", *rm).stdout)["users"] == []
+    assert app["user"] in shepherd("queue", "status", *rm).stdout  # root: every user, in the table
 
     watch = subprocess.Popen([sys.executable, "-m", "rm.cli", "app", "list", "--watch", "--interval", "0.5",
                               "-o", "yaml", *rm], stdout=subprocess.PIPE, text=True)
