@@ -38,12 +38,13 @@ def _report(client: RMClient, app_id: str, progress: Any) -> pb.ApplicationRepor
 
 def wait_for(client: RMClient, app_id: str) -> int:
     """Show the app's progress until it ends; 0 if it succeeded, 1 if not, 130 on Ctrl-C (it keeps running)."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     try:
+        # the ETA is rich's, from the rate the app's progress has been rising at
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                      TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console,
-                      transient=not console.is_terminal) as progress:
+                      TextColumn("{task.fields[state]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                      TimeRemainingColumn(), console=console, transient=not console.is_terminal) as progress:
             task = progress.add_task(app_id, total=100, state="")
             while True:
                 rep = _report(client, app_id, progress)
