@@ -51,18 +51,24 @@ admin_group.command("check-health")(check_health)
 
 @admin_group.command("refresh-queues")
 def refresh_queues(
+    dry_run: bool = typer.Option(False, "--dry-run", help="only validate the files against the running RM "
+                                 "(exit 2 if it would refuse them); apply nothing"),
     rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
                                     "yarn-site.xml, or http://127.0.0.1:8088)"),
 ) -> None:
     """Make the RM read its queue tree again from its configuration files (YARN's `rmadmin -refreshQueues`;
     SIGHUP does the same). An invalid tree, or one that would strand unfinished apps, is refused and the old
-    queues stay in force."""
+    queues stay in force. With --dry-run the RM only says whether it would accept them."""
+    path = "/ws/v1/shepherd/admin/refresh-queues" + ("?dryRun=true" if dry_run else "")
     try:
         with RestClient(rest) as client:
-            leaves = client.call("POST", "/ws/v1/shepherd/admin/refresh-queues").get("queues", [])
+            leaves = client.call("POST", path).get("queues", [])
     except ClientError as exc:
         raise fail(exc) from None
-    console.print(f"queues refreshed: {', '.join(leaves)}")
+    if dry_run:
+        console.print(f"valid; a refresh would put in force: {', '.join(leaves)} (nothing changed)")
+    else:
+        console.print(f"queues refreshed: {', '.join(leaves)}")
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")

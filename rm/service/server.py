@@ -124,10 +124,10 @@ class ResourceManager:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def refresh_queues(self) -> list[str]:
+    async def refresh_queues(self, *, dry_run: bool = False) -> list[str]:
         """Read the queue tree again from the configuration files and apply it (YARN's refreshQueues, also on
         SIGHUP). An invalid tree, or one that strands unfinished apps, is refused and the old one kept. The leaf
-        queues now in force."""
+        queues now in force; with ``dry_run``, the leaf queues it would put in force, nothing applied."""
         if self._reload is None:
             raise BadRequest("this ResourceManager was not started from configuration files; nothing to reload")
         try:
@@ -135,6 +135,9 @@ class ResourceManager:
             queues = build_queues(cfg.queues)
         except (SettingsError, QueueConfigError, OSError, ValueError) as exc:
             raise BadRequest(f"the queues were not changed: {exc}") from None
+        if dry_run:
+            self.state.check_queues(queues)
+            return sorted(str(p) for p, q in queues.items() if q.is_leaf)
         self.state.refresh_queues(queues)
         self.queues = queues
         self.cfg = dataclasses.replace(self.cfg, queues=cfg.queues)

@@ -31,8 +31,9 @@ def _capacities(rest: str) -> dict[str, float]:
     return out
 
 
-def _refresh(cluster: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rm.cli", "admin", "refresh-queues", "--rest", cluster.rest_url],
+def _refresh(cluster: Any, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rm.cli", "admin", "refresh-queues", *flags, "--rest",
+                           cluster.rest_url],
                           capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -53,6 +54,11 @@ def test_queues_are_refreshed_live_and_a_bad_edit_keeps_the_old_ones(make_cluste
     submit_job(cluster, write_job(tmp_path, job), tmp_path)
 
     queues.write_text("a: {capacity: 70}\nb: {capacity: 30}\n")
+    checked = _refresh(cluster, "--dry-run")  # validated by the running RM, nothing applied
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "valid" in checked.stdout
+    assert "root.a" in checked.stdout
+    assert _capacities(cluster.rest_url)["a"] == 50
     done = _refresh(cluster)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "root.a" in done.stdout
@@ -60,6 +66,9 @@ def test_queues_are_refreshed_live_and_a_bad_edit_keeps_the_old_ones(make_cluste
     assert "capacity 70%" in _queue_status(cluster, "a")  # `shepherd queue status` follows, no restart
 
     queues.write_text("b: {capacity: 100}\n")  # a still holds a running app
+    checked = _refresh(cluster, "--dry-run")
+    assert checked.returncode == 2
+    assert "root.a" in checked.stdout + checked.stderr
     refused = _refresh(cluster)
     assert refused.returncode == 2
     assert "root.a" in refused.stdout + refused.stderr

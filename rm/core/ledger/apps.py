@@ -91,14 +91,19 @@ class AppCommands(LedgerBase):
         return app
 
 
-    def refresh_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
-        """Replace the queue tree while the RM runs (YARN's refreshQueues). Refused, the old tree kept, when a
-        queue that holds unfinished apps would be gone or no longer a leaf."""
+    def check_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
+        """Refuse (``BadRequest``) a queue tree in which a queue that holds unfinished apps would be gone or no
+        longer a leaf; change nothing."""
         stranded = sorted({str(a.queue) for a in self.active.values()
                            if a.queue not in queues or not queues[a.queue].is_leaf})
         if stranded:
             raise BadRequest(f"queue(s) {', '.join(stranded)} hold unfinished applications and must stay leaf "
                              "queues; the queues were not changed")
+
+    def refresh_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
+        """Replace the queue tree while the RM runs (YARN's refreshQueues). Refused, the old tree kept, when a
+        queue that holds unfinished apps would be gone or no longer a leaf."""
+        self.check_queues(queues)
         self.queues = dict(queues)
         self._plan_capacity = None  # reservation and deadline capacities follow the new shares
         for app_id in self.active:

@@ -52,10 +52,12 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
 
     @api.post(f"{SHEPHERD}/admin/refresh-queues", tags=["shepherd"],
               summary="Read the queue tree again from the configuration files and apply it (YARN's refreshQueues); "
-                      "refused with the old queues kept when the new tree is invalid or strands unfinished apps")
-    async def refresh_queues(request: Request) -> dict[str, Any]:
+                      "refused with the old queues kept when the new tree is invalid or strands unfinished apps. "
+                      "With dryRun=true: validate the files against the running RM and apply nothing")
+    async def refresh_queues(request: Request, dryRun: bool = False) -> dict[str, Any]:
         check_writer(request, rm.cfg.client_secret)
-        return {"queues": await rm.refresh_queues()}  # a refusal is answered as a RemoteException
+        leaves = await rm.refresh_queues(dry_run=dryRun)  # a refusal is answered as a RemoteException
+        return {"queues": leaves, "dryRun": dryRun}
 
     @api.get(f"{SHEPHERD}/apps/{{app_id}}/estimate", tags=["shepherd"],
              summary="The RM's own estimate of an application's size, from its finished tasks (SLearn's data): "
