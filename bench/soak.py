@@ -8,8 +8,8 @@ submissions while a random fault strikes every ``--fault-every`` seconds, then t
   restarted 3 s later; a running DAG AM SIGSTOPped past the AM expiry and resumed; the store cut for 10 s;
 * invariants: every acknowledged submission is known to the RM afterwards (I-LEDGER) and ends within 5 minutes;
   no DAG task finished twice (I-NODUP); no node ever reported more in use than it offers (I-CAP); the RM's
-  cluster-wide use equals the sum of its nodes' whenever the cluster total held still across the sample, and
-  is zero on every node once every app has ended (I-ACCT); no container process of the cluster left once every
+  cluster-wide use equals the sum of its nodes' within 2.5 s of every check (the two come from separate
+  requests), and is zero on every node once every app has ended (I-ACCT); no container process of the cluster left once every
   app has ended (I-ORPHAN);
 * responsiveness: the RM's own event-loop lag (``shepherd_event_loop_lag_seconds``, a timer due every 0.25 s,
   scraped every 10 s and summed over the RM's restarts), and the latency of ``/ws/v1/cluster/info`` sampled every
@@ -79,7 +79,9 @@ class Soak:
         self.faults: list[dict[str, Any]] = []
         self.latency_ms: list[float] = []
         self.lag = LagBuckets()
-        self.accounting: list[str] = []  # samples where the cluster's use was not the sum of its nodes'
+        self.accounting: list[str] = []  # checks where the cluster's use was not the sum of its nodes'
+        self.accounting_checks = 0  # checks that found them equal
+        self.accounting_rechecked = 0  # of those, how many needed more than one sample (containers churned)
         self.over_capacity: list[str] = []
         self.stop = threading.Event()
         self.ports: list[int] = []
@@ -159,18 +161,34 @@ class Soak:
                 with urllib.request.urlopen(f"{cluster.rest_url}/ws/v1/cluster/info", timeout=5) as r:
                     r.read()
                 self.latency_ms.append((time.monotonic() - t0) * 1000)
-                before = _get(f"{cluster.rest_url}/ws/v1/cluster/metrics")["clusterMetrics"]
                 nodes = _get(f"{cluster.rest_url}/ws/v1/cluster/nodes")["nodes"]["node"] or []
-                after = _get(f"{cluster.rest_url}/ws/v1/cluster/metrics")["clusterMetrics"]
                 for node in nodes:  # what a node has in use never exceeds what it offers
                     if node.get("availMemoryMB", 0) < 0 or node.get("availableVirtualCores", 0) < 0:
                         self.over_capacity.append(f"{node.get('id')} at {time.strftime('%H:%M:%S')}")
-                used = sum(n.get("usedMemoryMB", 0) for n in nodes)
-                if before["allocatedMB"] == after["allocatedMB"] and used != after["allocatedMB"]:
-                    self.accounting.append(f"{time.strftime('%H:%M:%S')}: cluster {after['allocatedMB']} MB, "
-                                           f"nodes {used} MB")
+                self._check_accounting(cluster.rest_url)
             except (OSError, ValueError, KeyError):
                 pass
+
+    def _check_accounting(self, rest: str) -> None:
+        """I-ACCT: the cluster's allocated memory is the sum of its nodes'. The two come from separate requests,
+        between which containers start and end, so one sample can catch them apart; a sample counts as
+        consistent when the cluster total held still across it. Off only if no consistent sample is found
+        within 2.5 s (two heartbeats and a half)."""
+        give_up = time.monotonic() + 2.5
+        seen = []
+        while True:
+            before = _get(f"{rest}/ws/v1/cluster/metrics")["clusterMetrics"]["allocatedMB"]
+            used = sum(n.get("usedMemoryMB", 0) for n in _get(f"{rest}/ws/v1/cluster/nodes")["nodes"]["node"] or [])
+            after = _get(f"{rest}/ws/v1/cluster/metrics")["clusterMetrics"]["allocatedMB"]
+            if before == after == used:
+                self.accounting_checks += 1
+                self.accounting_rechecked += bool(seen)
+                return
+            seen.append(f"cluster {before}/{after} MB, nodes {used} MB")
+            if time.monotonic() > give_up:
+                self.accounting.append(f"{time.strftime('%H:%M:%S')}: " + "; ".join(seen[-3:]))
+                return
+            time.sleep(0.2)
 
     # ------------------------------------------------------------------ faults
 
@@ -305,6 +323,7 @@ class Soak:
             "outcomes": outcomes, "dag_tasks_finished_twice": twice, "over_capacity_samples": self.over_capacity,
             "container_processes_left": leftover,
             "accounting_samples_off": self.accounting, "accounting_at_end": accounted_at_end,
+            "accounting_checks": self.accounting_checks, "accounting_rechecked": self.accounting_rechecked,
             "loop_lag_s": self.lag.summary(),
             "info_latency_ms": {"p50": round(statistics.median(lat), 1) if lat else None,
                                 "p99": round(lat[int(0.99 * (len(lat) - 1))], 1) if lat else None,
@@ -363,8 +382,10 @@ def write_page(row: dict[str, Any], out: Path, command: str) -> None:
         f"ended 5 minutes after the soak (all ended {row['ended_within_s']} s after it). Outcomes: {row['outcomes']}."),
         f"* I-NODUP: DAG tasks that finished twice: {row['dag_tasks_finished_twice'] or 'none'}.",
         f"* I-CAP: samples with a node over its capacity: {row['over_capacity_samples'] or 'none'}.",
-        (f"* I-ACCT: samples where the cluster's use (held still across the sample) was not the sum of its "
-         f"nodes': {row['accounting_samples_off'] or 'none'}; once every app ended: {end['allocatedMB']} MB, "
+        (f"* I-ACCT: {row.get('accounting_checks', '?')} checks found the cluster's allocated memory equal to the "
+         f"sum of its nodes' ({row.get('accounting_rechecked', '?')} of them after a second sample, containers "
+         f"having started or ended between the requests); checks that found no equal sample within 2.5 s: "
+         f"{row['accounting_samples_off'] or 'none'}; once every app ended: {end['allocatedMB']} MB, "
          f"{end['allocatedVirtualCores']} vcores and {end['containersAllocated']} containers allocated, nodes "
          f"still in use: {end['nodes_in_use'] or 'none'}."),
         f"* I-ORPHAN: container processes left once every app ended: {row['container_processes_left']}.",
