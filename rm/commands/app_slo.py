@@ -13,7 +13,7 @@ from rich.text import Text
 
 from rm.client import ClientError
 from rm.commands.apps import app_group
-from rm.commands.common import REST_OPT, fail, show_rest
+from rm.commands.common import REST_OPT, fail, next_clock_time, show_rest
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, kv_table
 from rm.commands.rest import RestClient
 
@@ -31,13 +31,7 @@ def deadline_body(text: str, now: float) -> dict[str, Any]:
     scale = _UNITS.get(rel[-1:].lower(), 0.0)
     try:
         if ":" in t:
-            parts = [int(p) for p in t.split(":")]
-            if len(parts) not in (2, 3):
-                raise ValueError(t)
-            day = time.localtime(now)
-            at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
-                              parts[2] if len(parts) == 3 else 0, 0, 0, -1))
-            return {"deadline": round((at if at > now else at + 86_400) * 1000)}
+            return {"deadline": round(next_clock_time(t, now) * 1000)}
         value = float(rel[:-1] if scale else rel)
         if not t.startswith("+") and not scale and value >= EPOCH_FROM:
             return {"deadline": round(value * 1000)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,17 @@ REST_OPT = typer.Option(None, "--rest", help="ResourceManager REST URL (default:
                         "yarn.resourcemanager.webapp.address from $HADOOP_CONF_DIR, or http://127.0.0.1:8088)")
 FINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 USAGE_ERRORS = frozenset({"INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION"})
+
+
+def next_clock_time(text: str, now: float) -> float:
+    """``HH:MM[:SS]`` as the next such local time: today, or tomorrow if it has passed. ValueError otherwise."""
+    parts = [int(p) for p in text.strip().split(":")]
+    if len(parts) not in (2, 3) or not (0 <= parts[0] < 24 and 0 <= parts[1] < 60 and 0 <= parts[-1] < 60):
+        raise ValueError(text)
+    day = time.localtime(now)
+    at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
+                      parts[2] if len(parts) == 3 else 0, 0, 0, -1))
+    return at if at > now else at + 86_400
 
 
 def fail(exc: ClientError) -> typer.Exit:

@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 
 from rm.client import ClientError
-from rm.commands.common import REST_OPT, fail
+from rm.commands.common import REST_OPT, fail, next_clock_time
 from rm.commands.output import console, dump, error, kv_table
 
 job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission), quote (a price for "
@@ -128,13 +128,7 @@ def parse_deadline(text: str, now: float) -> float:
             unit = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(t[-1].lower(), 0.0)
             return now + float(t[1:-1] if unit else t[1:]) * (unit or 1.0)
         if ":" in t:
-            parts = [int(p) for p in t.split(":")]
-            if len(parts) not in (2, 3):
-                raise ValueError(t)
-            day = time.localtime(now)
-            at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
-                              parts[2] if len(parts) == 3 else 0, 0, 0, -1))
-            return at if at > now else at + 86_400
+            return next_clock_time(t, now)
         return float(t)
     except ValueError:
         raise typer.BadParameter(f"--deadline {text!r}: use +90s, +30m, +2h, HH:MM[:SS] or seconds since the "

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 import typer
 import yaml
+
+from rm.commands.common import next_clock_time
 
 INTERPRETERS = {"any": 0, "all": 1, "order": 2, "order-no-gap": 3}
 _UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -35,15 +36,9 @@ def when_ms(text: str, now: float, what: str) -> int:
         return int(now * 1000) + duration_ms(t[1:], what)
     if ":" in t:
         try:
-            parts = [int(p) for p in t.split(":")]
-            if len(parts) not in (2, 3) or not (0 <= parts[0] < 24 and 0 <= parts[1] < 60):
-                raise ValueError(t)
+            return int(next_clock_time(t, now) * 1000)
         except ValueError:
             raise typer.BadParameter(f"{what}: {text!r} is not HH:MM[:SS]") from None
-        day = time.localtime(now)
-        at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, parts[0], parts[1],
-                          parts[2] if len(parts) == 3 else 0, 0, 0, -1))
-        return int((at if at > now else at + 86_400) * 1000)
     try:
         seconds = float(t)
     except ValueError:
