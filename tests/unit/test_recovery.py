@@ -15,6 +15,7 @@ from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
 from rm.core.state_types import CoreConfig, NodeStatus
+from tests.unit.test_decommission import cycle
 from tests.unit.test_state import _fold, add_node, make_state, place_am, submit
 
 CAP = Resources.of(memory_mb=100, vcores=1)
@@ -146,7 +147,7 @@ def test_an_attempt_whose_node_never_comes_back_fails_over_at_the_node_expiry() 
 
 def test_an_attempt_still_waiting_for_its_am_container_asks_for_it_again() -> None:
     st = make_state()
-    add_node(st)
+    n = add_node(st)
     app_id = submit(st, 0.0)
     again = _restart(st, 20.0)
     att = again.apps[app_id].current
@@ -154,6 +155,11 @@ def test_an_attempt_still_waiting_for_its_am_container_asks_for_it_again() -> No
     assert att.state == "SCHEDULED"
     assert att.am_ask_pending
     assert len(again.apps[app_id].attempts) == 1
+    # and the first cycle once a node is back places it (the app is in the snapshot though nothing touched it)
+    again.register_node(n, "n1:8042", "", Resources.of(memory_mb=8192, vcores=8), [], 21.0)
+    cycle(again, 22.0)
+    assert att.state == "ALLOCATED"
+    assert att.am_container_id is not None
 
 
 def test_an_am_container_allocated_but_not_running_after_the_restart_fails_over() -> None:

@@ -111,6 +111,8 @@ class Recovery(LedgerBase):
             self._fail_over(stored, now)
         self._restore_deadlines(stored, now)
         self._replay(stored, now)
+        for app in self.active.values():  # every unfinished app is seen by the first cycle, asking or not
+            self.views.app_changed(app.app_id)
         self.version += 1
 
     def _fail_over(self, stored: StoredState, now: float) -> None:
