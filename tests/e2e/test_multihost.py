@@ -11,21 +11,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from rm.local import Daemon
+from rm.netns import SUBNET, Network, in_ns, unavailable
 from tests.e2e.conftest import ROOT, kill_strays, sleep_job, wait_until, write_job
 
-SUBNET = "10.213.7"  # on the test's own bridge, inside its own namespaces
 RM_IP = f"{SUBNET}.1"
 CLIENT_IP = f"{SUBNET}.5"
 EXPIRY_S = 6.0
@@ -33,57 +31,16 @@ _RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
 _NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 
-def _ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=False)
-
-
-@dataclass
-class Network:
-    prefix: str
-    hosts: dict[str, str] = field(default_factory=dict)  # namespace -> address
-
-    @property
-    def switch(self) -> str:
-        return f"{self.prefix}sw"
-
-    def add_host(self, n: int) -> str:
-        ns, address = f"{self.prefix}h{n}", f"{SUBNET}.{n}"
-        for args in (["netns", "add", ns],
-                     ["link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", f"p{n}", "netns",
-                      self.switch],
-                     ["-n", self.switch, "link", "set", f"p{n}", "master", "br0", "up"],
-                     ["-n", ns, "addr", "add", f"{address}/24", "dev", "eth0"],
-                     ["-n", ns, "link", "set", "eth0", "up"],
-                     ["-n", ns, "link", "set", "lo", "up"]):
-            done = _ip(*args)
-            assert done.returncode == 0, f"ip {' '.join(args)}: {done.stderr}"
-        self.hosts[ns] = address
-        return ns
-
-    def link(self, ns: str, up: bool) -> None:
-        done = _ip("-n", ns, "link", "set", "eth0", "up" if up else "down")
-        assert done.returncode == 0, done.stderr
-
-    def remove(self) -> None:
-        for ns in [*self.hosts, self.switch]:
-            _ip("netns", "del", ns)
-
-
 @pytest.fixture
 def network() -> Iterator[Network]:
-    if shutil.which("ip") is None:
-        pytest.skip("iproute2's ip is not installed")
-    if os.geteuid() != 0:
-        pytest.skip("making network namespaces needs root")
-    net = Network(f"sh{uuid.uuid4().hex[:5]}")
-    made = _ip("netns", "add", net.switch)
-    if made.returncode != 0:
-        pytest.skip(f"this machine refuses network namespaces: ip netns add: {made.stderr.strip()}")
+    why = unavailable()
+    if why:
+        pytest.skip(why)
+    net = Network()
+    refused = net.make()
+    if refused:
+        pytest.skip(refused)
     try:
-        for args in (["-n", net.switch, "link", "add", "br0", "type", "bridge"],
-                     ["-n", net.switch, "link", "set", "br0", "up"]):
-            done = _ip(*args)
-            assert done.returncode == 0, f"ip {' '.join(args)}: {done.stderr}"
         yield net
     finally:
         net.remove()
@@ -99,8 +56,7 @@ def _container_flags() -> list[str]:
     return ["--allow-root-containers"] if "--allow-root-containers" in usage else []
 
 
-def _in(ns: str, *args: str) -> list[str]:
-    return ["ip", "netns", "exec", ns, sys.executable, *args]
+_in = in_ns
 
 
 def _env(**extra: str) -> dict[str, str]:
