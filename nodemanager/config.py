@@ -54,6 +54,10 @@ class NodeManagerConfig:
     # a restarted NodeManager (same node id, same work dir) takes back the containers it left running and
     # reports those that ended meanwhile (yarn.nodemanager.recovery.enabled); off: it kills them on start
     recovery_enabled: bool = True
+    # stop the containers once the RM has not answered for longer than its node expiry (the RM has declared the
+    # node LOST by then and handed its work to others), so a partitioned node runs no copy beside a replacement;
+    # off (YARN's way): they run on until the RM answers again, then it stops what it gave up on
+    stop_on_disconnect: bool = False
 
     def __post_init__(self) -> None:
         if not (0 <= self.port < 65536 and 0 <= self.http_port < 65536 and 0 <= self.ipc_port < 65536):
@@ -127,6 +131,7 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("heartbeat_interval_s", "heartbeat_interval", "shepherd.nodemanager.heartbeat-interval-ms"),
     ("stop_grace_s", "stop_grace", "yarn.nodemanager.sleep-delay-before-sigkill.ms"),
     ("recovery_enabled", "recovery", "yarn.nodemanager.recovery.enabled"),
+    ("stop_on_disconnect", "stop_on_disconnect", "shepherd.nodemanager.stop-on-disconnect"),
 )
 
 
@@ -159,6 +164,8 @@ def nm_settings() -> tuple[Any, ...]:
         Setting("yarn.nodemanager.sleep-delay-before-sigkill.ms", "3000", None, "YARN's default is 250"),
         Setting("yarn.nodemanager.recovery.enabled", "true", None,
                 "a restarted NodeManager takes back its running containers (YARN's default is false)"),
+        Setting("shepherd.nodemanager.stop-on-disconnect", "false", None,
+                "true: containers stop once the RM has not answered for longer than its node expiry"),
     )
 
 
@@ -221,7 +228,8 @@ def load_nm_settings(
         == "true",
         "heartbeat_interval_s": layers.seconds("shepherd.nodemanager.heartbeat-interval-ms"),
         "stop_grace_s": _ms(layers.number("yarn.nodemanager.sleep-delay-before-sigkill.ms")),
-        "recovery_enabled": _flag(layers.text("yarn.nodemanager.recovery.enabled")),
+        "recovery_enabled": _flag(layers, "yarn.nodemanager.recovery.enabled"),
+        "stop_on_disconnect": _flag(layers, "shepherd.nodemanager.stop-on-disconnect"),
     }
     for name, flag, prop in _FIELDS:
         if name not in known:
@@ -248,12 +256,13 @@ def web_url(address: str | None) -> str | None:
     return f"http://{'127.0.0.1' if host in ('', '0.0.0.0', '::') else host}:{port}"
 
 
-def _flag(value: str | None) -> bool | None:
+def _flag(layers: Any, key: str) -> bool | None:
+    value = layers.text(key)
     if value is None or not value.strip():
         return None
     text = value.strip().lower()
     if text not in ("true", "false"):
-        raise ValueError(f"yarn.nodemanager.recovery.enabled must be true or false, not {value!r}")
+        raise ValueError(f"{key} must be true or false, not {value!r}")
     return text == "true"
 
 

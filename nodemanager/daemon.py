@@ -274,6 +274,11 @@ def _parser() -> FlagParser:
     p.add_argument("--recovery", action=argparse.BooleanOptionalAction, default=d["recovery_enabled"].default,
                    help="take back the containers a previous run of this node left (same --port and --work-dir); "
                         "--no-recovery kills them on start (yarn.nodemanager.recovery.enabled)")
+    p.add_argument("--stop-on-disconnect", action=argparse.BooleanOptionalAction,
+                   default=d["stop_on_disconnect"].default,
+                   help="stop the containers once the ResourceManager has not answered for longer than its node "
+                        "expiry, when it has given their work to other nodes (default: they run on until it "
+                        "answers; shepherd.nodemanager.stop-on-disconnect)")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-format", default=None, choices=FORMATS,
                    help="text on a terminal, else JSON lines, unless told (default: $SHEPHERD_LOG_FORMAT, auto)")
@@ -309,6 +314,7 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         stop_grace_s=args.stop_grace,
         use_cgroups=not args.no_cgroups,
         recovery_enabled=args.recovery,
+        stop_on_disconnect=args.stop_on_disconnect,
         **extra,
     )
 

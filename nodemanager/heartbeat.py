@@ -2,7 +2,8 @@
 
 The RM may start after the NodeManager, restart, or be unreachable for a while: the loop keeps
 retrying with backoff and containers keep running -- neither an unreachable RM nor a RESYNC stops a
-container. A COMPLETE status is repeated in heartbeats until a heartbeat carrying it succeeds.
+container, unless ``stop_on_disconnect`` is set and the RM has not answered for longer than its node expiry.
+A COMPLETE status is repeated in heartbeats until a heartbeat carrying it succeeds.
 """
 
 from __future__ import annotations
@@ -119,14 +120,24 @@ class NodeStatusUpdater:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Register, heartbeat, re-register on RESYNC; return on ``stop`` or an RM SHUTDOWN."""
-        while not stop.is_set():
-            registered = await self._register(stop)
-            if not registered:
-                return
-            action = await self._heartbeat_loop(stop)
-            if action == pb.NODE_ACTION_SHUTDOWN or action is None:
-                return
-            log.warning("ResourceManager asked for a resync; registering again")
+        keeper = asyncio.create_task(self._keep_alive(stop))
+        try:
+            while not stop.is_set():
+                registered = await self._register(stop)
+                if not registered:
+                    return
+                action = await self._heartbeat_loop(stop)
+                if action == pb.NODE_ACTION_SHUTDOWN or action is None:
+                    return
+                log.warning("ResourceManager asked for a resync; registering again")
+        finally:
+            keeper.cancel()
+
+    async def _keep_alive(self, stop: asyncio.Event) -> None:
+        """Touch the alive file every heartbeat period on a timer of its own, so that a call to an unreachable RM
+        (which may wait longer than the node expiry) is never taken for this daemon being gone."""
+        while not await _sleep_or_stop(stop, self._interval):
+            self._mark_alive()
 
     # ------------------------------------------------------------ registration
 
@@ -170,7 +181,7 @@ class NodeStatusUpdater:
                 if response.action == pb.NODE_ACTION_NORMAL:
                     self._keys.update(response.container_token_key)
                     self._expiry_s = response.nm_expiry_ms / 1000.0 if response.nm_expiry_ms > 0 else None
-                    self._mark_alive()
+                    self._mark_alive(answered=True)
                     self._table.acknowledge(reported)
                     if response.heartbeat_interval_ms > 0:
                         self._interval = response.heartbeat_interval_ms / 1000.0
@@ -257,13 +268,17 @@ class NodeStatusUpdater:
                 return None
         return None
 
-    def _mark_alive(self) -> None:
+    def _mark_alive(self, *, answered: bool = False) -> None:
+        """Supervisors stop their tasks once this file is older than the RM's node expiry: normally only when
+        this daemon is gone; with stop-on-disconnect also when the RM has not answered (``answered``) that long."""
+        if self._cfg.stop_on_disconnect and not answered:
+            return
         with contextlib.suppress(OSError):
             mark_alive(self._alive, self._expiry_s)
 
     async def heartbeat(self, timeout_s: float = RPC_TIMEOUT_S) -> int | None:
         """One heartbeat; the RM's action, or None when the RM could not be reached."""
-        self._mark_alive()  # whether or not the RM answers: supervisors stop their tasks only if this daemon is gone
+        self._mark_alive()
         reported = self._table.to_report()
         completed = [c.container_id for c in reported if c.state == "COMPLETE"]
         health = await asyncio.to_thread(
@@ -286,6 +301,7 @@ class NodeStatusUpdater:
             log.info("ResourceManager at %s reachable again", self._rm)
             self._rm_ok = True
         self._down_since = None
+        self._mark_alive(answered=True)
         if response.action == pb.NODE_ACTION_SHUTDOWN:
             self.shutdown_reason = response.diagnostics or "the ResourceManager asked this node to shut down"
             log.error("ResourceManager asked this node to shut down: %s", self.shutdown_reason)

@@ -57,6 +57,8 @@ class FakeResourceTracker(pbg.ResourceTrackerServicer):
         self.containers_to_cleanup: list[str] = []
         self.applications_to_cleanup: list[str] = []
         self.next_action = pb.NODE_ACTION_NORMAL
+        self.nm_expiry_ms = 0  # the node expiry registrations announce (0: none)
+        self.hang_s = 0.0  # heartbeats wait this long before the answer (a partition, as the NodeManager sees it)
         self._response_id = 0
 
     async def _record(self, update: Callable[[], None]) -> None:
@@ -70,10 +72,13 @@ class FakeResourceTracker(pbg.ResourceTrackerServicer):
         await self._record(lambda: self.registrations.append(request))
         self._response_id = 0
         return pb.RegisterNodeResponse(
-            action=pb.NODE_ACTION_NORMAL, container_token_key=KEY, rm_identifier=CLUSTER_TS
+            action=pb.NODE_ACTION_NORMAL, container_token_key=KEY, rm_identifier=CLUSTER_TS,
+            nm_expiry_ms=self.nm_expiry_ms,
         )
 
     async def NodeHeartbeat(self, request: pb.NodeHeartbeatRequest, context: Any) -> pb.NodeHeartbeatResponse:
+        if self.hang_s:
+            await asyncio.sleep(self.hang_s)
         await self._record(lambda: self.heartbeats.append(request))
         action, self.next_action = self.next_action, pb.NODE_ACTION_NORMAL
         self._response_id += 1
