@@ -59,5 +59,5 @@ def test_stop_on_disconnect_is_a_setting(tmp_path: Path) -> None:
     assert loaded.config.stop_on_disconnect is True
     assert load_nm_settings(NodeManagerConfig(), env={}).config.stop_on_disconnect is False
     site.write_text("shepherd.nodemanager.stop-on-disconnect: sometimes\n")
-    with pytest.raises(ValueError, match="shepherd.nodemanager.stop-on-disconnect must be true or false"):
+    with pytest.raises(ValueError, match=r"shepherd\.nodemanager\.stop-on-disconnect must be true or false"):
         load_nm_settings(NodeManagerConfig(), env={}, config_file=site)
