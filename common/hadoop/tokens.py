@@ -10,8 +10,10 @@ can compute the password a client must know.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import socket
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -162,6 +164,15 @@ class Delegation:
     issue_ms: int
     max_ms: int
     sequence: int
+
+
+def service_of(address: str) -> str:
+    """A token service as Hadoop builds it (SecurityUtil.buildTokenService): the address with its host resolved
+    to an IP."""
+    host, _, port = address.rpartition(":")
+    with contextlib.suppress(OSError):
+        host = socket.gethostbyname(host)
+    return f"{host}:{port}"
 
 
 def rm_delegation_key(client_secret: str) -> bytes:

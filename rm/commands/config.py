@@ -15,11 +15,13 @@ from common.settings import load_layers
 from nodemanager.check_config import NAMESPACES as NM_NAMESPACES
 from nodemanager.config import nm_settings
 from rm.commands.convert import convert_command
+from rm.commands.hadoop_client import hadoop_client_command
 from rm.commands.output import OUT_OPT, check_format, console, dump, error
 from rm.core.queues import QueueConfigError, build_queues
 from rm.service.check_config import NAMESPACES as RM_NAMESPACES
 
-config_group = typer.Typer(no_args_is_help=True, help="Daemon configuration: validate, show, convert.")
+config_group = typer.Typer(no_args_is_help=True,
+                           help="Daemon configuration: validate, show, convert; hadoop-client for the stock clients.")
 
 CONFIG_OPT = typer.Option(None, "--config", "-c", help="shepherd YAML config file")
 CONF_DIR_OPT = typer.Option(None, "--hadoop-conf-dir",
@@ -114,3 +116,4 @@ def show(
 
 
 config_group.command("convert")(convert_command)
+config_group.command("hadoop-client")(hadoop_client_command)

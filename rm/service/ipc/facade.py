@@ -5,9 +5,7 @@ NodeManagers over ContainerManagementProtocol (as YARN's RM does)."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,8 +75,8 @@ class IpcFacade:
         contains the address they are connecting to)."""
         pair = (self.settings.ha_scheduler_addresses if address and address == self.scheduler_address
                 else self.settings.ha_client_addresses)
-        own = _ip_service(address)
-        services = [_ip_service(a) for a in pair]
+        own = tokens.service_of(address)
+        services = [tokens.service_of(a) for a in pair]
         if not services:
             return own
         if own not in services:
@@ -206,14 +204,6 @@ class IpcFacade:
         if resp.failed_requests:
             e = resp.failed_requests[0].exception
             raise RemoteError(e.class_name, e.message)
-
-
-def _ip_service(address: str) -> str:
-    """A token service as Hadoop builds it: the address with the host resolved to an IP."""
-    host, _, port = address.rpartition(":")
-    with contextlib.suppress(OSError):
-        host = socket.gethostbyname(host)
-    return f"{host}:{port}"
 
 
 async def start_ipc(rm: ResourceManager) -> IpcFacade:
