@@ -8,6 +8,7 @@ Needs root and iproute2 (``ip netns``); skipped, saying which, without them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,15 @@ import pytest
 from rm.local import Daemon
 from rm.netns import SUBNET, Network, in_ns, unavailable
 from tests.e2e.conftest import ROOT, kill_strays, sleep_job, wait_until, write_job
+from tests.e2e.test_yarn_clients import (
+    JAVA,
+    PYSPARK,
+    SPARK_TIMEOUT_S,
+    app_of,
+    java_home,
+    pyspark_home,
+    spark_args,
+)
 
 RM_IP = f"{SUBNET}.1"
 CLIENT_IP = f"{SUBNET}.5"
@@ -128,7 +139,23 @@ def _app(client_ns: str, rest: str, env: dict[str, str], app_id: str) -> dict[st
     return dict(json.loads(out.stdout)["app"])
 
 
-def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
+@dataclass
+class Cluster:
+    """The RM on host 1, three NodeManagers on hosts 2-4, the client's host 5."""
+
+    network: Network
+    daemons: list[Daemon]
+    rest: str
+    env: dict[str, str]
+    nm_ns: list[str]
+    client_ns: str
+
+    def logs(self) -> str:
+        return "".join(f"\n--- {d.name}:\n{d.log_path.read_text()[-2000:]}" for d in self.daemons)
+
+
+@contextlib.contextmanager
+def cluster(network: Network, tmp_path: Path) -> Iterator[Cluster]:
     secrets = {"SHEPHERD_NODE_SECRET": uuid.uuid4().hex, "SHEPHERD_CLIENT_SECRET": uuid.uuid4().hex}
     rm_ns = network.add_host(1)
     nm_ns = [network.add_host(n) for n in (2, 3, 4)]
@@ -137,8 +164,9 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
     container_flags = _container_flags()
     daemons: list[Daemon] = []
     try:
+        # the Hadoop IPC listeners on YARN's default ports, for the stock clients
         rm = Daemon("rm", _in(rm_ns, "-m", "rm.cli", "rm", "--host", RM_IP, "--grpc-port", "7030",
-                              "--rest-port", "8088", "--ipc-client-port", "-1", "--ipc-scheduler-port", "-1",
+                              "--rest-port", "8088", "--ipc-client-port", "8032", "--ipc-scheduler-port", "8030",
                               "--data-dir", str(tmp_path / "rm"), "--create-store", "--nm-expiry", str(EXPIRY_S)),
                     tmp_path / "logs" / "rm.log", _RM_READY, env=env)
         daemons.append(rm)
@@ -154,6 +182,21 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
             daemons.append(nm)
             assert nm.start(timeout=90).group(1) == f"{address}:7040"
         assert _nodes(client_ns, rest, env) == {network.hosts[ns]: "RUNNING" for ns in nm_ns}
+        yield Cluster(network, daemons, rest, env, nm_ns, client_ns)
+    finally:
+        for d in reversed(daemons):
+            d.stop()
+        kill_strays(tmp_path)
+
+
+def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
+    with cluster(network, tmp_path) as c:
+        daemons, rest, env, nm_ns, client_ns = c.daemons, c.rest, c.env, c.nm_ns, c.client_ns
+        # off loopback the RM will not run without its secrets
+        refused = _run_in(network.switch, ["-m", "rm.cli", "rm", "--host", RM_IP, "--insecure", "--data-dir",
+                                           str(tmp_path / "insecure"), "--create-store"], _env(), timeout=60)
+        assert refused.returncode != 0
+        assert "needs the node and client secrets" in refused.stdout + refused.stderr, refused.stderr[-2000:]
         for address in [f"{RM_IP}:7030", *(f"{network.hosts[ns]}:7040" for ns in nm_ns)]:  # gRPC health
             probe = _run_in(client_ns, ["-m", "proto.probe", address], env)
             assert probe.returncode == 0, probe.stdout + probe.stderr
@@ -163,7 +206,7 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
         submit = _run_in(client_ns, ["-m", "rm.cli", "submit", str(ROOT / "examples" / "wordcount.yaml"), "--wait",
                                      "--rm", f"{RM_IP}:7030", "--data-dir", str(tmp_path / "client")], env,
                          timeout=300)
-        logs = "".join(f"\n--- {d.name}:\n{d.log_path.read_text()[-2000:]}" for d in daemons)
+        logs = c.logs()
         assert submit.returncode == 0, f"{submit.stdout}\n{submit.stderr}{logs}"
         app_id = re.search(r"application_\d+_\d+", submit.stdout).group(0)  # type: ignore[union-attr]
         (out_dir,) = (tmp_path / "client" / "output").iterdir()
@@ -208,7 +251,48 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
         final = wait_until(lambda: (a := _app(client_ns, rest, env, f"application_{app_id.split('_')[1]}_{sleeper}"))
                            ["state"] in ("FINISHED", "FAILED", "KILLED") and a, 120, "the partitioned job to end")
         assert final["finalStatus"] == "SUCCEEDED", final  # its lost tasks ran again on the other nodes
-    finally:
-        for d in reversed(daemons):
-            d.stop()
-        kill_strays(tmp_path)
+
+
+@pytest.mark.skipif(JAVA is None or PYSPARK is None, reason="needs Java 17+ and the pyspark package")
+def test_stock_yarn_cli_and_spark_across_namespaces(network: Network, tmp_path: Path) -> None:
+    """From the client's host: a HADOOP_CONF_DIR and token made there with the client secret; the stock `yarn`
+    CLI lists the nodes; Spark's pi.py in cluster mode runs its driver and executors on the NodeManagers'
+    hosts, which reach each other over the bridge."""
+    with cluster(network, tmp_path) as c:
+        conf = tmp_path / "hadoop-conf"
+        made = _run_in(c.client_ns, ["-m", "rm.cli", "config", "hadoop-client", "--dir", str(conf), "--rm",
+                                     f"{RM_IP}:7030"], c.env)
+        assert made.returncode == 0, made.stdout + made.stderr
+        token = conf / "hadoop.token"
+        assert f"export HADOOP_TOKEN_FILE_LOCATION={token}" in made.stdout
+        env = {**c.env, "JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf), "HADOOP_TOKEN_FILE_LOCATION": str(token),
+               "SPARK_LOCAL_IP": CLIENT_IP}
+        classpath = f"{conf}:{pyspark_home() / 'jars'}/*"
+
+        def yarn(tool: str, *args: str) -> str:
+            main = {"application": "ApplicationCLI", "node": "NodeCLI"}[tool]
+            out = subprocess.run(["ip", "netns", "exec", c.client_ns, JAVA or "java", "-cp", classpath,
+                                  f"org.apache.hadoop.yarn.client.cli.{main}", tool, *args], capture_output=True,
+                                 text=True, timeout=120, env=env, check=False)
+            assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+            return out.stdout
+
+        nodes = yarn("node", "-list")
+        assert "Total Nodes:3" in nodes, nodes
+        assert all(f"{c.network.hosts[ns]}:" in nodes for ns in c.nm_ns), nodes
+
+        spark = subprocess.run(["ip", "netns", "exec", c.client_ns, *spark_args(tmp_path, "cluster")],
+                               capture_output=True, text=True, timeout=SPARK_TIMEOUT_S, env=env, cwd=tmp_path,
+                               check=False)
+        assert spark.returncode == 0, spark.stderr[-4000:] + c.logs()
+        app_id = app_of(spark.stderr)
+        listing = yarn("application", "-list", "-appStates", "FINISHED")
+        row = next((line.split() for line in listing.splitlines() if line.strip().startswith(app_id)), [])
+        assert "SPARK" in row, listing
+        assert "SUCCEEDED" in row, listing
+        seq = app_id.split("_")[2]
+        ran = [d.name for d in c.daemons[1:] if re.search(rf"container_\d+_{seq}_", d.log_path.read_text())]
+        assert len(ran) >= 2, f"Spark's containers ran on {ran} only{c.logs()}"
+        printed = [f for f in tmp_path.glob("nm*/**/stdout") if "Pi is roughly 3.1" in f.read_text(errors="replace")]
+        assert printed, "the driver's output was not found in any container's stdout"
+        print(f"spark across namespaces: {app_id} ran on {', '.join(ran)}")
