@@ -576,7 +576,8 @@ def test_dag_stage_states_follow_the_containers_and_asks_of_each_stage() -> None
     from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
     from common.resources import Resources
     from rm.core.entities import App, Ask, Attempt, Container
-    from rm.service.ui.dag import dag_svg, job_of, stage_states
+    from rm.service.stages import job_of, stage_states
+    from rm.service.ui.dag import dag_svg
 
     r = Resources.of(memory_mb=256, vcores=1)
     job = {"id": "diamond", "stages": [

@@ -17,7 +17,8 @@ from rm.core.explain import explain
 from rm.core.policies.api import queue_order
 from rm.service.rest import render
 from rm.service.rest.deadlines import deadline_json
-from rm.service.ui.dag import dag_svg, job_of, stage_states
+from rm.service.stages import job_of, stage_states
+from rm.service.ui.dag import dag_svg
 from rm.service.ui.deadlines import deadline_panel
 from rm.service.ui.page import (
     badge,
