@@ -526,7 +526,7 @@ class SubmitApplicationResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ApplicationReport(_message.Message):
-    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers", "deadline")
+    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers", "deadline", "stages")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     CURRENT_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
@@ -560,6 +560,7 @@ class ApplicationReport(_message.Message):
     PENDING_ALTRUISTIC_ASKS_FIELD_NUMBER: _ClassVar[int]
     LEFTOVER_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    STAGES_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     current_attempt_id: str
     user: str
@@ -593,7 +594,26 @@ class ApplicationReport(_message.Message):
     pending_altruistic_asks: int
     leftover_containers: int
     deadline: DeadlineReport
-    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ..., deadline: _Optional[_Union[DeadlineReport, _Mapping]] = ...) -> None: ...
+    stages: _containers.RepeatedCompositeFieldContainer[StageProgress]
+    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ..., deadline: _Optional[_Union[DeadlineReport, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageProgress, _Mapping]]] = ...) -> None: ...
+
+class StageProgress(_message.Message):
+    __slots__ = ("name", "tasks", "done", "running", "waiting", "failed", "state")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    tasks: int
+    done: int
+    running: int
+    waiting: int
+    failed: int
+    state: str
+    def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., done: _Optional[int] = ..., running: _Optional[int] = ..., waiting: _Optional[int] = ..., failed: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class DeadlineReport(_message.Message):
     __slots__ = ("deadline", "price", "earliest_finish", "mean", "stddev", "pi_upper", "method", "runs", "remaining_work", "laxity", "status")

@@ -36,6 +36,25 @@ def _report(client: RMClient, app_id: str, progress: Any) -> pb.ApplicationRepor
         return rep
 
 
+STARTED = ("RUNNING", "WAITING", "READY", "SUCCEEDED", "FAILED", "KILLED")  # a stage whose clock runs or ran
+
+
+def _stage_bar(progress: Any, bars: dict[str, Any], stage: pb.StageProgress) -> None:
+    """One bar per DAG stage: tasks done of its total, its state with what runs and waits, its own elapsed time
+    (from when it could first start) and ETA (from the rate its tasks finish at)."""
+    if stage.name not in bars:
+        bars[stage.name] = progress.add_task(f"  {stage.name}", total=max(1, stage.tasks), state="", start=False)
+    bar = bars[stage.name]
+    live = f" {stage.running} running" if stage.running else ""
+    live += f" {stage.waiting} waiting" if stage.waiting else ""
+    progress.update(bar, completed=stage.done, state=f"{stage.state}{live}")
+    task = next(t for t in progress.tasks if t.id == bar)
+    if stage.state in STARTED and task.start_time is None:
+        progress.start_task(bar)
+    if stage.state in ("SUCCEEDED", "FAILED", "KILLED") and task.stop_time is None:
+        progress.stop_task(bar)
+
+
 def wait_for(client: RMClient, app_id: str) -> int:
     """Show the app's progress until it ends; 0 if it succeeded, 1 if not, 130 on Ctrl-C (it keeps running)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -46,9 +65,12 @@ def wait_for(client: RMClient, app_id: str) -> int:
                       TextColumn("{task.fields[state]}"), TimeElapsedColumn(), TextColumn("ETA"),
                       TimeRemainingColumn(), console=console, transient=not console.is_terminal) as progress:
             task = progress.add_task(app_id, total=100, state="")
+            stages: dict[str, Any] = {}  # a DAG job's stage name -> its bar, below the app's
             while True:
                 rep = _report(client, app_id, progress)
                 progress.update(task, completed=rep.progress * 100, state=rep.state)
+                for stage in rep.stages:
+                    _stage_bar(progress, stages, stage)
                 if rep.state in FINAL:
                     break
                 time.sleep(0.5)

@@ -22,6 +22,7 @@ from proto import shepherd_pb2_grpc as pbg
 from rm.core.state_types import NodeStatus, SubmitSpec
 from rm.service import audit, convert, limits
 from rm.service.operations import Operations
+from rm.service.stages import app_stages
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -316,7 +317,11 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
         async def run() -> pb.GetApplicationReportResponse:
             app = self.ops.app(request.application_id)
-            return pb.GetApplicationReportResponse(report=convert.app_report(self.rm.state, app, self.rm.now()))
+            report = convert.app_report(self.rm.state, app, self.rm.now())
+            report.stages.extend(pb.StageProgress(name=s.name, tasks=s.tasks, done=s.done, running=s.running,
+                                                  waiting=s.waiting, failed=s.failed, state=s.state)
+                                 for s in app_stages(app, self.rm.state.containers.values()))
+            return pb.GetApplicationReportResponse(report=report)
         return await guarded(context, run)
 
     async def GetApplications(self, request: pb.GetApplicationsRequest,

@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
+import yaml
 
 from rm.client import RMClient
 from tests.e2e.conftest import ROOT, sleep_job, submit_job, wait_until, write_job
@@ -46,6 +48,17 @@ def test_cli_runs_the_tpch_example_and_reads_the_cluster(make_cluster, tmp_path:
     assert all(n["state"] == "RUNNING" for n in nodes)
     table = shepherd("apps", *rm)
     assert app_id in table.stdout
+    # the job's stages (submit --wait's per-stage lines): in the report and over REST, every one done
+    job = yaml.safe_load((ROOT / "examples" / "tpch-q5.yaml").read_text())
+    with RMClient(cluster.rm_address) as client:
+        stages = client.app(app_id).stages
+    assert [(s.name, s.tasks, s.done, s.state) for s in stages] == [
+        (st["name"], st.get("tasks", 1), st.get("tasks", 1), "SUCCEEDED") for st in job["stages"]]
+    rest = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/stages", timeout=10).json()
+    assert [(s["name"], s["done"], s["state"]) for s in rest["stages"]["stage"]] == [
+        (s.name, s.done, s.state) for s in stages]
+    assert httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/application_1_0042/stages", timeout=10
+                     ).status_code == 404
 
     logs = shepherd("logs", app_id, *rm)
     assert logs.returncode == 0

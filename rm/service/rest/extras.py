@@ -18,6 +18,7 @@ from common.errors import ApplicationNotFound
 from rm.core.explain import explain
 from rm.core.policies.api import queue_order
 from rm.service.rest.errors import check_writer, not_found_app
+from rm.service.stages import app_stages
 
 if TYPE_CHECKING:
     from rm.service.server import ResourceManager
@@ -73,6 +74,20 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
                                                  "totalTaskSeconds": size.total_s, "source": size.source,
                                                  "confidence": size.confidence}
         return {"estimate": out}
+
+    @api.get(f"{SHEPHERD}/apps/{{app_id}}/stages", tags=["shepherd"],
+             summary="A DAG job's stages, in its job file's order: tasks done, running, waiting for a container and "
+                     "failed, and each stage's state (SUCCEEDED, RUNNING, WAITING, READY, BLOCKED, FAILED, KILLED); "
+                     "empty for an app without a job file")
+    async def stages_of_app(app_id: str) -> dict[str, Any]:
+        try:
+            app = rm.state.get_app(app_id)
+        except ApplicationNotFound:
+            raise not_found_app(app_id) from None
+        stages = app_stages(app, rm.state.containers.values())
+        return {"stages": {"stage": [{"name": s.name, "parents": list(s.parents), "depth": s.depth, "tasks": s.tasks,
+                                      "done": s.done, "running": s.running, "waiting": s.waiting,
+                                      "failed": s.failed, "state": s.state} for s in stages]}}
 
     assets = docs_assets()
     if assets is None:
