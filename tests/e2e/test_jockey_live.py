@@ -1,0 +1,84 @@
+"""Jockey live: the `jockey` scheduler on a local cluster of 3 NodeManagers (12 vcores), two greedy best-effort
+jobs keeping it full. A two-stage sleep-task DAG run as an ordinary job takes its fair share and ends past
+D seconds; the same DAG with a utility due at D and the `jockey` AM policy asks for a guarantee above its fair
+share, is granted it from its queue, and ends by D. `GET .../slo` shows the requested and granted guarantee and
+the control loop's decisions, and the guarantee falls once the job nears its end."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from rm.client import RMClient
+from tests.e2e.conftest import submit_job, wait_final, wait_until, write_job
+
+pytestmark = pytest.mark.slow
+
+DUE_S = 32.0  # the SLO job's deadline, after its submission
+TASK_S = 6.0
+
+
+def dag(job_id: str, **extra: Any) -> dict[str, Any]:
+    """96 task-seconds: 12 map tasks, then 4 reduce tasks, 6 s each, one vcore."""
+    return {"id": job_id, **extra, "stages": [
+        {"name": "map", "tasks": 12, "memory_mb": 128, "vcores": 1, "duration_s": TASK_S, "command": f"sleep {TASK_S:g}"},
+        {"name": "reduce", "tasks": 4, "memory_mb": 128, "vcores": 1, "duration_s": TASK_S,
+         "command": f"sleep {TASK_S:g}", "parents": ["map"]}]}
+
+
+def greedy(i: int) -> dict[str, Any]:
+    """A best-effort job that keeps asking for the whole cluster; its tasks end at staggered times, so
+    containers keep coming free."""
+    return {"id": f"hog{i}", "am_policy": "greedy", "stages": [
+        {"name": "s", "tasks": 120, "memory_mb": 128, "vcores": 1, "duration_s": 12.0,
+         "command": "sleep $((8 + ({task} * 5 + " + str(3 * i) + ") % 9))"}]}
+
+
+def test_a_jockey_job_meets_a_deadline_its_fair_share_misses(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "rm.yaml"
+    config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "jockey"}))
+    cluster = make_cluster(nodes=3, node_memory_mb=2048, node_vcores=4, rm_args=["--config", str(config)])
+    with RMClient(cluster.rm_address) as rm:
+        hogs = [submit_job(cluster, write_job(tmp_path, greedy(i)), tmp_path) for i in range(2)]
+        wait_until(lambda: rm.metrics().allocated.values.get("vcores", 0) >= 12, 60, "the greedy jobs to fill it")
+
+        # the job on its fair share alone
+        submitted = time.time()
+        plain = submit_job(cluster, write_job(tmp_path, dag("plain")), tmp_path)
+        report = wait_final(rm, plain, 180)
+        plain_s = report.finish_time_ms / 1000 - submitted
+        assert report.final_status == "SUCCEEDED"
+        assert plain_s > DUE_S, f"the fair share alone made it in {plain_s:.1f} s: the test proves nothing"
+        assert all(rm.app(h).state == "RUNNING" for h in hogs)  # still competing
+
+        # the same job with a deadline, under its Jockey control loop
+        due_min = DUE_S / 60
+        slo_job = dag("slo", am_policy="jockey", utility=[[0, 1], [due_min, 1], [due_min * 1.2, -1]])
+        submitted = time.time()
+        slo = submit_job(cluster, write_job(tmp_path, slo_job), tmp_path)
+        samples: list[tuple[float, int, int, int]] = []  # (s after submission, requested, granted, fair share)
+        with httpx.Client(base_url=cluster.rest_url, timeout=10) as http:
+            while rm.app(slo).state not in ("FINISHED", "FAILED", "KILLED"):
+                got = http.get(f"/ws/v1/shepherd/apps/{slo}/slo").json()["slo"]
+                share = rm.app(slo).fair_share.values.get("vcores", 0)
+                samples.append((time.time() - submitted, (got.get("requestedGuarantee") or {}).get("vCores", 0),
+                                (got.get("grantedGuarantee") or {}).get("vCores", 0), share))
+                time.sleep(0.5)
+            trace = http.get(f"/ws/v1/shepherd/apps/{slo}/slo").json()["slo"]["controlTrace"]
+        report = rm.app(slo)
+        slo_s = report.finish_time_ms / 1000 - submitted
+        timeline = "\n".join(f"{t:5.1f}s requested {r} granted {g} fair share {f}" for t, r, g, f in samples)
+        assert report.final_status == "SUCCEEDED"
+        assert slo_s <= DUE_S, f"the jockey job took {slo_s:.1f} s against {DUE_S:g} (plain {plain_s:.1f} s)\n{timeline}"
+        assert trace, "the AM reported no control decision"
+        peak = max(r for _, r, _, _ in samples)
+        assert any(r > f > 0 for _, r, _, f in samples), f"never asked above its fair share\n{timeline}"
+        assert any(g > f > 0 for _, _, g, f in samples), f"never granted above its fair share\n{timeline}"
+        assert trace[-1]["requestedUnits"] < peak, f"the guarantee did not fall near the end\n{timeline}"
+        print(f"jockey live: plain {plain_s:.1f} s, jockey {slo_s:.1f} s (due {DUE_S:g} s), peak request {peak}")
+        print(timeline)
