@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 
 DUE_S = 32.0  # the SLO job's deadline, after its submission
 TASK_S = 6.0
+MOVED_S = 75.0  # the deadline after it is halved: MRM's book needs about 60 s for the job's claimed work
 
 
 def dag(job_id: str, **extra: Any) -> dict[str, Any]:
@@ -82,3 +83,51 @@ def test_a_jockey_job_meets_a_deadline_its_fair_share_misses(make_cluster, tmp_p
         assert trace[-1]["requestedUnits"] < peak, f"the guarantee did not fall near the end\n{timeline}"
         print(f"jockey live: plain {plain_s:.1f} s, jockey {slo_s:.1f} s (due {DUE_S:g} s), peak request {peak}")
         print(timeline)
+
+
+def test_a_halved_deadline_raises_the_guarantee_and_a_restart_keeps_the_slo(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The job buys a generous deadline (an MRM claim, with its Jockey loop above it); 8 s in, its deadline is
+    halved (to a time the deadline book can still keep): admission lays the claim again, the AM hears the new deadline in its allocate answers and asks for
+    more. Then the RM is killed and started again: the deadline, the claim and the requested guarantee are as
+    they were, and the job ends in one attempt by its new deadline."""
+    config = tmp_path / "rm.yaml"
+    config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "jockey"}))
+    cluster = make_cluster(nodes=3, node_memory_mb=2048, node_vcores=4, rm_args=["--config", str(config)])
+    with RMClient(cluster.rm_address) as rm:
+        for i in range(2):
+            submit_job(cluster, write_job(tmp_path, greedy(i)), tmp_path)
+        wait_until(lambda: rm.metrics().allocated.values.get("vcores", 0) >= 12, 60, "the greedy jobs to fill it")
+        submitted = time.time()
+        slo = submit_job(cluster, write_job(tmp_path, dag("moved", am_policy="jockey", deadline_s=2 * MOVED_S)),
+                         tmp_path)
+    headers = {"Authorization": f"Bearer {cluster.client_secret}"}
+    with httpx.Client(base_url=cluster.rest_url, timeout=10, headers=headers) as http:
+        def slo_now() -> dict[str, Any]:
+            return dict(http.get(f"/ws/v1/shepherd/apps/{slo}/slo").json()["slo"])
+
+        def requested() -> int:
+            return int((slo_now().get("requestedGuarantee") or {}).get("vCores", 0))
+
+        first = wait_until(requested, 30, "the AM's first requested guarantee")
+        time.sleep(max(0.0, submitted + 8 - time.time()))
+        before = requested()
+        new_deadline_ms = int((submitted + MOVED_S) * 1000)
+        moved = http.put(f"/ws/v1/shepherd/apps/{slo}/deadline", json={"deadline": new_deadline_ms})
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["slo"]["deadline"] == new_deadline_ms
+        raised = wait_until(lambda: (r := requested()) > before and r, 15, "the AM to ask for more")
+        print(f"jockey live: requested {first} at first, {before} before the move, {raised} after it")
+
+        kept = slo_now()
+        cluster.restart_rm(kill=True)
+    with httpx.Client(base_url=cluster.rest_url, timeout=10, headers=headers) as http:
+        after = dict(http.get(f"/ws/v1/shepherd/apps/{slo}/slo").json()["slo"])
+        assert (after["deadline"], after["claimed"]) == (new_deadline_ms, True)
+        assert after["deadline"] == kept["deadline"]
+        assert (after.get("requestedGuarantee") or {}).get("vCores", 0) >= 1  # stored with the app
+    with RMClient(cluster.rm_address) as rm:
+        report = wait_final(rm, slo, 120)
+        assert (report.state, report.final_status, report.attempts) == ("FINISHED", "SUCCEEDED", 1)
+        took = report.finish_time_ms / 1000 - submitted
+        assert report.finish_time_ms <= new_deadline_ms, f"ended {took:.1f} s after submission, due {MOVED_S:g}"
+        print(f"jockey live: the moved job ended {took:.1f} s after submission, due {MOVED_S:g} s")
