@@ -68,7 +68,8 @@ def test_decommission_shuts_the_node_down_until_it_is_recommissioned(make_cluste
 def test_graceful_decommission_of_an_am_node_moves_the_app_on(make_cluster: Any, tmp_path: Path) -> None:
     cluster = make_cluster(nodes=2)
     rest = cluster.rest_url
-    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("moved", 4, tasks=2)), tmp_path)
+    # tasks that outlast the grace period by far, however long the decommission command takes to start here
+    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("moved", 15, tasks=2)), tmp_path)
 
     def am_node() -> str:
         atts = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10).json()
