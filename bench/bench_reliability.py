@@ -1,6 +1,7 @@
 """Restarts and failures (fault scenarios of the reliability notes), repeated, with the invariants checked after
 each run. Writes ``docs/results/reliability.md``. S1/S2 (RM restarts) are below; S4–S9 are in
-``reliability_scenarios.py``.
+``reliability_scenarios.py``, and S7 with a real network partition (``S7net-5``, ``S7net-25``) in
+``reliability_netns.py``.
 
 One run: a local cluster (4 NodeManagers, real processes), ``--apps`` DAG jobs of sleep tasks (two stages of two
 tasks); once every app's first stage runs, the RM is stopped with SIGKILL (S1) or SIGTERM (S2) and started
@@ -17,7 +18,7 @@ again on its store (SQLite, or a fresh PostgreSQL database). Measured per run:
 Scheduling resumed is measured with a probe: right after gRPC and REST answer, a one-container app is
 submitted, and the clock stops when its AM container (named with the new RM epoch) runs.
 
-    python bench/bench_reliability.py [--reps 10] [--fault-reps 3] [--scenarios S1,S2,S4,S5,S6,S7-5,S7-25,S8,S9] \
+    python bench/bench_reliability.py [--reps 10] [--fault-reps 3] [--scenarios S1,S2,S4,S5,S6,S7-5,S7-25,S7net-5,S7net-25,S8,S9] \
         [--stores sqlite,postgresql] [--apps 10] [--merge] [--out docs/results/reliability.md]
 """
 
@@ -180,6 +181,14 @@ TARGETS = {
     "S7-5s": "a partition shorter than the expiry changes nothing",
     "S7-25s": "LOST at the expiry ± 2 s; no task of the lost node still running 2 heartbeats after it reconnects; "
               "the window in which an old and a replacement copy ran together is reported",
+    "S7net-5s": "a partition of the network shorter than the expiry changes nothing",
+    "S7net-25s": "LOST at the expiry ± 2 s; its containers reported ≤ 2 s later; no task of the lost node still "
+                 "running 2 heartbeats after it reconnects; the window in which an old and a replacement copy ran "
+                 "together is reported",
+    "S7net-5s-stop": "with stop-on-disconnect, a partition of the network shorter than the expiry changes "
+                     "nothing",
+    "S7net-25s-stop": "with stop-on-disconnect, the same as S7net-25s, and the old copies stop when the node is "
+                      "declared LOST, before their replacements start",
     "S8": "a new attempt ≤ 3 s; with keep-containers 100% of running containers handed over",
     "S9": "a new attempt ≤ 3 s after the AM expiry; 100% of the stale attempt's calls refused",
 }
@@ -187,6 +196,18 @@ TARGETS = {
 
 def scenario_of(row: dict[str, Any]) -> str:
     return str(row.get("scenario") or ("S1" if row.get("signal") == "SIGKILL" else "S2"))
+
+
+READING = "## Reading the figures"
+
+
+def _reading(page: Path) -> list[str]:
+    """The page's hand-written reading of the figures (from its READING heading to the closing line), kept
+    when the tables are written again."""
+    if not page.exists() or READING not in (text := page.read_text()):
+        return []
+    section = text[text.index(READING):].split("Every run's figures:")[0].rstrip()
+    return [*section.splitlines(), ""]
 
 
 def write_page(rows: list[dict[str, Any]], out: Path, command: str) -> None:
@@ -238,7 +259,7 @@ def write_page(rows: list[dict[str, Any]], out: Path, command: str) -> None:
                   "|---|" + "---|" * len(keys)]
         for n, r in enumerate(rs, 1):
             lines.append(f"| {n} | " + " | ".join(str(r.get(k, "")) for k in keys) + " |")
-    lines += ["", "Every run's figures: `docs/results/reliability.json`.", ""]
+    lines += ["", *_reading(out), "Every run's figures: `docs/results/reliability.json`.", ""]
     out.write_text("\n".join(lines))
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
 
@@ -247,13 +268,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=10, help="runs of each S1/S2 combination")
     ap.add_argument("--fault-reps", type=int, default=3, help="runs of each other scenario")
-    ap.add_argument("--scenarios", default="S1,S2,S4,S5,S6,S7-5,S7-25,S8,S9")
+    ap.add_argument("--scenarios", default="S1,S2,S4,S5,S6,S7-5,S7-25,S7net-5,S7net-25,S8,S9")
     ap.add_argument("--stores", default="sqlite,postgresql")
     ap.add_argument("--apps", type=int, default=10)
     ap.add_argument("--merge", action="store_true", help="keep the rows of scenarios not run now from the JSON")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "reliability.md")
     args = ap.parse_args()
+    from reliability_netns import PARTITIONS
     from reliability_scenarios import SCENARIOS
+
+    scenarios = {**SCENARIOS, **PARTITIONS}
 
     wanted = args.scenarios.split(",")
     rows: list[dict[str, Any]] = []
@@ -270,7 +294,7 @@ def main() -> None:
             continue
         for _rep in range(args.fault_reps):
             with tempfile.TemporaryDirectory(prefix="shepherd-rel-") as tmp:
-                row = SCENARIOS[name](Path(tmp))
+                row = scenarios[name](Path(tmp))
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.merge and args.out.with_suffix(".json").exists():
