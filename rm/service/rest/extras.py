@@ -21,6 +21,7 @@ from rm.service.rest.errors import check_writer, not_found_app
 from rm.service.stages import app_stages
 
 if TYPE_CHECKING:
+    from rm.core.entities import App
     from rm.service.server import ResourceManager
 
 log = logging.getLogger("shepherd.rm.rest")
@@ -39,6 +40,12 @@ def docs_assets() -> Path | None:
 
 
 def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
+    def known_app(app_id: str) -> App:
+        try:
+            return rm.state.get_app(app_id)
+        except ApplicationNotFound:
+            raise not_found_app(app_id) from None
+
     @api.get("/metrics", tags=["shepherd"], summary="Prometheus metrics", response_class=PlainTextResponse)
     async def prometheus() -> Response:
         return Response(generate_latest(rm.metrics.registry), media_type=CONTENT_TYPE_LATEST)
@@ -64,10 +71,7 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
              summary="The RM's own estimate of an application's size, from its finished tasks (SLearn's data): "
                      "state (ESTIMATED, DECLARED, THIN, UNKNOWN), task groups, total and remaining task-seconds")
     async def estimate_app(app_id: str) -> dict[str, Any]:
-        try:
-            app = rm.state.get_app(app_id)
-        except ApplicationNotFound:
-            raise not_found_app(app_id) from None
+        app = known_app(app_id)
         out = rm.state.sizes.describe(app.app_id)
         size = app.terms.size
         out["best"] = None if size is None else {"remainingTaskSeconds": round(size.remaining_s, 3),
@@ -80,11 +84,7 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
                      "failed, and each stage's state (SUCCEEDED, RUNNING, WAITING, READY, BLOCKED, FAILED, KILLED); "
                      "empty for an app without a job file")
     async def stages_of_app(app_id: str) -> dict[str, Any]:
-        try:
-            app = rm.state.get_app(app_id)
-        except ApplicationNotFound:
-            raise not_found_app(app_id) from None
-        stages = app_stages(app, rm.state.containers.values())
+        stages = app_stages(known_app(app_id), rm.state.containers.values())
         return {"stages": {"stage": [{"name": s.name, "parents": list(s.parents), "depth": s.depth, "tasks": s.tasks,
                                       "done": s.done, "running": s.running, "waiting": s.waiting,
                                       "failed": s.failed, "state": s.state} for s in stages]}}
