@@ -21,7 +21,7 @@ import pytest
 
 from tests.e2e.conftest import sleep_job, submit_job, wait_until, write_job
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 
 def cli(cluster: Any, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

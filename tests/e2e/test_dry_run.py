@@ -20,7 +20,7 @@ from rm.client import RMClient
 from rm.local import LocalCluster
 from tests.e2e.conftest import wait_final, wait_until, write_job
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 NODES, NODE_MEMORY_MB, NODE_VCORES = 3, 4096, 4
 TOLERANCE = 0.15

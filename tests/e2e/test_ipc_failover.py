@@ -127,6 +127,7 @@ def test_the_yarn_cli_fails_over_to_the_new_active_rm(make_cluster, tmp_path: Pa
         drop()
 
 
+@pytest.mark.long
 def test_spark_rides_through_an_rm_restart(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cluster = make_cluster(nodes=2)
     # Hadoop's clients wait 30 s between reconnections by default; the AM reads this file too (Spark ships it)

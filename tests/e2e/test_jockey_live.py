@@ -17,7 +17,7 @@ import yaml
 from rm.client import RMClient
 from tests.e2e.conftest import submit_job, wait_final, wait_until, write_job
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 DUE_S = 32.0  # the SLO job's deadline, after its submission
 TASK_S = 6.0

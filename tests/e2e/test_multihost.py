@@ -1,7 +1,9 @@
 """A cluster across hosts: network namespaces made by the test, joined by veth pairs to a bridge, each with its
 own address (only these namespaces are ever addressed). The RM runs in one, three NodeManagers in three others
 and the client in a fifth, all off loopback, so the secrets are in force. The demo DAG runs across the nodes;
-a NodeManager whose link goes down for longer than the expiry is LOST, and RUNNING again once it comes back.
+a NodeManager whose link goes down for longer than the expiry is LOST, and RUNNING again once it comes back,
+with none of its old copies left. From the client's host, the stock `yarn` CLI and Spark's pi.py in cluster
+mode run with a HADOOP_CONF_DIR and token made there (`shepherd config hadoop-client`).
 
 Needs root and iproute2 (``ip netns``); skipped, saying which, without them.
 """
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rm.local import Daemon
@@ -130,6 +133,18 @@ class Watch:
         if result["at"] is None:
             raise AssertionError(f"never saw {self.what}; nodes: {result['nodes']}")
         return float(result["at"])
+
+
+def _tasks_under(work_dir: Path, app_seq: str) -> list[int]:
+    """The pids of an app's task processes (not its AM's) a NodeManager with this work dir runs."""
+    found = []
+    for proc in psutil.process_iter(["pid", "name", "cwd"]):
+        with contextlib.suppress(psutil.Error):
+            cid = proc.environ().get("CONTAINER_ID", "") if proc.info["name"] == "sleep" else ""
+            if (f"_{app_seq}_" in cid and not cid.endswith("_000001")
+                    and str(proc.info["cwd"] or "").startswith(str(work_dir))):
+                found.append(proc.info["pid"])
+    return found
 
 
 def _app(client_ns: str, rest: str, env: dict[str, str], app_id: str) -> dict[str, object]:
@@ -248,6 +263,9 @@ def test_cluster_across_namespaces(network: Network, tmp_path: Path) -> None:
         print(f"partition: LOST {lost_at - down_at:.2f}s after the link went down (expiry {EXPIRY_S:g}s), "
               f"RUNNING {back_at - up_at:.2f}s after it came back")
         assert daemons[1 + candidates[0]].alive()
+        # its old copies, which ran on through the partition, stop within 2 heartbeats of its return (I-ORPHAN)
+        wait_until(lambda: not _tasks_under(tmp_path / f"nm{candidates[0]}", sleeper), 2,
+                   "the partitioned node's old copies to stop", interval=0.1)
         final = wait_until(lambda: (a := _app(client_ns, rest, env, f"application_{app_id.split('_')[1]}_{sleeper}"))
                            ["state"] in ("FINISHED", "FAILED", "KILLED") and a, 120, "the partitioned job to end")
         assert final["finalStatus"] == "SUCCEEDED", final  # its lost tasks ran again on the other nodes

@@ -19,7 +19,7 @@ from sim.engine import SimConfig, Simulator, uniform_nodes
 from sim.policies import make_policy
 from tests.e2e.conftest import submit_job, wait_final, write_job
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 NODES, NODE_MEMORY_MB, NODE_VCORES = 2, 4096, 4
 TOLERANCE = 0.15

@@ -19,7 +19,7 @@ import yaml
 from rm.client import RMClient
 from tests.e2e.conftest import FINAL, submit_job, wait_final, wait_until, write_job
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 TASKS = 100
 PILOT_S = 4
