@@ -28,13 +28,11 @@ from bench_reliability import wait
 from reliability_scenarios import _alive, _am, _final, _marks, _node_of, _seq, _stage, _tasks, _twice
 
 from rm.client import RMClient
-from rm.local import Daemon
+from rm.local import NM_READY, RM_READY, Daemon
 from rm.netns import SUBNET, Network, in_ns, unavailable
 
 EXPIRY_S = 10.0
 RM_IP = f"{SUBNET}.1"
-_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
-_NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 
 def s7_partition(work: Path, *, outage_s: float, stop_on_disconnect: bool = False) -> dict[str, Any]:
@@ -82,7 +80,7 @@ def _drill(spec: dict[str, Any]) -> dict[str, Any]:
         rm = Daemon("rm", in_ns(spec["rm"], "-m", "rm.cli", "rm", "--host", RM_IP, "--grpc-port", "7030",
                                 "--rest-port", "8088", "--ipc-client-port", "-1", "--ipc-scheduler-port", "-1",
                                 "--data-dir", str(work / "rm"), "--create-store", "--nm-expiry", str(EXPIRY_S)),
-                    work / "logs" / "rm.log", _RM_READY, env=dict(os.environ))
+                    work / "logs" / "rm.log", RM_READY, env=dict(os.environ))
         daemons.append(rm)
         rm.start(timeout=90)
         nm_of: dict[str, str] = {}  # node id -> namespace
@@ -93,7 +91,7 @@ def _drill(spec: dict[str, Any]) -> dict[str, Any]:
                                         "--vcores", "4", "--work-dir", str(work / f"nm{i}"), "--no-cgroups",
                                         *_container_flags(),
                                         *(["--stop-on-disconnect"] if spec["stop_on_disconnect"] else [])),
-                        work / "logs" / f"nm{i}.log", _NM_READY, env=dict(os.environ))
+                        work / "logs" / f"nm{i}.log", NM_READY, env=dict(os.environ))
             daemons.append(nm)
             nm_of[nm.start(timeout=90).group(1)] = ns
         job = {"id": "s7net", "stages": [_stage(marks, "work", 4, 40)]}

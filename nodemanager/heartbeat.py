@@ -136,6 +136,7 @@ class NodeStatusUpdater:
     async def _keep_alive(self, stop: asyncio.Event) -> None:
         """Touch the alive file every heartbeat period on a timer of its own, so that a call to an unreachable RM
         (which may wait longer than the node expiry) is never taken for this daemon being gone."""
+        self._mark_alive()
         while not await _sleep_or_stop(stop, self._interval):
             self._mark_alive()
 
@@ -162,7 +163,6 @@ class NodeStatusUpdater:
         loop = asyncio.get_running_loop()
         while not stop.is_set():
             attempts += 1
-            self._mark_alive()
             request = self._register_request()
             reported = [
                 s.container_id for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE
@@ -278,7 +278,6 @@ class NodeStatusUpdater:
 
     async def heartbeat(self, timeout_s: float = RPC_TIMEOUT_S) -> int | None:
         """One heartbeat; the RM's action, or None when the RM could not be reached."""
-        self._mark_alive()
         reported = self._table.to_report()
         completed = [c.container_id for c in reported if c.state == "COMPLETE"]
         health = await asyncio.to_thread(

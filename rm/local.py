@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?")
-_NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
+RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?")
+NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 
 @dataclass
@@ -146,7 +146,7 @@ class LocalCluster:
             args += ["--ipc-client-port", str(self.ipc_client_port)]
         if self.ipc_scheduler_port is not None:
             args += ["--ipc-scheduler-port", str(self.ipc_scheduler_port)]
-        return Daemon("rm", args, self.data_dir / "logs" / "rm.log", _RM_READY)
+        return Daemon("rm", args, self.data_dir / "logs" / "rm.log", RM_READY)
 
     def start_rm(self) -> None:
         self.rm = self._rm_daemon()
@@ -176,7 +176,7 @@ class LocalCluster:
             # job outputs, Spark staging), so as root its containers run as root: explicit, and logged by
             # each NodeManager; `shepherd up --container-user nobody` maps them to an unprivileged account
             args.append("--allow-root-containers")
-        d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", _NM_READY)
+        d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", NM_READY)
         m = d.start()
         node_id, http = m.group(1), m.group(2)
         if index < len(self.nms):

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rm.local import Daemon
+from rm.local import NM_READY, RM_READY, Daemon
 from rm.netns import SUBNET, Network, in_ns, unavailable
 from tests.e2e.conftest import ROOT, kill_strays, sleep_job, wait_until, write_job
 from tests.e2e.test_yarn_clients import (
@@ -41,8 +41,6 @@ from tests.e2e.test_yarn_clients import (
 RM_IP = f"{SUBNET}.1"
 CLIENT_IP = f"{SUBNET}.5"
 EXPIRY_S = 6.0
-_RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)")
-_NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 
 @pytest.fixture
@@ -183,7 +181,7 @@ def cluster(network: Network, tmp_path: Path) -> Iterator[Cluster]:
         rm = Daemon("rm", _in(rm_ns, "-m", "rm.cli", "rm", "--host", RM_IP, "--grpc-port", "7030",
                               "--rest-port", "8088", "--ipc-client-port", "8032", "--ipc-scheduler-port", "8030",
                               "--data-dir", str(tmp_path / "rm"), "--create-store", "--nm-expiry", str(EXPIRY_S)),
-                    tmp_path / "logs" / "rm.log", _RM_READY, env=env)
+                    tmp_path / "logs" / "rm.log", RM_READY, env=env)
         daemons.append(rm)
         match = rm.start(timeout=90)
         assert match.group(1) == f"{RM_IP}:7030"
@@ -193,7 +191,7 @@ def cluster(network: Network, tmp_path: Path) -> Iterator[Cluster]:
             nm = Daemon(f"nm{i}", _in(ns, "-m", "rm.cli", "nm", "--rm", f"{RM_IP}:7030", "--host", address,
                                       "--port", "7040", "--http-port", "8042", "--memory-mb", "2048", "--vcores", "2",
                                       "--work-dir", str(tmp_path / f"nm{i}"), "--no-cgroups", *container_flags),
-                        tmp_path / "logs" / f"nm{i}.log", _NM_READY, env=env)
+                        tmp_path / "logs" / f"nm{i}.log", NM_READY, env=env)
             daemons.append(nm)
             assert nm.start(timeout=90).group(1) == f"{address}:7040"
         assert _nodes(client_ns, rest, env) == {network.hosts[ns]: "RUNNING" for ns in nm_ns}

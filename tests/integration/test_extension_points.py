@@ -26,7 +26,7 @@ from common.resources import Resources
 from rm.core.events import Event, Journal, PlanApplied
 from rm.core.harness import Harness
 from rm.core.policies.registry import make_admission, named_pipeline
-from rm.local import _NM_READY, Daemon
+from rm.local import NM_READY, Daemon
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
 from sim.engine import SimConfig, Simulator, uniform_nodes
@@ -99,7 +99,7 @@ async def live(tmp_path: Path) -> AsyncIterator[ResourceManager]:
     nm = Daemon("nm", [sys.executable, "-m", "nodemanager", "--rm", f"127.0.0.1:{rm.grpc_port}", "--port", "0",
                        "--http-port", "0", "--memory-mb", "8192", "--vcores", "8", "--work-dir", str(tmp_path / "nm"),
                        "--allow-root-containers"],
-                tmp_path / "nm.log", _NM_READY)
+                tmp_path / "nm.log", NM_READY)
     try:
         await asyncio.to_thread(nm.start)
         yield rm
