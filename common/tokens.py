@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 TokenKind = Literal["amrm", "nm", "container"]
 
@@ -116,3 +116,26 @@ def read_nm_token(key: bytes, token: str) -> tuple[str, str]:
     """(attempt id, node id) the token authenticates."""
     fields = verify(key, token, "nm")
     return str(fields.get("attempt_id", "")), str(fields.get("node_id", ""))
+
+
+T = TypeVar("T")
+
+
+class Remembered(Generic[T]):
+    """Tokens known to be good (verified, or minted here) and what each stands for, so that a token that does
+    not expire is verified once; past ``limit`` they are all forgotten (and verified afresh)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._known: dict[str, T] = {}
+
+    def get(self, token: str) -> T | None:
+        return self._known.get(token)
+
+    def add(self, token: str, value: T) -> None:
+        if len(self._known) >= self.limit:
+            self._known.clear()
+        self._known[token] = value
+
+    def __len__(self) -> int:
+        return len(self._known)

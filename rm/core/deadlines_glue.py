@@ -90,18 +90,25 @@ class DeadlineProgress:
                 return
             spans = self.spans[c.app_id]
             spans.append((c.priority, c.start_time, c.finish_time, c.resource))
-            self.system.container_done(c.app_id, units_done(c.resource, c.finish_time - c.start_time,
-                                                            self.system.config.unit), c.priority)
-            self.system.refresh(c.app_id, spans)
+            if self.system.holds(c.app_id):  # a deadline app: its work done, its claim re-estimated
+                self.system.container_done(c.app_id, units_done(c.resource, c.finish_time - c.start_time,
+                                                                self.system.config.unit), c.priority)
+                self.system.refresh(c.app_id, spans)
         elif isinstance(event, AppFinished):
             app = event.app
             spans = self.spans.pop(app.app_id, [])
             unit = self.system.config.unit
             succeeded = app.final_status == "SUCCEEDED"
+            if not self.system.holds(app.app_id) and not journal.keep:
+                # no claim to settle and no record to keep: the run is built only when an estimate needs it
+                if spans and succeeded:
+                    self.system.record_run_later(lambda: run_record(job_of(app, app.queue, unit)[0], spans, unit))
+                return
             run = run_record(job_of(app, app.queue, unit)[0], spans, unit) if spans else None
             work = sum(run.work) if run is not None else None
             self.system.finished(app.app_id, event.now, succeeded=succeeded, work=work)
             if run is not None and succeeded:
                 self.system.record_run(run)
-                journal.mark(WorkRunRecord(app.app_id, run.features.name, event.now, features_to_dict(run.features),
-                                           run.work, run.longest, self.sizes(app)))
+                if journal.keep:  # its run kept for the next RM's estimators
+                    journal.mark(WorkRunRecord(app.app_id, run.features.name, event.now,
+                                               features_to_dict(run.features), run.work, run.longest, self.sizes(app)))

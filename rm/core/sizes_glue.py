@@ -68,6 +68,15 @@ class Sizing:
     prior: tuple[float, float | None] | None = None  # the history's estimate (task-seconds) and its past error
     first: dict[str, float] = field(default_factory=dict)  # per source, the first total it estimated
     pilots_finished: int = 0
+    sums: dict[int, float] = field(default_factory=dict)  # per group: the sum of ``finished``, kept as they come
+    count: int = 0  # finished tasks, all groups
+
+    def add(self, group: int, runtime: float) -> None:
+        """One more finished task of the group; the sums are kept so that an estimate costs per group, not per
+        task."""
+        self.finished[group].append(runtime)
+        self.sums[group] = self.sums.get(group, 0.0) + runtime
+        self.count += 1
 
     @property
     def total_tasks(self) -> int:
@@ -78,7 +87,7 @@ class Sizing:
             return SAMPLING
         if self.tasks and self.total_tasks < THIN_LIMIT:
             return THIN
-        if any(self.finished.values()):
+        if self.count:
             return ESTIMATED
         if self.declared:
             return DECLARED
@@ -86,8 +95,8 @@ class Sizing:
 
     def size(self) -> tuple[float, float, str, float] | None:
         """(total task-seconds, done, source, confidence), or None when unknown."""
-        done = sum(sum(v) for v in self.finished.values())
-        if not any(self.finished.values()):
+        done = sum(self.sums.values())
+        if not self.count:
             if self.prior is not None:
                 err = self.prior[1]
                 return self.prior[0], 0.0, "history", 0.5 if err is None else max(0.0, 1.0 - min(1.0, err))
@@ -100,15 +109,16 @@ class Sizing:
         measured_n = 0
         for g in sorted(set(self.tasks) | set(self.finished)):
             runs = self.finished.get(g, [])
-            n = self.tasks.get(g, len(runs))
-            if runs:
-                mean = sum(runs) / len(runs)
+            k = len(runs)
+            n = self.tasks.get(g, k)
+            if k:
+                mean = self.sums[g] / k
                 if self.prior is not None and len(self.tasks) == 1 and n > 0:  # §4.1: history and pilots
                     mean = combine(self.prior[0], self.prior[1], n, runs)
-                total += mean * max(n, len(runs))
+                total += mean * max(n, k)
                 if self.declared.get(g) and n:
                     scale = mean / (self.declared[g] / n)
-                measured_n += len(runs)
+                measured_n += k
             elif g in self.declared:
                 total += self.declared[g] * scale
             # a group with neither adds nothing known
@@ -137,6 +147,10 @@ class SizeTracker:
         self.history = HistoryPredictor() if history else None
         self.counters: dict[str, int] = {}
         self.watchers: list[SizeWatcher] = []
+        # apps whose finished tasks changed their estimate since it was last reported: reported by ``flush``
+        # (the ledger's snapshot, a reader of one app's estimate), so a wide app's estimate is worked out once per
+        # scheduling cycle rather than once per finished task
+        self.dirty: set[AppId] = set()
 
     def on_event(self, event: Event, journal: Journal) -> None:
         if isinstance(event, AppStarted):
@@ -146,13 +160,16 @@ class SizeTracker:
             known = self.apps.get(c.app_id)
             if known is None or c.is_am or c.start_time <= 0 or c.finish_time <= c.start_time:
                 return
-            known.finished[c.priority].append(c.finish_time - c.start_time)
+            known.add(c.priority, c.finish_time - c.start_time)
             known.first_task = min(known.first_task or c.start_time, c.start_time)
             known.last_task = max(known.last_task, c.finish_time)
             gate = known.gate
             if gate is not None and c.container_id in gate.marks:
                 known.pilots_finished += 1
-            self._report(c.app_id)
+            if "slearn" in known.first and (gate is None or gate.open):
+                self.dirty.add(c.app_id)
+            else:  # the first measured estimate, or a gate that may open now: reported at once
+                self._report(c.app_id)
             if gate is not None and not gate.open and gate.pilots and self.finished(c.app_id) >= gate.pilots:
                 if known.estimate is not None and known.estimate.source == "slearn":
                     known.first["slearn"] = known.estimate.total_s or 0.0  # what the pilots said
@@ -179,7 +196,20 @@ class SizeTracker:
             self.changed(app.app_id)
         self._report(app.app_id)
 
+    def flush(self, app_id: AppId | None = None) -> None:
+        """Report the estimates that changed since they were last reported (of one app, or of all)."""
+        if app_id is not None:
+            if app_id in self.dirty:
+                self.dirty.discard(app_id)
+                self._report(app_id)
+            return
+        while self.dirty:
+            got = self.dirty.pop()
+            if got in self.apps:
+                self._report(got)
+
     def _finished(self, app: App, now: float) -> None:
+        self.flush(app.app_id)
         ended = self.apps.pop(app.app_id, None)
         if ended is None or app.final_status != "SUCCEEDED":
             return
@@ -217,7 +247,7 @@ class SizeTracker:
 
     def finished(self, app_id: AppId) -> int:
         sizing = self.apps.get(app_id)
-        return sum(len(v) for v in sizing.finished.values()) if sizing is not None else 0
+        return sizing.count if sizing is not None else 0
 
     def placed(self, app_id: AppId, container_id: str) -> None:
         """A task container was allocated to the app: while its gate is closed, its first ``pilots`` are
@@ -288,6 +318,7 @@ class SizeTracker:
 
     def describe(self, app_id: AppId) -> dict[str, Any]:
         """The app's estimate state for REST (``/ws/v1/shepherd/apps/{id}/estimate``)."""
+        self.flush(app_id)
         sizing = self.apps.get(app_id)
         if sizing is None:
             return {"state": UNKNOWN, "groups": []}
@@ -296,7 +327,7 @@ class SizeTracker:
         return {
             "state": sizing.state(),
             "tasks": sizing.total_tasks,
-            "finishedTasks": sum(len(v) for v in sizing.finished.values()),
+            "finishedTasks": sizing.count,
             "sampling": None if gate is None else {"ratio": gate.ratio, "pilots": gate.pilots, "open": gate.open,
                                                    "openedBy": gate.opened_by or None,
                                                    "pilotsStarted": len(gate.marks),

@@ -161,6 +161,7 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
     """``floors``: ``granted_floors`` when the caller already has them (else they are computed)."""
     system = state.deadlines
     unit = system.config.unit
+    state.sizes.flush(app.app_id)
     spec = _job_file(app)
     deadline, source = deadline_of(app, spec)
     claim = app.terms.claim

@@ -40,6 +40,10 @@ def test_finished_tasks_estimate_the_job_and_scale_the_declared_later_stages() -
     assert reports[-1] == SizeEstimate(700.0, "declared", 700.0, 0.0)
     for s in (10.0, 12.0, 14.0):  # three pilots of the map stage: twice what it declared
         tracker.on_event(done(0, 1.0, 1.0 + s), Journal())
+    first = reports[-1]  # the first measured estimate is reported at once
+    assert first is not None
+    assert first.total_s == pytest.approx(100 * 10.0 + 10 * 20 * 2.0)
+    tracker.flush()  # later tasks' estimates are reported by the next snapshot (or a reader of the app's estimate)
     est = reports[-1]
     assert est is not None
     assert est.source == "slearn"

@@ -44,6 +44,7 @@ from rm.core.deadlines.features import Declared, Span, measured
 from rm.core.deadlines.layout import Phase
 from rm.core.deadlines.outcomes import DELAY_BUCKETS, MET, MISSED, Histogram, Outcome, Quote, Refusal
 from rm.core.deadlines.pricing import DEFAULT_KAPPA, Pricer
+from rm.core.deadlines.runs import RecentRuns
 from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, units_of
 
 
@@ -92,13 +93,10 @@ class DeadlineSystem:
         self.config.validate()
         self.books: dict[QueuePath, DeadlineBook] = {}
         self.held: dict[AppId, _Held] = {}
-        self.runs: deque[RunRecord] = deque(maxlen=self.config.max_runs)
+        self.recent = RecentRuns(self.config.max_runs)
         self.estimator = make_estimator(self.config.estimator, self.config.z)
         self._fitted = True
         self._ever_fitted = False
-        self._runs_seen = 0
-        self._work_sum = 0.0  # over ``runs``: the averages eq. 13 normalises by
-        self._duration_sum = 0.0
         self.background_fit = False  # the driver fits the estimator off its loop (``refit``/``install``)
         self.quotes: dict[str, Quote] = {}
         self.next_quote = 1
@@ -133,15 +131,18 @@ class DeadlineSystem:
     # ----------------------------------------------------------------------------------- estimation
 
     def record_run(self, run: RunRecord) -> None:
-        if len(self.runs) == self.runs.maxlen:  # the oldest run leaves the averages
-            old = self.runs[0]
-            self._work_sum -= sum(old.work)
-            self._duration_sum -= _duration(old)
-        self.runs.append(run)
-        self._work_sum += sum(run.work)
-        self._duration_sum += _duration(run)
+        self.recent.add(run)
         self._fitted = False
-        self._runs_seen += 1
+
+    def record_run_later(self, build: Callable[[], RunRecord | None]) -> None:
+        """A finished run, built when the runs are next read (a driver that never quotes never builds them)."""
+        self.recent.add_later(build)
+        self._fitted = False
+
+    @property
+    def runs(self) -> deque[RunRecord]:
+        """The recent runs the estimators learn from, oldest first."""
+        return self.recent.runs
 
     @property
     def stale(self) -> bool:
@@ -150,12 +151,12 @@ class DeadlineSystem:
 
     def refit(self) -> tuple[WorkEstimator, list[RunRecord], int]:
         """A fresh estimator and the runs to fit it on, for a worker thread (``install`` it afterwards)."""
-        return make_estimator(self.config.estimator, self.config.z), list(self.runs), self._runs_seen
+        return make_estimator(self.config.estimator, self.config.z), list(self.runs), self.recent.seen
 
     def install(self, estimator: WorkEstimator, seen: int) -> None:
         """An estimator fitted off the loop on the runs up to ``seen``; stale again if more came meanwhile."""
         self.estimator = estimator
-        self._fitted = seen == self._runs_seen
+        self._fitted = seen == self.recent.seen
         self._ever_fitted = True
 
     def estimate(self, job: JobFeatures, declared: Declared | None) -> WorkEstimate | None:
@@ -173,8 +174,9 @@ class DeadlineSystem:
     def avg_work(self) -> float:
         """The average job's work (unit-seconds), which normalises slack in eq. 13: over the recent runs,
         else over the admitted claims, else one unit-minute."""
-        if self.runs:
-            return max(1.0, self._work_sum / len(self.runs))
+        avg = self.recent.avg_work()
+        if avg is not None:
+            return max(1.0, avg)
         if self.held:
             return max(1.0, float(np.mean([h.claim.upper for h in self.held.values()])))
         return 60.0
@@ -183,8 +185,9 @@ class DeadlineSystem:
         """The average job's duration at its width (seconds: each phase's work over its width, summed), which
         normalises the slack a job offers in eq. 13: over the recent runs, else the admitted claims, else a
         minute."""
-        if self.runs:
-            return max(1.0, self._duration_sum / len(self.runs))
+        avg = self.recent.avg_duration()
+        if avg is not None:
+            return max(1.0, avg)
         if self.held:
             return max(1.0, float(np.mean([sum(w / max(width, 1e-9) for w, width, _ in h.claim.phases)
                                            for h in self.held.values()])))
@@ -320,6 +323,10 @@ class DeadlineSystem:
 
     def _count(self, key: str, n: int = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + n
+
+    def holds(self, app_id: AppId) -> bool:
+        """Whether the app holds an admitted deadline claim."""
+        return app_id in self.held
 
     def container_done(self, app_id: AppId, unit_seconds: float, group: int | None = None) -> None:
         """A task of the app ended after ``unit_seconds`` of work; ``group`` is its task group (ask priority:
@@ -459,11 +466,6 @@ class DeadlineSystem:
 
     def edf(self) -> list[tuple[AppId, _Held]]:
         return sorted(self.held.items(), key=lambda kv: (kv[1].deadline, kv[0]))
-
-
-def _duration(run: RunRecord) -> float:
-    return sum(w / max(shape.tasks * shape.units, 1e-9)
-               for w, shape in zip(run.work, run.features.phases, strict=False))
 
 
 def _next_change(start: int, rate: np.ndarray, s: int) -> float:

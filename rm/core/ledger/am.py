@@ -22,7 +22,6 @@ from rm.core.entities import App, Ask, Attempt
 from rm.core.ledger.base import LedgerBase
 from rm.core.state_types import MAX_ASK_CONTAINERS, AllocatedContainer, AllocateResult
 
-MAX_KNOWN_TOKENS = 100_000  # verified AMRM tokens remembered (then verified afresh)
 MAX_CHECKPOINT_BYTES = 256 * 1024  # what an AM may keep of its progress with its app
 CONTROL_TRACE_CAP = 500  # of an app's control decisions, the newest kept (the SLO report shows them)
 
@@ -36,9 +35,7 @@ class AmCommands(LedgerBase):
                 app_id = ids.app_of_attempt(attempt_id)
             except (tokens.InvalidToken, ValueError) as exc:
                 raise InvalidToken(f"Invalid AMRMToken: {exc}") from exc
-            if len(self.amrm_tokens) >= MAX_KNOWN_TOKENS:
-                self.amrm_tokens.clear()
-            self.amrm_tokens[token] = (app_id, attempt_id)
+            self.amrm_tokens.add(token, (app_id, attempt_id))
         else:
             app_id, attempt_id = known
         app = self.apps.get(app_id)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from common import ids
+from common import ids, tokens
 from common.errors import ApplicationNotFound, BadRequest, InvalidResourceRequest
 from common.exits import (
     EXIT_ABORTED,
@@ -116,7 +116,7 @@ class LedgerBase:
         self._capacity: Resources | None = None
         self._nodes_known = False  # the two above are current
         self.attached_views = False  # the last snapshot had apps in reservations
-        self.amrm_tokens: dict[str, tuple[AppId, AttemptId]] = {}  # verified AMRM tokens and the attempts they stand for
+        self.amrm_tokens: tokens.Remembered[tuple[AppId, AttemptId]] = tokens.Remembered()  # the attempts they stand for
 
     @staticmethod
     def fresh_meta(cluster_timestamp: int) -> MetaRecord:

@@ -89,12 +89,14 @@ class PlanCommands(LedgerBase):
                 app.launch_time = now
                 self._mark(att)
                 self._touch_app(app)
+                amrm = tokens.amrm_token(self.amrm_key, att.attempt_id)
+                self.amrm_tokens.add(amrm, (app.app_id, att.attempt_id))  # minted here: no need to verify it
                 self._launches.append(LaunchAM(
                     app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
                     container_token=c.token,
                     nm_token=tokens.nm_token(self.container_key, att.attempt_id, node.node_id)
                     if self.config.durable else "",
-                    amrm_token=tokens.amrm_token(self.amrm_key, att.attempt_id), launch=app.am_launch,
+                    amrm_token=amrm, launch=app.am_launch,
                     job_spec_json=app.job_spec_json, user=app.user,
                 ))
             else:
@@ -206,6 +208,7 @@ class PlanCommands(LedgerBase):
 
     def snapshot(self, now: float | None = None) -> ClusterSnapshot:
         """The cycle's read-only view; with ``now``, the reservations active at that time too."""
+        self.sizes.flush()
         views = self.views
         follow = bool(self.reservations.app_reservation) or self.attached_views
         if follow:  # apps enter and leave reservations through the reservation API too
