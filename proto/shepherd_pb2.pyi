@@ -526,7 +526,7 @@ class SubmitApplicationResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ApplicationReport(_message.Message):
-    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers", "deadline", "stages")
+    __slots__ = ("application_id", "current_attempt_id", "user", "queue", "name", "host", "rpc_port", "state", "final_status", "diagnostics", "tracking_url", "start_time_ms", "finish_time_ms", "progress", "application_type", "tags", "priority", "used", "fair_share", "dominant_share", "running_containers", "pending_asks", "am_container_id", "am_node_http_address", "submit_time_ms", "launch_time_ms", "attempts", "memory_seconds", "vcore_seconds", "pending_default_asks", "pending_altruistic_asks", "leftover_containers", "deadline", "stages", "rest_json")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     CURRENT_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
@@ -561,6 +561,7 @@ class ApplicationReport(_message.Message):
     LEFTOVER_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     STAGES_FIELD_NUMBER: _ClassVar[int]
+    REST_JSON_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     current_attempt_id: str
     user: str
@@ -595,7 +596,8 @@ class ApplicationReport(_message.Message):
     leftover_containers: int
     deadline: DeadlineReport
     stages: _containers.RepeatedCompositeFieldContainer[StageProgress]
-    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ..., deadline: _Optional[_Union[DeadlineReport, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageProgress, _Mapping]]] = ...) -> None: ...
+    rest_json: str
+    def __init__(self, application_id: _Optional[str] = ..., current_attempt_id: _Optional[str] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., state: _Optional[str] = ..., final_status: _Optional[str] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., start_time_ms: _Optional[int] = ..., finish_time_ms: _Optional[int] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., dominant_share: _Optional[float] = ..., running_containers: _Optional[int] = ..., pending_asks: _Optional[int] = ..., am_container_id: _Optional[str] = ..., am_node_http_address: _Optional[str] = ..., submit_time_ms: _Optional[int] = ..., launch_time_ms: _Optional[int] = ..., attempts: _Optional[int] = ..., memory_seconds: _Optional[int] = ..., vcore_seconds: _Optional[int] = ..., pending_default_asks: _Optional[int] = ..., pending_altruistic_asks: _Optional[int] = ..., leftover_containers: _Optional[int] = ..., deadline: _Optional[_Union[DeadlineReport, _Mapping]] = ..., stages: _Optional[_Iterable[_Union[StageProgress, _Mapping]]] = ..., rest_json: _Optional[str] = ...) -> None: ...
 
 class StageProgress(_message.Message):
     __slots__ = ("name", "tasks", "done", "running", "waiting", "failed", "state")
@@ -642,10 +644,12 @@ class DeadlineReport(_message.Message):
     def __init__(self, deadline: _Optional[float] = ..., price: _Optional[float] = ..., earliest_finish: _Optional[float] = ..., mean: _Optional[float] = ..., stddev: _Optional[float] = ..., pi_upper: _Optional[float] = ..., method: _Optional[str] = ..., runs: _Optional[int] = ..., remaining_work: _Optional[float] = ..., laxity: _Optional[float] = ..., status: _Optional[str] = ...) -> None: ...
 
 class GetApplicationReportRequest(_message.Message):
-    __slots__ = ("application_id",)
+    __slots__ = ("application_id", "rest_shape")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REST_SHAPE_FIELD_NUMBER: _ClassVar[int]
     application_id: str
-    def __init__(self, application_id: _Optional[str] = ...) -> None: ...
+    rest_shape: bool
+    def __init__(self, application_id: _Optional[str] = ..., rest_shape: _Optional[bool] = ...) -> None: ...
 
 class GetApplicationReportResponse(_message.Message):
     __slots__ = ("report",)
@@ -654,16 +658,18 @@ class GetApplicationReportResponse(_message.Message):
     def __init__(self, report: _Optional[_Union[ApplicationReport, _Mapping]] = ...) -> None: ...
 
 class GetApplicationsRequest(_message.Message):
-    __slots__ = ("states", "queue", "user", "limit")
+    __slots__ = ("states", "queue", "user", "limit", "rest_shape")
     STATES_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    REST_SHAPE_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedScalarFieldContainer[str]
     queue: str
     user: str
     limit: int
-    def __init__(self, states: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    rest_shape: bool
+    def __init__(self, states: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., limit: _Optional[int] = ..., rest_shape: _Optional[bool] = ...) -> None: ...
 
 class GetApplicationsResponse(_message.Message):
     __slots__ = ("applications",)

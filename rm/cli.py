@@ -32,7 +32,7 @@ from rm.commands.local import down, remove_state, write_state
 from rm.commands.logs import logs
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
 from rm.commands.reservations import reservation_group
-from rm.commands.shapes import app_json, node_json
+from rm.commands.shapes import app_rest, node_json
 from rm.commands.slo import slo_group
 from rm.commands.waiting import wait_for
 from sim.cli import sim_app
@@ -290,9 +290,10 @@ def up(
     data_dir: Path = typer.Option(Path(".shepherd"), help="data directory of the local cluster"),
     grpc_port: int = typer.Option(7030, help="the ResourceManager's gRPC port (0 = any free port)"),
     rest_port: int = typer.Option(8088, help="the ResourceManager's REST and web UI port (0 = any free port)"),
-    node_memory_mb: int = typer.Option(4096, help="memory each NodeManager offers"),
+    node_memory_mb: int | None = typer.Option(None, min=1, help="memory each NodeManager offers \\[default: the "
+                                              "host's memory less 1 GB, split among the nodes, at most 4096]"),
     node_vcores: int | None = typer.Option(None, min=1, help="vcores each NodeManager offers \\[default: this "
-                                           "host's cores]"),
+                                           "host's cores split among the nodes, at least 1]"),
     nm_expiry: float = typer.Option(600.0),
     am_expiry: float = typer.Option(600.0),
     ipc_client_port: int | None = typer.Option(None, help="the RM's Hadoop IPC client port (0 = any free port; "
@@ -307,11 +308,12 @@ def up(
     """Start a local cluster: a ResourceManager and N NodeManagers on loopback; Ctrl-C (or `shepherd down`
     from another shell, when it runs in the background) stops them all.
 
-    Each NodeManager offers --node-memory-mb and --node-vcores (by default as many vcores as this host has cores, so the
-    nodes share them: a local cluster is for trying things, not for measuring)."""
+    Each NodeManager offers --node-memory-mb and --node-vcores; by default the nodes split this host between
+    them (its memory less a NodeManager's 1 GB reserve, at most 4096 MB a node, and its cores), so together they
+    never claim more than the machine."""
     from types import SimpleNamespace
 
-    from rm.local import LocalCluster
+    from rm.local import LocalCluster, local_share
 
     ipc = SimpleNamespace(host="127.0.0.1", ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port)
     taken = ports_in_use([("gRPC", "127.0.0.1", grpc_port, "--grpc-port"),
@@ -319,8 +321,9 @@ def up(
     if taken:
         error(taken[0])
         raise typer.Exit(2)
+    share = local_share(nodes)
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
-                           node_memory_mb=node_memory_mb, node_vcores=node_vcores or host_cores(),
+                           node_memory_mb=node_memory_mb or share[0], node_vcores=node_vcores or share[1],
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
                            insecure=insecure, ipc_client_port=ipc_client_port,
                            ipc_scheduler_port=ipc_scheduler_port)
@@ -338,7 +341,7 @@ def up(
                       f"web UI {cluster.rest_url}/")
         console.print(f"metrics          {cluster.rest_url}/metrics (Prometheus)", highlight=False)
         for nm in cluster.node_ids:
-            console.print(f"NodeManager      {nm}")
+            console.print(f"NodeManager      {nm}   {cluster.node_memory_mb} MB, {cluster.node_vcores} vcores")
         console.print(f"data             {data_dir.resolve()}")
         console.print(f"credentials      {cluster.credentials_path} (readable only by you; clients on this "
                       "machine find it on their own)")
@@ -370,14 +373,6 @@ def _exports(cluster: Any) -> list[str]:
         if cluster.hadoop_token_path.exists():
             lines.append(f"export HADOOP_TOKEN_FILE_LOCATION={cluster.hadoop_token_path}")
     return lines
-
-
-def host_cores() -> int:
-    """The cores this process may run on (the default vcores of each node of `shepherd up`)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _start(cluster: Any) -> bool:
@@ -576,7 +571,7 @@ def apps(
     with _client(rm) as client:
         def fetch() -> list[dict[str, Any]]:
             try:
-                return [app_json(r) for r in client.apps(states=states, queue=queue)]
+                return [app_rest(r) for r in client.apps(states=states, queue=queue, rest_shape=True)]
             except ClientError as exc:
                 raise fail(exc) from None
 

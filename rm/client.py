@@ -71,11 +71,14 @@ class RMClient:
     def submit(self, context: pb.ApplicationSubmissionContext) -> None:
         self._call("SubmitApplication", pb.SubmitApplicationRequest(context=context))
 
-    def app(self, app_id: str) -> pb.ApplicationReport:
-        return self._call("GetApplicationReport", pb.GetApplicationReportRequest(application_id=app_id)).report
+    def app(self, app_id: str, *, rest_shape: bool = False) -> pb.ApplicationReport:
+        """``rest_shape``: the report carries the app's REST object too (``rest_json``)."""
+        req = pb.GetApplicationReportRequest(application_id=app_id, rest_shape=rest_shape)
+        return self._call("GetApplicationReport", req).report
 
-    def apps(self, states: Iterable[str] = (), queue: str = "", user: str = "") -> list[pb.ApplicationReport]:
-        req = pb.GetApplicationsRequest(states=list(states), queue=queue, user=user)
+    def apps(self, states: Iterable[str] = (), queue: str = "", user: str = "", *,
+             rest_shape: bool = False) -> list[pb.ApplicationReport]:
+        req = pb.GetApplicationsRequest(states=list(states), queue=queue, user=user, rest_shape=rest_shape)
         return list(self._call("GetApplications", req).applications)
 
     def attempts(self, app_id: str) -> list[pb.ApplicationAttemptReport]:

@@ -20,6 +20,26 @@ from typing import Self
 RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?")
 NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
+LOCAL_NODE_MEMORY_MB = 4096  # the most memory a NodeManager of a local cluster offers by default
+
+
+def host_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def local_share(nodes: int) -> tuple[int, int]:
+    """What each of ``nodes`` NodeManagers on this one host offers by default: (memory MB, vcores). The host's
+    memory less a NodeManager's reserve and its cores are split evenly, so the nodes together never claim more
+    than the machine (at most 4096 MB a node, and at least 512 MB and one vcore)."""
+    from nodemanager.config import NodeManagerConfig
+
+    memory = NodeManagerConfig().resolved_memory_mb() // max(1, nodes)
+    return max(512, min(LOCAL_NODE_MEMORY_MB, memory)), max(1, host_cores() // max(1, nodes))
+
 
 @dataclass
 class Daemon:
@@ -89,8 +109,8 @@ class LocalCluster:
         *,
         grpc_port: int = 7030,
         rest_port: int = 8088,
-        node_memory_mb: int = 4096,
-        node_vcores: int = 4,
+        node_memory_mb: int | None = 4096,  # None: each NodeManager detects its host's memory less its reserve
+        node_vcores: int | None = 4,  # None: each NodeManager detects its host's cores
         nm_expiry_s: float = 600.0,
         am_expiry_s: float = 600.0,
         store_url: str | None = None,
@@ -165,8 +185,11 @@ class LocalCluster:
 
     def start_nm(self, index: int) -> Daemon:
         args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--rm-web", self.rest_url,
-                "--port", "0", "--http-port", "0", "--memory-mb", str(self.node_memory_mb),
-                "--vcores", str(self.node_vcores), "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
+                "--port", "0", "--http-port", "0", "--work-dir", str(self.data_dir / f"nm{index}"), *self.nm_args]
+        if self.node_memory_mb is not None:
+            args += ["--memory-mb", str(self.node_memory_mb)]
+        if self.node_vcores is not None:
+            args += ["--vcores", str(self.node_vcores)]
         if not self.insecure:
             args += ["--credentials", str(self.credentials_path)]
         if self.container_user:

@@ -18,7 +18,7 @@ from rm.client import ClientError, RMClient
 from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict, show_rest
 from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, error, kv_table, plain, show
 from rm.commands.rest import RestClient
-from rm.commands.shapes import app_json, attempt_json, when
+from rm.commands.shapes import app_rest, attempt_json, when
 from rm.commands.waiting import wait_for
 from rm.core.records import APP_STATES
 
@@ -62,7 +62,8 @@ def app_list(
     with RMClient(rm) as client:
         def fetch() -> list[dict[str, Any]]:
             try:
-                return [app_json(r) for r in client.apps(states=states, queue=queue, user=user)]
+                reports = client.apps(states=states, queue=queue, user=user, rest_shape=True)
+                return [app_rest(r) for r in reports]
             except ClientError as exc:
                 raise fail(exc) from None
 
@@ -70,7 +71,7 @@ def app_list(
 
 
 def apps_table(apps: list[dict[str, Any]]) -> Table:
-    """Applications in their REST shape (:func:`rm.commands.shapes.app_json`) as a table."""
+    """Applications in their REST shape (:func:`rm.commands.shapes.app_rest`) as a table."""
     table = Table(Column("ID", no_wrap=True), "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS",
                   "USED", title=f"{len(apps)} application(s)")
     for r in apps:
@@ -89,7 +90,7 @@ def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, inte
     with RMClient(rm) as client, RestClient(rest) as web:
         def fetch() -> dict[str, Any]:
             try:
-                data = app_json(client.app(app_id))
+                data = app_rest(client.app(app_id, rest_shape=True))
                 data["appAttempts"] = [attempt_json(a) for a in client.attempts(app_id)]
             except ClientError as exc:
                 raise fail(exc) from None

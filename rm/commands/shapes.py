@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -66,6 +67,15 @@ def app_json(r: pb.ApplicationReport) -> dict[str, Any]:
                            "stddev": d.stddev, "piUpper": d.pi_upper, "method": d.method, "runs": d.runs,
                            "remainingWork": d.remaining_work, "laxity": d.laxity, "status": d.status}
     return out
+
+
+def app_rest(r: pb.ApplicationReport) -> dict[str, Any]:
+    """The app's REST object as the RM rendered it (a report asked for with ``rest_shape``), else what the report
+    carries in that shape (an RM that does not render it)."""
+    if r.rest_json:
+        out: dict[str, Any] = json.loads(r.rest_json)
+        return out
+    return app_json(r)
 
 
 def attempt_json(a: pb.ApplicationAttemptReport) -> dict[str, Any]:

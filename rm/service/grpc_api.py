@@ -7,6 +7,7 @@ Refused requests abort with a gRPC status whose details start with YARN's Java e
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from proto import shepherd_pb2_grpc as pbg
 from rm.core.state_types import NodeStatus, SubmitSpec
 from rm.service import audit, convert, limits
 from rm.service.operations import Operations
+from rm.service.rest import render
 from rm.service.stages import app_stages
 
 if TYPE_CHECKING:
@@ -321,6 +323,8 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             report.stages.extend(pb.StageProgress(name=s.name, tasks=s.tasks, done=s.done, running=s.running,
                                                   waiting=s.waiting, failed=s.failed, state=s.state)
                                  for s in app_stages(app, self.rm.state.containers.values()))
+            if request.rest_shape:
+                report.rest_json = json.dumps(render.app_json(self.rm, app))
             return pb.GetApplicationReportResponse(report=report)
         return await guarded(context, run)
 
@@ -337,7 +341,10 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     continue
                 if request.user and app.user != request.user:
                     continue
-                out.append(convert.app_report(st, app, self.rm.now()))
+                report = convert.app_report(st, app, self.rm.now())
+                if request.rest_shape:
+                    report.rest_json = json.dumps(render.app_json(self.rm, app))
+                out.append(report)
             if request.limit > 0:
                 out = out[-request.limit:]
             return pb.GetApplicationsResponse(applications=out)

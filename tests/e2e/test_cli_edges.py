@@ -109,7 +109,8 @@ def test_version_completion_and_grouped_help() -> None:
     helped = shepherd("--help")
     for panel in ("Run a cluster", "Jobs", "Look at the cluster", "Configure and plan"):
         assert panel in helped.stdout
-    assert "[default: this host's cores]" in " ".join(shepherd("up", "--help").stdout.split()).replace("│ ", "")
+    assert "[default: this host's cores split among the nodes, at least 1]" in " ".join(
+        shepherd("up", "--help").stdout.split()).replace("│ ", "")
 
 
 def test_install_completion_writes_a_bash_completion_that_completes(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_install_completion_writes_a_bash_completion_that_completes(tmp_path: Pa
     assert set(complete("shepherd", "ap")) == {"app", "apps"}
 
 
-def test_up_offers_the_hosts_cores_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_up_splits_the_host_among_its_nodes_by_default(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import rm.local
 
     made: list[dict[str, Any]] = []
@@ -161,9 +162,13 @@ def test_up_offers_the_hosts_cores_by_default(monkeypatch: pytest.MonkeyPatch, t
     runner = CliRunner()
     result = runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--data-dir", str(tmp_path)])
     assert result.exit_code == 1
-    assert made[0]["node_vcores"] == len(os.sched_getaffinity(0)) == cli.host_cores()
+    cores = len(os.sched_getaffinity(0))
+    assert made[0]["node_vcores"] == max(1, cores // 2)  # two nodes by default
+    assert 512 <= made[0]["node_memory_mb"] <= 4096
     result = runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--node-vcores", "3"])
     assert made[1]["node_vcores"] == 3
+    runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--nodes", "1", "--node-memory-mb", "700"])
+    assert (made[2]["node_vcores"], made[2]["node_memory_mb"]) == (cores, 700)
     assert "stopped here" in result.output
     assert "Traceback" not in result.output
 

@@ -10,10 +10,13 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
+from rm.client import RMClient
+from rm.local import host_cores, local_share
 from tests.e2e.conftest import wait_until
 
 pytestmark = pytest.mark.slow
@@ -52,8 +55,13 @@ def test_down_stops_a_cluster_up_runs_in_the_background(tmp_path: Path) -> None:
                                 capture_output=True, text=True, timeout=60, check=True).stdout
         nodes_seen = json.loads(listed)
         assert [n["state"] for n in nodes_seen] == ["RUNNING", "RUNNING"]
-        # each offers up's --node-memory-mb (4096 by default), not the machine's memory
-        assert [n["totalResource"]["memory"] for n in nodes_seen] == [4096, 4096]
+        # the two split the host (its memory less the reserve, at most 4096 MB each, and its cores): together
+        # they never claim more than the machine
+        memory, vcores = local_share(2)
+        assert [n["totalResource"]["memory"] for n in nodes_seen] == [memory, memory]
+        assert [n["totalResource"]["vCores"] for n in nodes_seen] == [vcores, vcores]
+        assert 2 * memory <= psutil.virtual_memory().total // 2**20
+        assert 2 * vcores <= max(2, host_cores())
         done = down(tmp_path, "--data-dir", "c")  # relative, as given to `up`
         assert done.returncode == 0, done.stdout + done.stderr
         assert "stopped the local cluster" in done.stdout
@@ -95,3 +103,14 @@ def test_down_stops_the_daemons_of_an_up_that_was_killed(tmp_path: Path) -> None
         for p in daemons:
             if p.is_running():
                 p.kill()
+
+
+def test_a_lone_nodemanager_offers_the_detected_host_less_the_reserve(make_cluster: Any) -> None:
+    """A NodeManager started without --memory-mb or --vcores, alone on its host, offers what it detects: the
+    host's memory less its 1 GB reserve, and every core."""
+    cluster = make_cluster(nodes=1, node_memory_mb=None, node_vcores=None)
+    with RMClient(cluster.rm_address) as client:
+        (node,) = client.nodes()
+    offered = {k: int(v) for k, v in node.capability.values.items()}
+    assert offered["memory-mb"] == max(512, psutil.virtual_memory().total // 2**20 - 1024)
+    assert offered["vcores"] == psutil.cpu_count()

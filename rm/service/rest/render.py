@@ -123,10 +123,12 @@ def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True) -> di
         "pendingDefaultAsks": pend_default,
         "pendingAltruisticAsks": pend_alt,
         "leftoverContainers": app.leftover_containers,
+        "runAttempts": len(app.attempts),
     }
     if app.tracking_url:
         out["trackingUrl"] = app.tracking_url
     if att is not None and att.am_container_id:
+        out["amContainerId"] = att.am_container_id
         node = st.nodes.get(att.node_id) if att.node_id else None
         if node is not None:
             out["amHostHttpAddress"] = node.http_address
