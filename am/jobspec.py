@@ -23,7 +23,7 @@ DEFAULT_TASK_DURATION_S = 60.0
 
 _NAME_PATTERN = r"^[A-Za-z0-9_.\-]+$"
 
-AmPolicyName = Literal["greedy", "carbyne", "jockey", "jockey-static", "jockey-amdahl"]
+AmPolicyName = Literal["greedy", "carbyne", "jockey", "jockey-static", "jockey-amdahl", "jockey-max"]
 """The DAG AM's ask policies a job file may name (``am.policies.ASK_POLICIES``)."""
 
 

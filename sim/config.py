@@ -4,8 +4,11 @@ NodeManager knows of each container (``TaskRun``). ``sim.engine`` re-exports the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from am.policies.jockey.controller import ControlConfig
+from am.policies.jockey.profile import JobProfile
 from common.ids import NodeId
 from common.resources import Resources
 from rm.core.state_types import CoreConfig
@@ -45,6 +48,13 @@ class SimConfig:
     fair_sample_s: float = 5.0  # how often fairness is sampled (Jain's index uses 60 s windows of these)
     record_decisions: bool = False  # keep every placement as (time, job, stage, node) in ``decisions``
     morpheus: MorpheusConfig | None = None  # reservations, DRA, inference (pipelines with a reservation stage)
+    # Jockey: a recurring job's profile from its earlier runs, by job id (else its AM profiles its job file),
+    # the controller's settings, and deadlines moved while jobs run: job id -> (the fraction of the time to its
+    # deadline after which it moves, the factor on the time to its deadline), e.g. (0.1, 0.5) halves it 10 %
+    # of the way in
+    profiles: Mapping[str, JobProfile] = field(default_factory=dict)
+    control: ControlConfig | None = None
+    deadline_moves: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from random import Random
 
 from am.jobspec import Job
 from am.policies import make_ask_policy
+from am.policies.api import FollowsDeadline
 from common.errors import AdmissionRefused
 from common.exits import EXIT_PREEMPTED
 from common.ids import ContainerId, NodeId, QueuePath
@@ -53,6 +54,7 @@ from sim.events import (
     AmRegistered,
     ContainerReported,
     CycleDue,
+    DeadlineMoved,
     EventQueue,
     JobArrived,
     PlanTick,
@@ -179,6 +181,8 @@ class Simulator:
                 self._heartbeat(event.app)
         elif isinstance(event, PlanTick):
             self._tick()
+        elif isinstance(event, DeadlineMoved):
+            self._move_deadline(event.app, event.deadline)
 
     def _maybe_cycle(self, t: float, *, force: bool = False) -> None:
         ledger = self.ledger
@@ -199,12 +203,18 @@ class Simulator:
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
         am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
-                                                         floor=job.altruism_floor, started_at=self.now))
+                                                         floor=job.altruism_floor, started_at=self.now,
+                                                         profile=self.cfg.profiles.get(job.id),
+                                                         control=self.cfg.control))
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
         record = self.records[index] = JobRecord(job.id, self.now, job.total_tasks)
         due = deadline_of(job)
         record.deadline = None if due is None else self.now + due
+        move = self.cfg.deadline_moves.get(job.id)
+        if move is not None and due is not None:
+            fraction, factor = move
+            self.events.push(self.now + fraction * due, DeadlineMoved(index, self.now + factor * due))
         reservation = None
         if self.morpheus is not None:
             reservation = record.reservation = self.morpheus.choose(job)
@@ -226,6 +236,24 @@ class Simulator:
             return
         if not self.ledger.sizes.sampling:  # a pipeline that samples learns sizes as the live RM does
             self.ledger.report_size(app_id, exact(self.paths[index].remaining_s(self.now)))
+
+    def _move_deadline(self, index: int, deadline: float) -> None:
+        """The owner moves a running job's deadline: the RM's, when it holds one (admission may refuse the
+        move, which then changes nothing), and the one its AM plans for (the RM's next answers carry it)."""
+        record, am = self.records[index], self.ams.get(index)
+        if am is None or record.finish is not None:
+            return
+        app = self.ledger.apps[self.app_ids[index]]
+        if app.terms.deadline is not None:
+            try:
+                self.ledger.change_deadline(app.app_id, deadline, self.now)
+            except AdmissionRefused:
+                return
+        if record.first_deadline is None:
+            record.first_deadline = record.deadline
+        record.deadline = deadline
+        if isinstance(am.policy, FollowsDeadline):
+            am.policy.set_deadline(deadline)
 
     def _queue_of(self, job: Job) -> QueuePath:
         try:
@@ -288,6 +316,9 @@ class Simulator:
         usage = self.usage.get(index)
         if usage is not None:
             usage.append((c.allocate_time, event.now, c.resource))
+        record = self.records.get(index)
+        if record is not None and record.deadline is not None and not c.is_am:
+            record.held.append((c.allocate_time, event.now, c.resource))
         if c.exit_status != EXIT_PREEMPTED:
             return
         run = self.runs.get(c.container_id)
@@ -357,6 +388,8 @@ class Simulator:
         res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now,
                                  signals=signals)
         am.response_id = res.response_id
+        if res.deadline is not None and isinstance(am.policy, FollowsDeadline):
+            am.policy.set_deadline(res.deadline)  # as the DAG AM hears the RM's deadline in every answer
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
         path = self.paths[index]

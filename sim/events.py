@@ -60,7 +60,15 @@ class AppEnds:
     app_id: str
 
 
-Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue | PlanTick | AppEnds
+@dataclass(frozen=True, slots=True)
+class DeadlineMoved:
+    """The job's owner moves its deadline while it runs (``PUT /ws/v1/shepherd/apps/{id}/deadline``)."""
+
+    app: int
+    deadline: float  # the new one, simulated time
+
+
+Event = JobArrived | AmRegistered | AmHeartbeatDue | ContainerReported | CycleDue | PlanTick | AppEnds | DeadlineMoved
 
 
 class EventQueue:

@@ -47,6 +47,8 @@ class JobRecord:
     reservation: str | None = None  # the reservation the job ran in (policies with reservations)
     deadline: float | None = None  # when it is due: arrival + its deadline_s, else its utility's deadline
     guarantees: list[tuple[float, Resources]] = field(default_factory=list)  # (time, guarantee its AM asked)
+    held: list[tuple[float, float, Resources]] = field(default_factory=list)  # a deadline job's containers
+    first_deadline: float | None = None  # its deadline at arrival, when it moved since
 
     @property
     def jct(self) -> float | None:

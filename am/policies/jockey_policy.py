@@ -26,7 +26,7 @@ the seed come in as arguments.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar
 
@@ -89,8 +89,9 @@ class JockeyAsks:
 
     def __init__(self, *, seed: int = 0, started_at: float | None = None, config: ControlConfig | None = None,
                  horizon_s: float = 1.0, p_altruism: float = 1.0, floor: float = 0.0,
-                 overhead_s: float = TASK_OVERHEAD_S) -> None:
+                 overhead_s: float = TASK_OVERHEAD_S, profile: JobProfile | None = None) -> None:
         self.seed = seed
+        self.profile = profile  # the job's profile from earlier runs; None: from its job file
         self.overhead_s = overhead_s
         self.started_at = started_at  # the job's submission; None: the first call
         self.config = config
@@ -124,7 +125,7 @@ class JockeyAsks:
             self.set_deadline(self._heard)
 
     def _control(self, job: Job, utility: Utility) -> None:
-        profile = profile_from_job(job, queue_s=self.overhead_s)
+        profile = self.profile or profile_from_job(job, queue_s=self.overhead_s)
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
         self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
         self.unit = allocation_unit(profile)
@@ -219,6 +220,21 @@ class JockeyAmdahlAsks(JockeyAsks):
     amdahl: ClassVar[bool] = True
 
 
+class JockeyMaxAsks(JockeyAsks):
+    """The paper's "max allocation" baseline: the job is guaranteed the most it may ask for (the controller's
+    ``max_units``, else the largest allocation its model knows) from start to end, whatever its progress."""
+
+    name: ClassVar[str] = "jockey-max"
+
+    def decide(self, dag: DagState, now: float) -> Decision:
+        decision = super().decide(dag, now)
+        assert self.controller is not None
+        cap = self.controller.config.max_units
+        most = int(cap if cap is not None else max(self.controller.model.allocations))
+        return replace(decision, raw_units=most, smoothed_units=float(most), requested_units=most)
+
+
 _: type[AskPolicy] = JockeyAsks
 _static: type[AskPolicy] = JockeyStaticAsks
 _amdahl: type[AskPolicy] = JockeyAmdahlAsks
+_max: type[AskPolicy] = JockeyMaxAsks

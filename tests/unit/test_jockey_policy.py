@@ -15,10 +15,13 @@ from am.policies import (
     CarbyneAsks,
     JockeyAmdahlAsks,
     JockeyAsks,
+    JockeyMaxAsks,
     JockeyStaticAsks,
     make_ask_policy,
 )
 from am.policies.jockey import Amdahl, CpaTable
+from am.policies.jockey.controller import ControlConfig
+from am.policies.jockey.profile import profile_from_job
 from common.resources import Resources
 from sim.engine import Faults, SimConfig, Simulator, uniform_nodes
 from sim.metrics import JobRecord
@@ -161,3 +164,58 @@ def test_a_deadline_fair_sharing_misses_is_met_under_jockey(due: dict[str, Any])
     assert met is not None
     assert (met["jobs"], met["met"], met["missed"]) == (1, 1, 0)
     assert met["completion_ratio_avg"] <= 1.0 < missed["completion_ratio_avg"]
+
+
+def test_a_profile_from_earlier_runs_replaces_the_job_files() -> None:
+    """The AM models the job from the profile it is given (its earlier runs), not from its job file: a profile
+    whose tasks took twice the job file's time makes it ask for more at once."""
+    job = slo_job(arrival=0.0, utility=[[0, 1], [200 / 60, 1], [240 / 60, -1]])
+    slower = profile_from_job(_scaled(job, 2.0), queue_s=1.0)
+    own, given = make_ask_policy("jockey", started_at=0.0), make_ask_policy("jockey", started_at=0.0, profile=slower)
+    for p in (own, given):
+        p.asks(DagState(job), Resources(), 0.0)
+    first = [p.signals().guarantee for p in (own, given)]
+    assert first[0] is not None
+    assert first[1] is not None
+    assert first[1].vcores > first[0].vcores
+
+
+def test_max_allocation_asks_for_the_most_its_model_knows_throughout() -> None:
+    job = slo_job(arrival=0.0, utility=[[0, 1], [600 / 60, 1], [700 / 60, -1]])
+    most = make_ask_policy("jockey-max", started_at=0.0)
+    capped = make_ask_policy("jockey-max", started_at=0.0, control=ControlConfig(max_units=12))
+    assert isinstance(most, JockeyMaxAsks)
+    for p in (most, capped):
+        p.asks(DagState(job), Resources(), 0.0)
+    assert most.signals().guarantee == Resources.of(memory_mb=60 * GB, vcores=60)  # the widest stage: 60 maps
+    assert capped.signals().guarantee == Resources.of(memory_mb=12 * GB, vcores=12)
+    assert make_ask_policy("jockey", started_at=0.0) is not None
+    assert "jockey-max" in ASK_POLICIES
+
+
+def test_a_deadline_moved_while_the_job_runs_moves_its_guarantee() -> None:
+    """Halving the time to the deadline 10 % of the way in raises the guarantee the AM asks for at once;
+    the record is judged against the new deadline."""
+    due = {"utility": [[0, 1], [300 / 60, 1], [350 / 60, -1]]}
+
+    def record(moves: dict[str, tuple[float, float]]) -> JobRecord:
+        jobs = [hog(i) for i in range(3)] + [slo_job(**due)]
+        sim = Simulator(jobs, NODES, make_policy("jockey"), SimConfig(seed=1, deadline_moves=moves))
+        return {r.job_id: r for r in sim.run().jobs}["slo"]
+
+    base, halved = record({}), record({"slo": (0.1, 0.5)})
+    assert halved.first_deadline == pytest.approx(10.0 + 300.0)
+    assert halved.deadline == pytest.approx(10.0 + 150.0)
+    moved_at = 10.0 + 30.0
+    before = [g.vcores for t, g in halved.guarantees if t < moved_at]
+    after = [g.vcores for t, g in halved.guarantees if t >= moved_at]
+    assert before == [g.vcores for t, g in base.guarantees if t < moved_at]  # the same run until the move
+    assert max(after) > max(before)
+    assert halved.met_deadline is True
+
+
+def _scaled(job: Job, factor: float) -> Job:
+    data = job.model_dump(exclude_none=True)
+    for s in data["stages"]:
+        s["duration_s"] = s["duration_s"] * factor
+    return parse_job(data)

@@ -157,6 +157,10 @@ class JockeyController:
         self._utility = utility
         self._set_scales(utility)
 
+    @property
+    def model(self) -> RemainingModel:
+        return self._model
+
     def _set_scales(self, utility: Utility) -> None:
         self._dead_zone_s = self._config.scaled_dead_zone_s(utility.deadline)
         self._period_s = self._config.scaled_period_s(utility.deadline)
