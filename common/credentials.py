@@ -5,8 +5,9 @@ ResourceManager creates it with fresh random secrets the first time it starts wi
 (``<data dir>/credentials.json``) and reuses it afterwards, so a restarted RM keeps its clients and nodes.
 
 Clients find the client secret, first hit wins: an explicit value, ``$SHEPHERD_CLIENT_SECRET``, the file
-named by ``$SHEPHERD_CREDENTIALS``, then the index a local RM keeps in ``~/.shepherd/clusters/`` (or
-``$SHEPHERD_HOME/clusters/``): one small file per address it listens on (``127.0.0.1_7030``), naming its
+named by ``$SHEPHERD_CREDENTIALS``, the ``credentials`` of the named cluster in the user config file
+(:mod:`common.user_config`) that has this address, then the index a local RM keeps in ``~/.shepherd/clusters/``
+(or ``$SHEPHERD_HOME/clusters/``): one small file per address it listens on (``127.0.0.1_7030``), naming its
 credentials file. The index holds no secret itself.
 """
 
@@ -20,6 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from common import user_config
 from common.atomic import replace_file
 
 FILE_NAME = "credentials.json"
@@ -149,6 +151,11 @@ def client_secret(address: str | None, explicit: str | None = None, env: dict[st
     env = dict(os.environ) if env is None else env
     if explicit is not None:
         return explicit or None
+    # credentials the user's config binds to this very address come first: a secret exported for another
+    # cluster (``shepherd up`` prints such exports) must not be sent here
+    named = user_config.credentials_for(address, address_key, env) if address else None
+    if named is not None:
+        return load(named).client_secret  # named in the user's own config: a problem with it is an error
     if env.get(ENV_CLIENT_SECRET):
         return env[ENV_CLIENT_SECRET]
     path = find_file(address, env)

@@ -23,7 +23,10 @@ from typing import Any
 
 MAX_SUBST = 20  # Hadoop's Configuration.MAX_SUBST
 _VAR = re.compile(r"\$\{([^}$\s]+)\}")
-SITE_FILES = ("core-site.xml", "yarn-site.xml", "capacity-scheduler.xml")
+# in this order; every daemon reads them all and takes the properties it uses (common.resource_types reads the
+# last two: resource types, and what a NodeManager offers of each)
+SITE_FILES = ("core-site.xml", "yarn-site.xml", "capacity-scheduler.xml", "resource-types.xml",
+              "node-resources.xml")
 CS = "yarn.scheduler.capacity"
 
 

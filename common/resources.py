@@ -8,6 +8,19 @@ from typing import ClassVar
 
 MEMORY = "memory-mb"
 VCORES = "vcores"
+# shepherd's short names of Hadoop's well-known resource types; every other name is the same in both
+HADOOP_NAMES = {"gpu": "yarn.io/gpu", "fpga": "yarn.io/fpga"}
+SHEPHERD_NAMES = {v: k for k, v in HADOOP_NAMES.items()}
+
+
+def shepherd_name(hadoop_name: str) -> str:
+    """``yarn.io/gpu`` -> ``gpu``; any other name as it is."""
+    return SHEPHERD_NAMES.get(hadoop_name, hadoop_name)
+
+
+def hadoop_name(name: str) -> str:
+    """``gpu`` -> ``yarn.io/gpu``; any other name as it is."""
+    return HADOOP_NAMES.get(name, name)
 
 
 @dataclass(frozen=True, slots=True)

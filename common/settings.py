@@ -3,8 +3,9 @@
 Settings are named by Hadoop's property names where one exists (``yarn.resourcemanager.webapp.address``)
 and under ``shepherd.`` otherwise. The file layer is, in order, the Hadoop site files of the
 configuration directory (``--hadoop-conf-dir``, else ``YARN_CONF_DIR``/``HADOOP_CONF_DIR``: core-site.xml,
-yarn-site.xml, capacity-scheduler.xml) and then shepherd's own YAML file (``--config``), whose keys are
-the same property names (flat, or nested mappings joined with dots) plus an optional ``queues:`` tree.
+yarn-site.xml, capacity-scheduler.xml, resource-types.xml, node-resources.xml) and then shepherd's own YAML
+file (``--config``), whose keys are the same property names (flat, or nested mappings joined with dots) plus
+an optional ``queues:`` tree.
 Each setting may also come from one environment variable, and the daemons' flags win over everything.
 
 Every daemon resolves its settings with :func:`load_layers`: the ResourceManager in

@@ -13,6 +13,7 @@ from typing import Any
 
 import psutil
 
+from common.resource_types import NODE_PREFIX, RESOURCE_TYPES, node_resources, read_resource_types
 from common.resources import MEMORY, VCORES
 
 MIN_DETECTED_MEMORY_MB = 512
@@ -152,7 +153,9 @@ def nm_settings() -> tuple[Any, ...]:
                 "the RM's web UI, linked from the node's page"),
         Setting("yarn.nodemanager.resource.memory-mb", "-1", None, "-1: physical memory minus 1 GB"),
         Setting("yarn.nodemanager.resource.cpu-vcores", "-1", None, "-1: the number of CPUs"),
-        Setting("shepherd.nodemanager.resources", None, None, "extra resource types, e.g. gpu=2"),
+        Setting("shepherd.nodemanager.resources", None, None,
+                "extra resource types, e.g. gpu=2 (added to yarn.nodemanager.resource-type.<type>; "
+                "this wins for a type both name)"),
         Setting("yarn.nodemanager.local-dirs", None, None, f"first entry: the work dir ({default_work_dir()})"),
         Setting("shepherd.nodemanager.node-secret", None, "SHEPHERD_NODE_SECRET", secret=True),
         Setting("shepherd.nodemanager.rack", "/default-rack"),
@@ -205,6 +208,10 @@ def load_nm_settings(
     from common.settings import load_layers
 
     layers = load_layers(nm_settings(), env=env, conf_dir=conf_dir, config_file=config_file)
+    types = read_resource_types(layers.conf)
+    offered = node_resources(layers.conf, types)  # node-resources.xml: yarn.nodemanager.resource-type.<type>
+    extra = {k: v for k, v in offered.items() if k not in (MEMORY, VCORES)}
+    extra.update(parse_resources(layers.text("shepherd.nodemanager.resources") or ""))
     known = {f.name for f in fields(NodeManagerConfig)}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -217,9 +224,9 @@ def load_nm_settings(
         "port": grpc_port,
         "http_port": layers.address("yarn.nodemanager.webapp.address")[1],
         "ipc_port": layers.address("yarn.nodemanager.address")[1],
-        "memory_mb": _positive(layers.integer("yarn.nodemanager.resource.memory-mb")),
-        "vcores": _positive(layers.integer("yarn.nodemanager.resource.cpu-vcores")),
-        "extra_resources": parse_resources(layers.text("shepherd.nodemanager.resources") or ""),
+        "memory_mb": offered.get(MEMORY) or _positive(layers.integer("yarn.nodemanager.resource.memory-mb")),
+        "vcores": offered.get(VCORES) or _positive(layers.integer("yarn.nodemanager.resource.cpu-vcores")),
+        "extra_resources": extra or None,
         "work_dir": _first_dir(layers.text("yarn.nodemanager.local-dirs")),
         "node_secret": layers.text("shepherd.nodemanager.node-secret"),
         "rack": layers.text("shepherd.nodemanager.rack"),
@@ -242,8 +249,28 @@ def load_nm_settings(
             values[name] = value
         sources.setdefault(prop, layers.source(prop))
     cfg = replace(base, **values)
+    extra_source = _extra_source(layers, "resources" in explicit)
+    declared = types.names()
+    undeclared = sorted(t for t in cfg.extra_resources if declared is not None and t not in declared)
+    if undeclared:  # Hadoop's NodeManager does not start either
+        raise ValueError(f"the node offers {', '.join(undeclared)} (from {extra_source}), which "
+                         f"{RESOURCE_TYPES} (from {types.source}) does not define: it defines "
+                         f"{', '.join(t.hadoop_name for t in types.extra) or 'no extra type'}")
     rows = [(k, v, sources.get(k, s)) for k, v, s in layers.rows()]
+    rows.append(("extra resources", ",".join(f"{k}={v}" for k, v in sorted(cfg.extra_resources.items())),
+                 extra_source))
     return NMSettings(cfg, rows, layers.files)
+
+
+def _extra_source(layers: Any, flag: bool) -> str:
+    """Where the node's extra resources came from: the flag, else the properties that name them."""
+    if flag:
+        return "flag --resources"
+    where = [layers.source(k) for k in layers.conf.names()
+             if k.startswith(NODE_PREFIX) and k[len(NODE_PREFIX):] not in (MEMORY, VCORES)]
+    if layers.text("shepherd.nodemanager.resources"):
+        where.append(layers.source("shepherd.nodemanager.resources"))
+    return ", ".join(dict.fromkeys(where)) or "default"
 
 
 def web_url(address: str | None) -> str | None:

@@ -424,7 +424,7 @@ class GetNewApplicationResponse(_message.Message):
     def __init__(self, application_id: _Optional[str] = ..., maximum_capability: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class ApplicationSubmissionContext(_message.Message):
-    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline", "quote_id", "max_price", "keep_containers_across_application_attempts")
+    __slots__ = ("application_id", "name", "queue", "user", "application_type", "priority", "am_resource", "am_container_spec", "max_app_attempts", "tags", "unmanaged_am", "job_spec_json", "inputs", "outputs", "reservation_id", "deadline", "quote_id", "max_price", "keep_containers_across_application_attempts", "plan_token")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
@@ -444,6 +444,7 @@ class ApplicationSubmissionContext(_message.Message):
     QUOTE_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_PRICE_FIELD_NUMBER: _ClassVar[int]
     KEEP_CONTAINERS_ACROSS_APPLICATION_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_TOKEN_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     name: str
     queue: str
@@ -463,7 +464,8 @@ class ApplicationSubmissionContext(_message.Message):
     quote_id: str
     max_price: float
     keep_containers_across_application_attempts: bool
-    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ..., quote_id: _Optional[str] = ..., max_price: _Optional[float] = ..., keep_containers_across_application_attempts: _Optional[bool] = ...) -> None: ...
+    plan_token: str
+    def __init__(self, application_id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ..., application_type: _Optional[str] = ..., priority: _Optional[int] = ..., am_resource: _Optional[_Union[Resource, _Mapping]] = ..., am_container_spec: _Optional[_Union[ContainerLaunchContext, _Mapping]] = ..., max_app_attempts: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., unmanaged_am: _Optional[bool] = ..., job_spec_json: _Optional[str] = ..., inputs: _Optional[_Iterable[str]] = ..., outputs: _Optional[_Iterable[str]] = ..., reservation_id: _Optional[str] = ..., deadline: _Optional[float] = ..., quote_id: _Optional[str] = ..., max_price: _Optional[float] = ..., keep_containers_across_application_attempts: _Optional[bool] = ..., plan_token: _Optional[str] = ...) -> None: ...
 
 class QuoteDeadlineRequest(_message.Message):
     __slots__ = ("queue", "user", "job_spec_json", "name", "application_type", "tags")

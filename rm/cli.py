@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import importlib.resources
-import json
 import logging
 import os
 import signal
@@ -16,24 +15,23 @@ from typing import Any
 
 import typer
 
-from common.resources import Resources
-from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
 from rm.commands import app_slo as _app_slo  # noqa: F401  (registers app deadline and app slo)
 from rm.commands import attach as _attach  # noqa: F401  (registers app attach)
 from rm.commands.admin import admin_group
-from rm.commands.apps import app_group, apps_table
-from rm.commands.cluster import node_group, nodes_table, queue_group
+from rm.commands.apps import app_group, apps_table, apps_wide
+from rm.commands.cluster import node_group, nodes_table, nodes_wide, queue_group
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.db import db_group
 from rm.commands.job import deadlines, job_group, parse_deadline
 from rm.commands.local import down, remove_state, write_state
 from rm.commands.logs import logs
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, error, show
+from rm.commands.output import OUTPUT_OPTS, Output, console, error, read_command
 from rm.commands.reservations import reservation_group
 from rm.commands.shapes import app_rest, node_json
 from rm.commands.slo import slo_group
+from rm.commands.target import CLUSTER_KEY, config_failed
 from rm.commands.waiting import wait_for
 from sim.cli import sim_app
 
@@ -65,10 +63,22 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _main(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
                                  help="print shepherd's version and exit"),
+    cluster: str | None = typer.Option(None, "--cluster", help="talk to this named cluster of the user config "
+                                       "file (`shepherd config clusters`): its gRPC address and REST URL, "
+                                       "over $SHEPHERD_RM, $SHEPHERD_REST and the current cluster"),
 ) -> None:
     del version  # handled by its callback
+    if cluster is not None:
+        from common.user_config import UserConfigError, config_path, load
+
+        try:
+            load(config_path()).named(cluster)
+        except UserConfigError as exc:
+            raise config_failed(exc) from None
+        ctx.meta[CLUSTER_KEY] = cluster
 
 
 def examples_dir() -> Path:
@@ -348,6 +358,8 @@ def up(
         console.print("to use it from another shell or tool:")
         for line in _exports(cluster):
             print(f"  {line}", flush=True)
+        console.print(f"or name it (`shepherd config clusters`): {_add_cluster_line(cluster)}", highlight=False,
+                      soft_wrap=True)
         console.print(f"try: SHEPHERD_RM={cluster.rm_address} shepherd submit "
                       f"{_shown(examples_dir() / 'wordcount.yaml')} --wait", highlight=False, soft_wrap=True)
         write_state(cluster.data_dir, cluster)  # for `shepherd down`
@@ -373,6 +385,12 @@ def _exports(cluster: Any) -> list[str]:
         if cluster.hadoop_token_path.exists():
             lines.append(f"export HADOOP_TOKEN_FILE_LOCATION={cluster.hadoop_token_path}")
     return lines
+
+
+def _add_cluster_line(cluster: Any) -> str:
+    """The command that records a local cluster in the user config file as ``local`` and makes it current."""
+    creds = "" if cluster.insecure else f" --credentials {cluster.credentials_path}"
+    return f"shepherd config add-cluster local --rm {cluster.rm_address} --rest {cluster.rest_url}{creds} --use"
 
 
 def _start(cluster: Any) -> bool:
@@ -473,36 +491,23 @@ def demo(
 
 def _submit_and_wait(rm: str | None, job_path: Path, data_dir: Path, *, queue: str | None, env: dict[str, str],
                      wait: bool, reservation: str = "", deadline: float = 0.0, max_price: float = 0.0,
-                     quote: str = "") -> tuple[int, str]:
+                     quote: str = "", plan_token: str = "") -> tuple[int, str]:
     """Submit a job file; with ``wait``, wait for its end. The exit code and the application's id."""
     from am.jobspec import load_job
+    from rm.sdk import Client
+    from rm.sdk.jobs import task_env
 
     job = load_job(job_path)
-    with _client(rm) as client:
+    job_dir = job_path.resolve().parent
+    with Client(rm) as client:
         try:
-            app_id = client.new_application()
-            job_env = dict(job.env or {})
-            job_env.setdefault("SHEPHERD_JOB_DIR", str(job_path.resolve().parent))
-            job_env.setdefault("OUTPUT_DIR", str((data_dir / "output" / app_id).resolve()))
-            job_env.update(env)
-            spec = json.loads(job.to_json())
-            spec["env"] = job_env
-            if queue:
-                spec["queue"] = queue
-            ctx = pb.ApplicationSubmissionContext(
-                application_id=app_id, name=job.name or job.id, queue=queue or job.queue or "default",
-                user=job.user or os.environ.get("USER", "dr.who"), application_type="SHEPHERD-DAG",
-                priority=int(job.priority or 0),
-                am_resource=pb.Resource(values=Resources.of(memory_mb=256, vcores=1).to_dict()),
-                am_container_spec=pb.ContainerLaunchContext(commands=["$SHEPHERD_PYTHON -m am.dag"]),
-                max_app_attempts=int(job.max_app_attempts or 0), job_spec_json=json.dumps(spec),
-                inputs=list(job.inputs), outputs=list(job.outputs), reservation_id=reservation,
-                deadline=deadline, max_price=max_price, quote_id=quote,
-            )
-            client.submit(ctx)
+            app_id = client.submit(job, job_dir=job_dir, data_dir=data_dir, queue=queue, env=env,
+                                   reservation=reservation, deadline=deadline, max_price=max_price, quote=quote,
+                                   plan_token=plan_token)
         except ClientError as exc:
             raise fail(exc) from None
-        console.print(f"submitted {app_id} ({job.name or job.id}); output in {job_env['OUTPUT_DIR']}")
+        output = task_env(job, app_id, job_dir=job_dir, data_dir=data_dir, env=env)["OUTPUT_DIR"]
+        console.print(f"submitted {app_id} ({job.name or job.id}); output in {output}")
         if deadline or max_price or quote:
             console.print(f"deadline bought: see `shepherd deadlines` or `shepherd app status {app_id}`")
         if not wait:
@@ -525,6 +530,8 @@ def submit(
     max_price: float | None = typer.Option(None, "--max-price", help="buy the earliest deadline priced at "
                                            "most this (tokens; see `shepherd job quote`)"),
     quote: str = typer.Option("", "--quote", help="buy this quote (at its earliest finish, or --deadline)"),
+    plan_token: str = typer.Option("", "--plan-token", help="the token `shepherd job plan` printed: submit only "
+                                   "while that plan holds (the same job, apps, nodes and queues), else exit 2"),
     rm: str | None = RM_OPT,
 ) -> None:
     """Submit a DAG job (YAML or JSON) to run under shepherd's DAG ApplicationMaster.
@@ -544,7 +551,7 @@ def submit(
         code, _ = _submit_and_wait(rm, job, data_dir, queue=queue, env=extra, wait=wait,
                                 reservation=reservation.strip(),
                                 deadline=parse_deadline(deadline, time.time()) if deadline else 0.0,
-                                max_price=max_price or 0.0, quote=quote.strip())
+                                max_price=max_price or 0.0, quote=quote.strip(), plan_token=plan_token.strip())
     except JobSpecError as exc:
         error(f"invalid job file: {exc}")
         raise typer.Exit(2) from None
@@ -556,12 +563,11 @@ app.command("deadlines", rich_help_panel=JOBS)(deadlines)
 
 
 @app.command("apps", rich_help_panel=INSPECT)
+@read_command
 def apps(
     state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable) \\[default: all]"),
     queue: str = typer.Option("", "--queue", "-q"),
-    output: str = OUT_OPT,
-    watch: bool = WATCH_OPT,
-    interval: float = INTERVAL_OPT,
+    out: Output = OUTPUT_OPTS,
     rm: str | None = RM_OPT,
 ) -> None:
     """List applications, finished ones too.
@@ -575,15 +581,14 @@ def apps(
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, apps_table, watch=watch, interval=interval)
+        out.show(fetch, apps_table, apps_wide)
 
 
 @app.command("nodes", rich_help_panel=INSPECT)
+@read_command
 def nodes(
     state: list[str] = typer.Option([], "--state", "-s", help="filter by state (repeatable) \\[default: all]"),
-    output: str = OUT_OPT,
-    watch: bool = WATCH_OPT,
-    interval: float = INTERVAL_OPT,
+    out: Output = OUTPUT_OPTS,
     rm: str | None = RM_OPT,
 ) -> None:
     """List NodeManagers in every state.
@@ -597,7 +602,7 @@ def nodes(
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, nodes_table, watch=watch, interval=interval)
+        out.show(fetch, nodes_table, nodes_wide)
 
 
 @app.command("kill", rich_help_panel=JOBS)
@@ -627,7 +632,13 @@ app.add_typer(db_group, name="db", rich_help_panel=RUN)
 
 
 def main() -> None:
-    app()
+    from common.credentials import CredentialsError
+    from common.user_config import UserConfigError
+
+    try:
+        app()
+    except (UserConfigError, CredentialsError) as exc:  # found while a command ran: one line, not a traceback
+        raise SystemExit(config_failed(exc).exit_code) from None
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ from typing import Any
 from am.jobspec import Job
 from common.errors import BadRequest
 from common.ids import AppId, NodeId
-from rm.core.entities import Ask
 from rm.core.events import Event, Journal, PlanApplied
 from rm.core.ledger import Ledger
 from rm.core.queues import QueueConfigError, resolve_queue
@@ -124,15 +123,15 @@ class _Placements:
 
 
 def check_job(ledger: Ledger, job: Job) -> str:
-    """Refuse what a submission of ``job`` would be refused (its queue, a task larger than any node), as a
-    ``BadRequest`` / ``InvalidResourceRequest``; returns the leaf queue's path."""
+    """Refuse what a submission of ``job`` would be refused (its queue; a task no node could ever hold, by the
+    submission's own check), as a ``BadRequest`` / ``InvalidResourceRequest``; returns the leaf queue's path."""
     try:
         queue = resolve_queue(ledger.queues, job.queue)
     except QueueConfigError as exc:
         raise BadRequest(str(exc)) from exc
     if not queue.running:
         raise BadRequest(f"queue {queue.path} is STOPPED")
-    ledger.validate_asks([Ask(i + 1, 0, s.capability, 1) for i, s in enumerate(job.stages)])
+    ledger.check_tasks((s.name, s.capability) for s in job.stages)
     return str(queue.path)
 
 

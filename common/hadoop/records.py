@@ -8,14 +8,11 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from common import ids
-from common.resources import MEMORY, VCORES, Resources
+from common.resources import HADOOP_NAMES, MEMORY, SHEPHERD_NAMES, VCORES, Resources
 from proto.hadoop import yarn_records_pb2 as yr
 
 EPOCH_SHIFT = 40
 SEQ_MASK = (1 << EPOCH_SHIFT) - 1
-# shepherd's short resource names <-> Hadoop's well-known resource type names
-HADOOP_NAMES = {"gpu": "yarn.io/gpu", "fpga": "yarn.io/fpga"}
-SHEPHERD_NAMES = {v: k for k, v in HADOOP_NAMES.items()}
 _MEMORY_UNITS = {"": 1, "k": 1 / 1024, "Ki": 1 / 1024, "M": 1, "Mi": 1, "G": 1024, "Gi": 1024,
                  "T": 1024 * 1024, "Ti": 1024 * 1024}
 

@@ -13,37 +13,75 @@ from rich.table import Table
 from rm.client import ClientError
 from rm.commands.common import fail
 from rm.commands.health import check_health
-from rm.commands.output import console, error
+from rm.commands.output import OUTPUT_OPTS, Output, console, error, read_command
 from rm.commands.rest import RestClient
+from rm.commands.shapes import when
+from rm.commands.target import resolve_rest_option
 
 admin_group = typer.Typer(no_args_is_help=True, help="ResourceManager administration: service-state, "
                           "check-health, refresh-queues, decommission, recommission.")
 
 
 @admin_group.command("service-state")
+@read_command
 def service_state(
-    rest: str = typer.Option("http://127.0.0.1:8088", "--rest", envvar="SHEPHERD_REST",
-                             help="every RM's REST URL, comma-separated (an active/standby pair)"),
+    rest: str = typer.Option(None, "--rest", envvar="SHEPHERD_REST", callback=resolve_rest_option,
+                             help="every RM's REST URL, comma-separated (an active/standby pair) \\[default: "
+                                  "as every command finds it, e.g. the current cluster, else http://127.0.0.1:8088]"),
+    out: Output = OUTPUT_OPTS,
 ) -> None:
     """Each ResourceManager's HA state, as YARN's `rmadmin -getServiceState`: active, standby, or unreachable.
-    Exits 0 when one of them is active, else 1."""
-    table = Table("RESOURCEMANAGER", "STATE", "ACTIVE")
-    active = False
-    for url in (u.strip().rstrip("/") for u in rest.split(",") if u.strip()):
-        base = url if "://" in url else f"http://{url}"
-        try:
-            info = httpx.get(f"{base}/ws/v1/cluster/info", timeout=5.0, follow_redirects=False).json()["clusterInfo"]
-        except (httpx.HTTPError, ValueError, KeyError) as exc:
-            table.add_row(base, "unreachable", type(exc).__name__)
-            continue
-        state = str(info.get("haState", "ACTIVE")).lower()
-        active |= state == "active"
-        table.add_row(base, state, str(info.get("activeResourceManager", base if state == "active" else "")))
-    if not table.rows:
+    Exits 0 when one of them is active, else 1 (with --watch: 0 at Ctrl-C). -o json|yaml prints, per RM, its
+    `url` and its `/ws/v1/cluster/info` object (`clusterInfo`), or the `error` that kept it from answering;
+    -o wide adds each one's id, version and start time."""
+    given = (u.strip().rstrip("/") for u in rest.split(",") if u.strip())
+    urls = [url if "://" in url else f"http://{url}" for url in given]
+    if not urls:
         error("no ResourceManager given (--rest URL[,URL...])")
         raise typer.Exit(2)
-    console.print(table)
+
+    def fetch() -> list[dict[str, Any]]:
+        return [_service_state(url) for url in urls]
+
+    if out.watch:
+        out.show(fetch, _states_table, _states_wide)
+        return
+    found = fetch()
+    out.show(lambda: found, _states_table, _states_wide)
+    active = any(_ha_state(rm) == "active" for rm in found)
     raise typer.Exit(0 if active else 1)
+
+
+def _service_state(url: str) -> dict[str, Any]:
+    """One RM's answer to ``/ws/v1/cluster/info`` with its URL, or why it gave none."""
+    try:
+        info = httpx.get(f"{url}/ws/v1/cluster/info", timeout=5.0, follow_redirects=False).json()["clusterInfo"]
+    except (httpx.HTTPError, ValueError, KeyError) as exc:
+        return {"url": url, "error": type(exc).__name__}
+    return {"url": url, "clusterInfo": info}
+
+
+def _ha_state(rm: dict[str, Any]) -> str:
+    """``active``, ``standby`` (an RM without HA is active), or ``unreachable``."""
+    info = rm.get("clusterInfo")
+    return "unreachable" if info is None else str(info.get("haState", "ACTIVE")).lower()
+
+
+def _states_wide(rms: list[dict[str, Any]]) -> Table:
+    return _states_table(rms, wide=True)
+
+
+def _states_table(rms: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    table = Table("RESOURCEMANAGER", "STATE", "ACTIVE", *(["ID", "VERSION", "STARTED"] if wide else []))
+    for rm in rms:
+        url, info, state = rm["url"], rm.get("clusterInfo"), _ha_state(rm)
+        if info is None:
+            table.add_row(url, state, rm.get("error", ""), *(["-"] * 3 if wide else []))
+            continue
+        extra = [str(info.get("id", "-")), str(info.get("resourceManagerVersion", "-")),
+                 when(info.get("startedOn"))] if wide else []
+        table.add_row(url, state, str(info.get("activeResourceManager", url if state == "active" else "")), *extra)
+    return table
 
 
 admin_group.command("check-health")(check_health)
@@ -53,8 +91,9 @@ admin_group.command("check-health")(check_health)
 def refresh_queues(
     dry_run: bool = typer.Option(False, "--dry-run", help="only validate the files against the running RM "
                                  "(exit 2 if it would refuse them); apply nothing"),
-    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
-                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+    rest: str | None = typer.Option(None, "--rest", callback=resolve_rest_option,
+                                    help="the RM's REST URL (default: `shepherd --cluster`, $SHEPHERD_REST, the "
+                                         "current cluster, yarn-site.xml, or http://127.0.0.1:8088)"),
 ) -> None:
     """Make the RM read its queue tree again from its configuration files (YARN's `rmadmin -refreshQueues`;
     SIGHUP does the same). An invalid tree, or one that would strand unfinished apps, is refused and the old
@@ -100,8 +139,9 @@ def decommission(
     graceful: str | None = typer.Option(None, "--graceful", "-g", metavar="TIMEOUT",
                                         help="let its running containers finish for up to TIMEOUT (seconds, or "
                                         "30s, 10m, 1h) before they are killed; without it, at once"),
-    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
-                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+    rest: str | None = typer.Option(None, "--rest", callback=resolve_rest_option,
+                                    help="the RM's REST URL (default: `shepherd --cluster`, $SHEPHERD_REST, the "
+                                         "current cluster, yarn-site.xml, or http://127.0.0.1:8088)"),
 ) -> None:
     """Take a node out of service (YARN's `rmadmin -refreshNodes [-g TIMEOUT]`).
 
@@ -123,8 +163,9 @@ def decommission(
 @admin_group.command("recommission")
 def recommission(
     node: str = typer.Argument(..., help="the node's id, HOST:PORT"),
-    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL (default: $SHEPHERD_REST, "
-                                    "yarn-site.xml, or http://127.0.0.1:8088)"),
+    rest: str | None = typer.Option(None, "--rest", callback=resolve_rest_option,
+                                    help="the RM's REST URL (default: `shepherd --cluster`, $SHEPHERD_REST, the "
+                                         "current cluster, yarn-site.xml, or http://127.0.0.1:8088)"),
 ) -> None:
     """Take a node back into service: a DECOMMISSIONING one is RUNNING again at once; a DECOMMISSIONED one may
     register again (it is NEW until its NodeManager is started again)."""

@@ -14,7 +14,7 @@ from rich.text import Text
 from rm.client import ClientError
 from rm.commands.apps import app_group
 from rm.commands.common import REST_OPT, fail, next_clock_time, show_rest
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, kv_table
+from rm.commands.output import OUTPUT_OPTS, Output, console, kv_table, read_command
 from rm.commands.rest import RestClient
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
@@ -98,7 +98,9 @@ def app_deadline(app_id: str, when: str = typer.Argument(..., help="45m, 90s, 2h
 
 
 @app_group.command("slo")
-def app_slo(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
-            rest: str | None = REST_OPT) -> None:
-    """How an application stands against its deadline: status, predicted finish, guarantees, oracle."""
-    show_rest(rest, f"/ws/v1/shepherd/apps/{app_id}/slo", "slo", output, slo_view, watch=watch, interval=interval)
+@read_command
+def app_slo(app_id: str, out: Output = OUTPUT_OPTS, rest: str | None = REST_OPT) -> None:
+    """How an application stands against its deadline: status, predicted finish, guarantees, oracle (-o wide is
+    the table)."""
+    show_rest(rest, f"/ws/v1/shepherd/apps/{app_id}/slo", "slo", out.format, slo_view, watch=out.watch,
+              interval=out.interval)

@@ -15,12 +15,13 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from rm.client import ClientError, RMClient
-from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict, show_rest
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, console, dump, error, kv_table, plain, show
+from rm.commands.common import REST_OPT, RM_OPT, exit_for, fail, res, res_dict
+from rm.commands.output import OUTPUT_OPTS, Output, console, dump, error, kv_table, plain, read_command
 from rm.commands.rest import RestClient
-from rm.commands.shapes import app_rest, attempt_json, when
+from rm.commands.shapes import age, app_rest, attempt_json, clock, when
 from rm.commands.waiting import wait_for
 from rm.core.records import APP_STATES
+from rm.sdk import Client, Explanation
 
 
 class AppGroup(TyperGroup):
@@ -47,14 +48,13 @@ def _states(state: list[str], all_states: bool) -> list[str]:
 
 
 @app_group.command("list")
+@read_command
 def app_list(
     state: list[str] = typer.Option([], "--state", "-s", help="states (repeatable or comma list; ALL for all)"),
     all_states: bool = typer.Option(False, "--all", "-A", help="every state (default: unfinished apps, as YARN)"),
     queue: str = typer.Option("", "--queue", "-q"),
     user: str = typer.Option("", "--user", "-u"),
-    output: str = OUT_OPT,
-    watch: bool = WATCH_OPT,
-    interval: float = INTERVAL_OPT,
+    out: Output = OUTPUT_OPTS,
     rm: str | None = RM_OPT,
 ) -> None:
     """List applications (unfinished ones unless --all or --state)."""
@@ -67,26 +67,54 @@ def app_list(
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, apps_table, watch=watch, interval=interval)
+        out.show(fetch, apps_table, apps_wide)
 
 
 def apps_table(apps: list[dict[str, Any]]) -> Table:
     """Applications in their REST shape (:func:`rm.commands.shapes.app_rest`) as a table."""
+    return _apps(apps, wide=False)
+
+
+def apps_wide(apps: list[dict[str, Any]]) -> Table:
+    """``apps_table`` with priority, fair share, running containers, pending asks, start time, elapsed time
+    and the AM's node (``-o wide``)."""
+    return _apps(apps, wide=True)
+
+
+def _apps(apps: list[dict[str, Any]], *, wide: bool) -> Table:
+    more = ["PRIORITY", "FAIR SHARE", "CONTAINERS", "PENDING", "STARTED", "ELAPSED", "AM HOST"] if wide else []
     table = Table(Column("ID", no_wrap=True), "NAME", "TYPE", "USER", "QUEUE", "STATE", "FINAL", "PROGRESS",
-                  "USED", title=f"{len(apps)} application(s)")
+                  "USED", *more, title=f"{len(apps)} application(s)")
+    now = time.time()
     for r in apps:
         mb, vcores = r.get("allocatedMB", -1), r.get("allocatedVCores", -1)
         used = "-" if mb < 0 else f"{mb} MB, {vcores} vcores"
-        table.add_row(r.get("id", ""), r.get("name", ""), r.get("applicationType", ""), r.get("user", ""),
-                      r.get("queue", ""), r.get("state", ""), r.get("finalStatus", ""),
-                      f"{float(r.get('progress', 0)):.0f}%", used)
+        row = [r.get("id", ""), r.get("name", ""), r.get("applicationType", ""), r.get("user", ""),
+               r.get("queue", ""), r.get("state", ""), r.get("finalStatus", ""),
+               f"{float(r.get('progress', 0)):.0f}%", used]
+        if wide:
+            running = r.get("runningContainers", -1)
+            pending = int(r.get("pendingDefaultAsks", 0)) + int(r.get("pendingAltruisticAsks", 0))
+            row += [str(r.get("priority", 0)), f"{r.get('fairShareMB', 0)} MB, {r.get('fairShareVCores', 0)} vcores",
+                    "-" if running < 0 else str(running), str(pending), clock(r.get("startedTime"), now),
+                    age(_elapsed_s(r, now)), r.get("amHostHttpAddress") or "-"]
+        table.add_row(*row)
     return table
 
 
+def _elapsed_s(r: dict[str, Any], now: float) -> float | None:
+    """Seconds from an app's start to its end, or to ``now`` while it runs (None before it starts)."""
+    start, end = r.get("startedTime") or 0, r.get("finishedTime") or 0
+    if start <= 0:
+        return None
+    return ((end if end > 0 else now * 1000) - start) / 1000
+
+
 @app_group.command("status")
-def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
-               rm: str | None = RM_OPT, rest: str | None = REST_OPT) -> None:
-    """Show one application: state, usage, fair share, size estimate, attempts, diagnostics."""
+@read_command
+def app_status(app_id: str, out: Output = OUTPUT_OPTS, rm: str | None = RM_OPT, rest: str | None = REST_OPT) -> None:
+    """Show one application: state, usage, fair share, size estimate, attempts, diagnostics (-o wide: also
+    its AM, launch and elapsed time, tags and aggregate usage)."""
     with RMClient(rm) as client, RestClient(rest) as web:
         def fetch() -> dict[str, Any]:
             try:
@@ -102,7 +130,7 @@ def app_status(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, inte
                     data["explanation"] = web.call("GET", f"/ws/v1/shepherd/apps/{app_id}/explain")["explanation"]
             return data
 
-        show(fetch, output, _status_table, watch=watch, interval=interval)
+        out.show(fetch, _status_table, _status_wide)
 
 
 WAITING = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED"})
@@ -136,7 +164,11 @@ def size_line(e: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _status_table(d: dict[str, Any]) -> RenderableType:
+def _status_wide(d: dict[str, Any]) -> RenderableType:
+    return _status_table(d, wide=True)
+
+
+def _status_table(d: dict[str, Any], *, wide: bool = False) -> RenderableType:
     mb, vcores = d.get("allocatedMB", -1), d.get("allocatedVCores", -1)
     rows: list[tuple[str, Any]] = [
         ("id", d.get("id")), ("name", d.get("name")), ("type", d.get("applicationType")),
@@ -152,6 +184,14 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
         ("started", when(d.get("startedTime", 0))), ("finished", when(d.get("finishedTime", 0))),
         ("tracking url", d.get("trackingUrl", "")), ("diagnostics", d.get("diagnostics", "")),
     ]
+    if wide:
+        rows += [
+            ("am host", d.get("amHostHttpAddress") or "-"), ("am container", d.get("amContainerId") or "-"),
+            ("launched", when(d.get("launchTime", 0))), ("elapsed", age(_elapsed_s(d, time.time()))),
+            ("tags", d.get("applicationTags") or "-"),
+            ("aggregate usage", f"{d.get('memorySeconds', 0)} MB-seconds, {d.get('vcoreSeconds', 0)} vcore-seconds"),
+            ("cluster usage", f"{float(d.get('clusterUsagePercentage', 0)):g}%"),
+        ]
     dl = d.get("deadline")
     if dl:
         lax = float(dl.get("laxity", -1))
@@ -180,12 +220,13 @@ def _status_table(d: dict[str, Any]) -> RenderableType:
 def app_wait(app_id: str, rm: str | None = RM_OPT) -> None:
     """Follow an application until it ends (also across RM restarts); exit 0 only if it succeeded. Ctrl-C stops
     following, not the app."""
-    with RMClient(rm) as client:
+    with Client(rm) as client:
         raise typer.Exit(wait_for(client, app_id))
 
 
 @app_group.command("attempts")
-def app_attempts(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
+@read_command
+def app_attempts(app_id: str, out: Output = OUTPUT_OPTS, rm: str | None = RM_OPT) -> None:
     """The application's attempts (YARN's `applicationattempt -list`)."""
     with RMClient(rm) as client:
         def fetch() -> list[dict[str, Any]]:
@@ -194,19 +235,26 @@ def app_attempts(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) ->
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, _attempts_table)
+        out.show(fetch, _attempts_table, _attempts_wide)
 
 
-def _attempts_table(attempts: list[dict[str, Any]]) -> Table:
-    table = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "STARTED", "DIAGNOSTICS", title="attempts")
+def _attempts_wide(attempts: list[dict[str, Any]]) -> Table:
+    return _attempts_table(attempts, wide=True)
+
+
+def _attempts_table(attempts: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    more = ["FINISHED", "NODE HTTP"] if wide else []
+    table = Table("ATTEMPT", "STATE", "AM CONTAINER", "NODE", "STARTED", *more, "DIAGNOSTICS", title="attempts")
     for a in attempts:
+        extra = [when(a.get("finishedTime", 0)), a.get("nodeHttpAddress") or "-"] if wide else []
         table.add_row(a.get("appAttemptId", ""), a.get("appAttemptState", ""), a.get("containerId", ""),
-                      a.get("nodeId", ""), when(a.get("startTime", 0)), a.get("diagnosticsInfo", ""))
+                      a.get("nodeId", ""), when(a.get("startTime", 0)), *extra, a.get("diagnosticsInfo", ""))
     return table
 
 
 @app_group.command("containers")
-def app_containers(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) -> None:
+@read_command
+def app_containers(app_id: str, out: Output = OUTPUT_OPTS, rm: str | None = RM_OPT) -> None:
     """The application's containers, running and ended (YARN's `container -list`), with their log URLs."""
     with RMClient(rm) as client:
         def fetch() -> list[dict[str, Any]]:
@@ -220,16 +268,26 @@ def app_containers(app_id: str, output: str = OUT_OPT, rm: str | None = RM_OPT) 
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, _containers_table)
+        out.show(fetch, _containers_table, _containers_wide)
 
 
-def _containers_table(containers: list[dict[str, Any]]) -> Table:
-    table = Table(Column("CONTAINER", no_wrap=True), "NODE", "STATE", "EXIT", "RESOURCE", "STARTED", "LOGS",
+def _containers_wide(containers: list[dict[str, Any]]) -> Table:
+    return _containers_table(containers, wide=True)
+
+
+def _containers_table(containers: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    more = ["FINISHED", "ELAPSED", "DIAGNOSTICS"] if wide else []
+    table = Table(Column("CONTAINER", no_wrap=True), "NODE", "STATE", "EXIT", "RESOURCE", "STARTED", "LOGS", *more,
                   title=f"{len(containers)} container(s)")
+    now = time.time()
     for c in containers:
         ended = c["state"] == "COMPLETED"
+        extra = [when(c["finishedTime"]), age(_elapsed_s({"startedTime": c["startedTime"],
+                                                          "finishedTime": c["finishedTime"]}, now)),
+                 c["diagnostics"] or "-"] if wide else []
         table.add_row(c["containerId"], c["nodeId"], c["state"], str(c["exitStatus"]) if ended else "",
-                      f"{c['allocatedMB']} MB, {c['allocatedVCores']} vcores", when(c["startedTime"]), c["logUrl"])
+                      f"{c['allocatedMB']} MB, {c['allocatedVCores']} vcores", when(c["startedTime"]), c["logUrl"],
+                      *extra)
     return table
 
 
@@ -291,39 +349,44 @@ def app_lifetime(app_id: str, seconds: int = typer.Argument(..., min=1, help="se
 
 
 @app_group.command("explain")
-def app_explain(app_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
-                rest: str | None = REST_OPT) -> None:
-    """Why an application waits: the reason code, the numbers behind it, its place in its queue."""
-    show_rest(rest, f"/ws/v1/shepherd/apps/{app_id}/explain", "explanation", output, _explain_view, watch=watch,
-              interval=interval)
+@read_command
+def app_explain(app_id: str, out: Output = OUTPUT_OPTS, rest: str | None = REST_OPT) -> None:
+    """Why an application waits: the reason code, the numbers behind it, its place in its queue (-o wide is
+    the table: it shows every number already)."""
+    with Client(rest=rest) as client:
+        def fetch() -> dict[str, Any]:  # the REST answer, as -o json prints it; the table reads it typed
+            try:
+                return client.explain(app_id).raw
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        out.show(fetch, lambda raw: _explain_view(Explanation.from_dict(raw)))
 
 
-def _explain_view(e: dict[str, Any]) -> RenderableType:
-    limits = e.get("limits", {})
-    q, am = limits.get("queue", {}), limits.get("am", {})
-    position = e.get("positionInQueue")
+def _explain_view(e: Explanation) -> RenderableType:
+    q, am = e.queue_limit, e.am_limit
     rows: list[tuple[str, Any]] = [
-        ("application", f"{e.get('appId')} ({e.get('state')})"),
-        ("reason", e.get("reason")),
-        ("why", e.get("message")),
-        ("queue", f"{e.get('queue')}: position {position} of {e.get('waitingInQueue')} waiting"
-         if position else e.get("queue")),
-        ("used / fair share", (f"{res_dict(e.get('used'))} / {res_dict(e.get('fairShare'))} (dominant share "
-                               f"{e.get('dominantShare', 0):.3f} of {e.get('fairDominantShare', 0):.3f})")),
-        ("queue limit", f"uses {res_dict(q.get('used'))} of max {res_dict(q.get('max'))} "
-                        f"(guaranteed {res_dict(q.get('guaranteed'))})" if q else "-"),
-        ("AM limit", f"AMs use {res_dict(am.get('used'))} of {res_dict(am.get('limit'))}" if am else "-"),
+        ("application", f"{e.app_id} ({e.state})"),
+        ("reason", e.reason),
+        ("why", e.message),
+        ("queue", f"{e.queue}: position {e.position_in_queue} of {e.waiting_in_queue} waiting"
+         if e.position_in_queue else e.queue),
+        ("used / fair share", (f"{res_dict(e.used)} / {res_dict(e.fair_share)} (dominant share "
+                               f"{e.dominant_share:.3f} of {e.fair_dominant_share:.3f})")),
+        ("queue limit", f"uses {res_dict(q.used)} of max {res_dict(q.max)} (guaranteed {res_dict(q.guaranteed)})"
+         if q else "-"),
+        ("AM limit", f"AMs use {res_dict(am.used)} of {res_dict(am.limit)}" if am else "-"),
     ]
-    dl = e.get("deadline")
+    dl = e.deadline
     if dl:
-        when = time.strftime("%H:%M:%S", time.localtime(dl["deadline"] / 1000))
-        rows.append(("deadline", (f"{when} ({dl.get('status')}); owed {dl.get('owedUnitsNow', 0)} units now, "
-                                  f"{dl.get('remainingWork', 0)} unit-s to go, laxity {dl.get('laxity')} s")))
-    numbers = Text(dump(e.get("numbers", {}), "json").strip(), style="dim")
+        when = time.strftime("%H:%M:%S", time.localtime(dl.deadline_ms / 1000))
+        rows.append(("deadline", (f"{when} ({dl.status}); owed {dl.owed_units_now:g} units now, "
+                                  f"{dl.remaining_work:g} unit-s to go, laxity {dl.laxity_s} s")))
+    numbers = Text(dump(e.numbers, "json").strip(), style="dim")
     asks = Table("ASK", "CAPABILITY", "CONTAINERS", "REASON", title="waiting asks")
-    for a in e.get("asks", []):
-        asks.add_row("AM" if a.get("am") else str(a.get("allocationRequestId")), res_dict(a.get("capability")),
-                     str(a.get("numContainers")), a.get("reason", ""))
+    for a in e.asks:
+        asks.add_row("AM" if a.am else str(a.allocation_request_id), res_dict(a.capability), str(a.num_containers),
+                     a.reason)
     return Group(kv_table(rows), Text("numbers:"), numbers, asks)
 
 

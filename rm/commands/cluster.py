@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import typer
@@ -11,8 +12,8 @@ from rich.tree import Tree
 
 from rm.client import ClientError, RMClient
 from rm.commands.common import RM_OPT, as_dict, fail, res_dict
-from rm.commands.output import INTERVAL_OPT, OUT_OPT, WATCH_OPT, kv_table, show
-from rm.commands.shapes import node_json, resources, when
+from rm.commands.output import OUTPUT_OPTS, Output, kv_table, read_command
+from rm.commands.shapes import age, node_json, resources, when
 
 NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
                "SHUTDOWN")
@@ -23,22 +24,36 @@ queue_group = typer.Typer(no_args_is_help=True, help="Queues: status.")
 
 def nodes_table(nodes: list[dict[str, Any]]) -> Table:
     """NodeManagers in their REST shape (:func:`rm.commands.shapes.node_json`) as a table."""
-    table = Table(Column("NODE", no_wrap=True), "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY", "HEALTH",
-                  title=f"{len(nodes)} node(s)")
+    return _nodes(nodes, wide=False)
+
+
+def nodes_wide(nodes: list[dict[str, Any]]) -> Table:
+    """``nodes_table`` with the rack, what is free and how long ago its health was last
+    reported (``-o wide``)."""
+    return _nodes(nodes, wide=True)
+
+
+def _nodes(nodes: list[dict[str, Any]], *, wide: bool) -> Table:
+    more = ["RACK", "AVAILABLE", "HEALTH UPDATED"] if wide else []
+    table = Table(Column("NODE", no_wrap=True), "STATE", "HTTP", "CONTAINERS", "USED", "CAPABILITY", *more,
+                  "HEALTH", title=f"{len(nodes)} node(s)")
+    now = time.time()
     for n in nodes:
+        last = n.get("lastHealthUpdate") or 0
+        extra = [n.get("rack") or "-", resources(n.get("availableResource")),
+                 f"{age(now - last / 1000)} ago" if last > 0 else "-"] if wide else []
         table.add_row(n.get("id", ""), n.get("state", ""), n.get("nodeHTTPAddress", ""),
                       str(n.get("numContainers", 0)), resources(n.get("usedResource")),
-                      resources(n.get("totalResource")), n.get("healthReport", ""))
+                      resources(n.get("totalResource")), *extra, n.get("healthReport", ""))
     return table
 
 
 @node_group.command("list")
+@read_command
 def node_list(
     state: list[str] = typer.Option([], "--state", "-s", help="node states (repeatable or comma list)"),
     all_states: bool = typer.Option(False, "--all", "-A", help="every state (default: RUNNING, as YARN)"),
-    output: str = OUT_OPT,
-    watch: bool = WATCH_OPT,
-    interval: float = INTERVAL_OPT,
+    out: Output = OUTPUT_OPTS,
     rm: str | None = RM_OPT,
 ) -> None:
     """List NodeManagers (RUNNING ones unless --all or --state)."""
@@ -54,13 +69,13 @@ def node_list(
             except ClientError as exc:
                 raise fail(exc) from None
 
-        show(fetch, output, nodes_table, watch=watch, interval=interval)
+        out.show(fetch, nodes_table, nodes_wide)
 
 
 @node_group.command("status")
-def node_status(node_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT,
-                rm: str | None = RM_OPT) -> None:
-    """Show one NodeManager (HOST:PORT)."""
+@read_command
+def node_status(node_id: str, out: Output = OUTPUT_OPTS, rm: str | None = RM_OPT) -> None:
+    """Show one NodeManager (HOST:PORT); -o wide is the table, which shows every field already."""
     with RMClient(rm) as client:
         def fetch() -> dict[str, Any]:
             try:
@@ -72,7 +87,7 @@ def node_status(node_id: str, output: str = OUT_OPT, watch: bool = WATCH_OPT, in
                     return n
             raise fail(ClientError("NOT_FOUND", f"nodeId, {node_id}, is not found"))
 
-        show(fetch, output, _node_view, watch=watch, interval=interval)
+        out.show(fetch, _node_view)
 
 
 def _node_view(n: dict[str, Any]) -> RenderableType:
@@ -87,8 +102,9 @@ def _node_view(n: dict[str, Any]) -> RenderableType:
 
 
 @queue_group.command("status")
-def queue_status(queue: str = typer.Argument("root", help="queue path or leaf name"), output: str = OUT_OPT,
-                 watch: bool = WATCH_OPT, interval: float = INTERVAL_OPT, rm: str | None = RM_OPT) -> None:
+@read_command
+def queue_status(queue: str = typer.Argument("root", help="queue path or leaf name"), out: Output = OUTPUT_OPTS,
+                 rm: str | None = RM_OPT) -> None:
     """Show a queue and its children: capacity, maximum, use, applications, state; and per user, the
     unfinished apps in it and what they hold."""
     with RMClient(rm) as client:
@@ -101,7 +117,7 @@ def queue_status(queue: str = typer.Argument("root", help="queue path or leaf na
             data["users"] = users_of(str(data.get("path", "")), apps)
             return data
 
-        show(fetch, output, _queue_view, watch=watch, interval=interval)
+        out.show(fetch, _queue_view, _queue_wide)
 
 
 UNFINISHED = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
@@ -121,18 +137,24 @@ def users_of(path: str, apps: list[Any]) -> list[dict[str, Any]]:
     return [users[name] for name in sorted(users)]
 
 
-def _queue_line(q: dict[str, Any]) -> str:
-    return (f"{q.get('path')}  [{q.get('state', 'RUNNING')}]  capacity {q.get('capacity', 0):g}%  max "
+def _queue_line(q: dict[str, Any], wide: bool) -> str:
+    line = (f"{q.get('path')}  [{q.get('state', 'RUNNING')}]  capacity {q.get('capacity', 0):g}%  max "
             f"{q.get('max_capacity', 0):g}%  absolute {q.get('absolute_capacity', 0):g}%  used "
             f"{res_dict(q.get('used', {}).get('values'))}  apps {q.get('num_applications', 0)}")
+    return f"{line}  weight {q.get('weight', 0):g}" if wide else line
 
 
-def _queue_view(q: dict[str, Any]) -> RenderableType:
-    tree = Tree(_queue_line(q))
+def _queue_wide(q: dict[str, Any]) -> RenderableType:
+    """``-o wide``: each queue's weight too."""
+    return _queue_view(q, wide=True)
+
+
+def _queue_view(q: dict[str, Any], *, wide: bool = False) -> RenderableType:
+    tree = Tree(_queue_line(q, wide))
 
     def add(node: Tree, children: list[dict[str, Any]]) -> None:
         for c in children:
-            add(node.add(_queue_line(c)), c.get("children", []))
+            add(node.add(_queue_line(c, wide)), c.get("children", []))
 
     add(tree, q.get("children", []))
     users = q.get("users") or []

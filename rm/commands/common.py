@@ -14,10 +14,15 @@ from proto import shepherd_pb2 as pb
 from rm.client import ClientError
 from rm.commands.output import error, show
 from rm.commands.rest import RestClient
+from rm.commands.target import resolve_rest_option, resolve_rm_option
 
-RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", help="ResourceManager gRPC address host:port")
-REST_OPT = typer.Option(None, "--rest", help="ResourceManager REST URL (default: $SHEPHERD_REST, "
-                        "yarn.resourcemanager.webapp.address from $HADOOP_CONF_DIR, or http://127.0.0.1:8088)")
+RM_OPT = typer.Option(None, "--rm", envvar="SHEPHERD_RM", callback=resolve_rm_option,
+                      help="ResourceManager gRPC address host:port (default: `shepherd --cluster NAME`, "
+                           "$SHEPHERD_RM, the current cluster of `shepherd config clusters`, or 127.0.0.1:7030)")
+REST_OPT = typer.Option(None, "--rest", callback=resolve_rest_option,
+                        help="ResourceManager REST URL (default: `shepherd --cluster NAME`, $SHEPHERD_REST, the "
+                             "current cluster of `shepherd config clusters`, yarn.resourcemanager.webapp.address "
+                             "from $HADOOP_CONF_DIR, or http://127.0.0.1:8088)")
 FINAL = frozenset({"FINISHED", "FAILED", "KILLED"})
 USAGE_ERRORS = frozenset({"INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION"})
 

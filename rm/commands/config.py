@@ -1,5 +1,7 @@
 """``shepherd config validate`` and ``shepherd config show [--sources]``: the effective daemon settings
-from defaults, Hadoop site files, shepherd's YAML file, the environment and flags."""
+from defaults, Hadoop site files, shepherd's YAML file, the environment and flags; and the CLI's named
+clusters (``clusters``, ``add-cluster``, ``use-cluster``, ``remove-cluster``, ``which``; in
+:mod:`rm.commands.clusters`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from common.config_check import unknown_properties
 from common.settings import load_layers
 from nodemanager.check_config import NAMESPACES as NM_NAMESPACES
 from nodemanager.config import nm_settings
+from rm.commands import clusters as named_clusters
 from rm.commands.convert import convert_command
 from rm.commands.hadoop_client import hadoop_client_command
 from rm.commands.output import OUT_OPT, check_format, console, dump, error
@@ -21,7 +24,9 @@ from rm.core.queues import QueueConfigError, build_queues
 from rm.service.check_config import NAMESPACES as RM_NAMESPACES
 
 config_group = typer.Typer(no_args_is_help=True,
-                           help="Daemon configuration: validate, show, convert; hadoop-client for the stock clients.")
+                           help="Daemon configuration: validate, show, convert; hadoop-client for the stock "
+                                "clients. The CLI's named clusters: clusters, add-cluster, use-cluster, "
+                                "remove-cluster, which.")
 
 CONFIG_OPT = typer.Option(None, "--config", "-c", help="shepherd YAML config file")
 CONF_DIR_OPT = typer.Option(None, "--hadoop-conf-dir",
@@ -98,7 +103,7 @@ def show(
     except ValueError as exc:
         error(str(exc), prefix="invalid")
         raise typer.Exit(2) from None
-    if output != "table":
+    if output in ("json", "yaml"):  # -o wide is the table: it has no more columns
         data = {k: {"value": v, "source": s} for k, v, s in rows} if sources else {k: v for k, v, _ in rows}
         print(dump(data, output), end="")
         return
@@ -117,3 +122,8 @@ def show(
 
 config_group.command("convert")(convert_command)
 config_group.command("hadoop-client")(hadoop_client_command)
+config_group.command("clusters")(named_clusters.clusters)
+config_group.command("add-cluster")(named_clusters.add_cluster)
+config_group.command("use-cluster")(named_clusters.use_cluster)
+config_group.command("remove-cluster")(named_clusters.remove_cluster)
+config_group.command("which")(named_clusters.which)

@@ -1,5 +1,5 @@
 """``shepherd config convert``: a Hadoop configuration directory (``yarn-site.xml``, ``capacity-scheduler.xml``,
-``core-site.xml``) as one shepherd YAML file for ``--config``.
+``core-site.xml``, ``resource-types.xml``, ``node-resources.xml``) as one shepherd YAML file for ``--config``.
 
 The properties shepherd's daemons read keep their Hadoop names and values (``${...}`` references stay, and
 expand as they did); the capacity scheduler's queue properties become the ``queues:`` tree, read with the
@@ -25,6 +25,7 @@ from common.hadoop_conf import (
     capacity_scheduler_queues,
     conf_dir_from_env,
 )
+from common.resource_types import NODE_PREFIX, RESOURCE_TYPES
 from rm.commands.output import console, error
 
 # the capacity scheduler's properties the queue tree is made of (the rest has no counterpart here)
@@ -71,12 +72,13 @@ def convert(conf_dir: Path, env: dict[str, str]) -> Converted:
     conf = Configuration(env)
     found = conf.add_conf_dir(conf_dir)
     if not found:
-        raise HadoopConfError(f"{conf_dir} has no core-site.xml, yarn-site.xml or capacity-scheduler.xml")
+        raise HadoopConfError(f"{conf_dir} has no core-site.xml, yarn-site.xml, capacity-scheduler.xml, "
+                              "resource-types.xml or node-resources.xml")
     out = Converted([str(p) for p in found])
     known = known_properties()
     for name in conf.names():
         value = conf.raw(name) or ""
-        if name in known:
+        if name in known or name == RESOURCE_TYPES or name.startswith((f"{RESOURCE_TYPES}.", NODE_PREFIX)):
             out.properties[name] = value
         elif _QUEUE_PROPERTY.match(name):
             continue

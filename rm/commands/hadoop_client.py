@@ -22,6 +22,7 @@ from common.credentials import write_private
 from common.hadoop import credentials as hadoop_credentials
 from common.hadoop import tokens
 from rm.commands.output import error
+from rm.commands.target import resolve_rm_option
 
 TOKEN_FILE = "hadoop.token"
 CLIENT_PORT, SCHEDULER_PORT = 8032, 8030  # YARN's defaults for yarn.resourcemanager.address / .scheduler.address
@@ -39,9 +40,11 @@ def _addresses(given: str | None, host: str, port: int) -> list[str]:
 
 def hadoop_client_command(
     out: Path = typer.Option(..., "--dir", help="the directory to write (created; files in it are replaced)"),
-    rm: str | None = typer.Option(None, "--rm", envvar="SHEPHERD_RM",
+    rm: str | None = typer.Option(None, "--rm", envvar="SHEPHERD_RM", callback=resolve_rm_option,
                                   help="the RM's gRPC address; its host is where the Hadoop IPC listeners are "
-                                       "looked for, and whose client secret is used (default 127.0.0.1:7030)"),
+                                       "looked for, and whose client secret is used (default: as every command "
+                                       "finds it, `shepherd --cluster`, $SHEPHERD_RM, the current cluster, "
+                                       "127.0.0.1:7030)"),
     ipc_client: str | None = typer.Option(None, "--ipc-client",
                                           help="the RM's Hadoop IPC client address (yarn.resourcemanager.address; "
                                                "default <RM host>:8032); for an active/standby pair, both, "

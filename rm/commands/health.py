@@ -13,6 +13,7 @@ import typer
 
 from rm.commands.output import console, error
 from rm.commands.rest import rest_base
+from rm.commands.target import resolve_rest_option
 
 HEALTHY, UNREACHABLE, BAD_USAGE, STANDBY_ONLY, NODES_UNHEALTHY = 0, 1, 2, 3, 4
 # nodes an operator took out on purpose, or that left cleanly, are not a health problem
@@ -72,9 +73,10 @@ def probe(url: str, timeout: float) -> Probe:
 
 
 def check_health(
-    rest: str | None = typer.Option(None, "--rest", help="the RM's REST URL, or several comma-separated (an "
-                                    "active/standby pair) \\[default: $SHEPHERD_REST, yarn-site.xml, "
-                                    "http://127.0.0.1:8088]"),
+    rest: str | None = typer.Option(None, "--rest", callback=resolve_rest_option,
+                                    help="the RM's REST URL, or several comma-separated (an active/standby pair) "
+                                         "\\[default: `shepherd --cluster`, $SHEPHERD_REST, the current cluster, "
+                                         "yarn-site.xml, http://127.0.0.1:8088]"),
     timeout: float = typer.Option(5.0, "--timeout", min=0.1, help="seconds to wait for each answer"),
 ) -> None:
     """Exit 0 if an active ResourceManager answers and no node is UNHEALTHY or LOST (and one at least is

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -15,60 +14,77 @@ import typer
 from rich.console import Group, RenderableType
 from rich.table import Table
 
+from am.jobspec import Job
 from rm.client import ClientError
 from rm.commands.common import REST_OPT, fail, next_clock_time
-from rm.commands.output import console, dump, error, kv_table
+from rm.commands.output import (
+    OUT_OPT,
+    OUTPUT_OPTS,
+    Format,
+    Output,
+    console,
+    dump,
+    error,
+    kv_table,
+    read_command,
+)
+from rm.sdk.models import JobPlan
 
 job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission), quote (a price for "
                         "each deadline).")
-
-PLAN_OUT_OPT = typer.Option("table", "-o", "--output", help="table or json")
 
 
 @job_group.command("plan")
 def plan(
     job: Path = typer.Argument(..., exists=True, dir_okay=False, help="job file (YAML or JSON), as for submit"),
     queue: str | None = typer.Option(None, "--queue", "-q", help="the queue it would be submitted to"),
-    output: str = PLAN_OUT_OPT,
+    output: Format = OUT_OPT,
     rest: str | None = REST_OPT,
 ) -> None:
     """What would happen if JOB were submitted now: its queue, where its AM and first stage would be placed,
     its predicted start and finish, whether the job file's deadline_s would be met, and the running apps it
     would delay. Nothing is submitted."""
+    from rm.sdk import Client
 
-    def body(spec: Any) -> dict[str, Any]:
-        out: dict[str, Any] = spec.to_dict()
-        if queue:
-            out["queue"] = queue
-        return out
-
-    result = _post_job(job, output, rest, "/ws/v1/shepherd/plan", body, timeout=120.0).get("plan", {})
-    if result is not None:
+    spec = _read_job(job)
+    with Client(rest=rest) as client:
+        try:
+            result = client.plan(spec, queue=queue)
+        except ClientError as exc:
+            raise fail(exc) from None
+    if output in ("json", "yaml"):
+        sys.stdout.write(dump(result.raw, output))
+    else:
         console.print(plan_table(result))
 
 
-def _post_job(job: Path, output: str, rest: str | None, path: str, body: Any, *,
-              timeout: float = 30.0) -> dict[str, Any]:
-    """Read a job file, POST what ``body(job)`` makes of it to ``path`` as its user, and print the answer
-    as JSON when asked (then None comes back for the table)."""
+def _read_job(job: Path) -> Job:
+    """The job file; one that is not valid exits 2."""
     from am.jobspec import JobSpecError, load_job
-    from rm.commands.rest import RestClient
 
-    if output not in ("table", "json"):
-        raise typer.BadParameter(f"-o must be table or json, not {output!r}")
     try:
-        spec = load_job(job)
+        return load_job(job)
     except JobSpecError as exc:
         error(f"invalid job file: {exc}")
         raise typer.Exit(2) from None
-    user = spec.user or os.environ.get("USER", "dr.who")
+
+
+def _post_job(job: Path, output: Format, rest: str | None, path: str, body: Any, *,
+              timeout: float = 30.0) -> dict[str, Any]:
+    """Read a job file, POST what ``body(job)`` makes of it to ``path`` as its user, and print the answer
+    as JSON or YAML when asked (then None comes back for the table; -o wide is the table)."""
+    from rm.commands.rest import RestClient
+    from rm.sdk.jobs import job_user
+
+    spec = _read_job(job)
+    user = job_user(spec)
     with RestClient(rest, timeout=timeout) as client:
         try:
             answer: dict[str, Any] = client.call("POST", f"{path}?user.name={quote(user)}", body(spec))
         except ClientError as exc:
             raise fail(exc) from None
-    if output == "json":
-        sys.stdout.write(dump(next(iter(answer.values()), {}), "json"))
+    if output in ("json", "yaml"):
+        sys.stdout.write(dump(next(iter(answer.values()), {}), output))
         return {key: None for key in answer}
     return answer
 
@@ -80,42 +96,39 @@ def _when(ms: int | None, plan_ms: int) -> str:
     return f"{clock} (+{(ms - plan_ms) / 1000:.1f} s)"
 
 
-def _feasible(p: dict[str, Any]) -> str:
+def _feasible(p: JobPlan) -> str:
     """The plan's verdict on the job file's deadline_s: yes, no, or that the job has none."""
-    limit = p.get("deadlineSec")
-    if limit is None:
+    if p.deadline_s is None:
         return "- (the job sets no deadline_s)"
-    verdict = "yes" if p.get("deadlineFeasible") else "no"
-    return f"{verdict} (deadline {limit:g} s after submission)"
+    verdict = "yes" if p.deadline_feasible else "no"
+    return f"{verdict} (deadline {p.deadline_s:g} s after submission)"
 
 
-def plan_table(p: dict[str, Any]) -> RenderableType:
-    t0 = int(p.get("planTime") or 0)
-    am = p.get("amContainer")
-    first = p.get("firstStage") or {}
-    placed = ", ".join(f"{x['node']} x{x['tasks']}" for x in first.get("placements", [])) or "-"
+def plan_table(p: JobPlan) -> RenderableType:
+    t0 = p.plan_time_ms
+    am = p.am_container
+    first = p.first_stage
+    placed = ", ".join(f"{x.node} x{x.tasks}" for x in first.placements) or "-"
     rows: list[tuple[str, Any]] = [
-        ("job", p.get("job")), ("queue", p.get("queue")), ("user", p.get("user")),
-        ("scheduler", p.get("scheduler")), ("outcome", p.get("status")),
-        ("AM container", f"{am['node']} at {_when(am['time'], t0)}" if am else "-"),
-        (f"first stage ({first.get('name', '')})", f"{placed}; first task at {_when(first.get('firstStartTime'), t0)}"),
-        ("predicted start", _when(p.get("predictedStartTime"), t0)),
-        ("predicted finish", _when(p.get("predictedFinishTime"), t0)),
+        ("job", p.job), ("queue", p.queue), ("user", p.user), ("scheduler", p.scheduler), ("outcome", p.status),
+        ("AM container", f"{am.node} at {_when(am.time_ms, t0)}" if am else "-"),
+        (f"first stage ({first.name})", f"{placed}; first task at {_when(first.first_start_time_ms, t0)}"),
+        ("predicted start", _when(p.predicted_start_time_ms, t0)),
+        ("predicted finish", _when(p.predicted_finish_time_ms, t0)),
         ("deadline feasible", _feasible(p)),
     ]
     parts: list[RenderableType] = [kv_table(rows)]
-    delays = p.get("delays") or []
-    if delays:
+    if p.delays:
         table = Table("APP", "NAME", "FINISH WITHOUT", "FINISH WITH", "DELAY", title="running apps it would delay")
-        for d in delays:
-            delay = d.get("delaySec")
-            table.add_row(d.get("id", ""), d.get("name", ""), _when(d.get("finishTimeWithout"), t0),
-                          _when(d.get("finishTimeWith"), t0), "-" if delay is None else f"{delay:.1f} s")
+        for d in p.delays:
+            table.add_row(d.app_id, d.name, _when(d.finish_time_without_ms, t0), _when(d.finish_time_with_ms, t0),
+                          "-" if d.delay_s is None else f"{d.delay_s:.1f} s")
         parts.append(table)
     else:
         parts.append("delays no running app")
-    for note in p.get("notes") or []:
-        parts.append(f"note: {note}")
+    parts.extend(f"note: {note}" for note in p.notes)
+    if p.token:
+        parts.append(f"to submit it only while this plan holds: shepherd submit JOB --plan-token {p.token}")
     return Group(*parts)
 
 
@@ -139,7 +152,7 @@ def parse_deadline(text: str, now: float) -> float:
 def quote_job(
     job: Path = typer.Argument(..., exists=True, dir_okay=False, help="job file (YAML or JSON), as for submit"),
     queue: str | None = typer.Option(None, "--queue", "-q", help="the queue it would be submitted to"),
-    output: str = PLAN_OUT_OPT,
+    output: Format = OUT_OPT,
     rest: str | None = REST_OPT,
 ) -> None:
     """What finishing JOB by each deadline would cost now: its estimated work with a prediction interval,
@@ -171,33 +184,43 @@ def quote_table(q: dict[str, Any]) -> RenderableType:
     return Group(kv_table(rows), curve)
 
 
+@read_command
 def deadlines(
     queue: str | None = typer.Option(None, "--queue", "-q"),
-    output: str = PLAN_OUT_OPT,
+    out: Output = OUTPUT_OPTS,
     rest: str | None = REST_OPT,
 ) -> None:
-    """The deadlines bought, earliest first: price, estimate, remaining work, laxity and status."""
+    """The deadlines bought, earliest first: price, estimate, remaining work, laxity and status (-o wide: the
+    user, app state, mean ± deviation of the estimate with its method and runs, and the earliest finish)."""
     from rm.commands.rest import RestClient
 
-    if output not in ("table", "json"):
-        raise typer.BadParameter(f"-o must be table or json, not {output!r}")
     path = "/ws/v1/shepherd/deadlines" + (f"?queue={quote(queue)}" if queue else "")
     with RestClient(rest) as client:
-        try:
-            answer = client.call("GET", path)
-        except ClientError as exc:
-            raise fail(exc) from None
-    rows = (answer.get("deadlines") or {}).get("deadline") or []
-    if output == "json":
-        sys.stdout.write(dump(rows, "json"))
-        return
-    now_ms = int(time.time() * 1000)
+        def fetch() -> list[dict[str, Any]]:
+            try:
+                answer = client.call("GET", path)
+            except ClientError as exc:
+                raise fail(exc) from None
+            rows: list[dict[str, Any]] = (answer.get("deadlines") or {}).get("deadline") or []
+            return rows
+
+        out.show(fetch, deadlines_table, lambda rows: deadlines_table(rows, wide=True))
+
+
+def deadlines_table(rows: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    more = ["USER", "STATE", "ESTIMATE", "EARLIEST FINISH"] if wide else []
     t = Table(show_edge=False)
-    for col in ("APP", "NAME", "QUEUE", "DEADLINE", "PRICE", "CLAIMED", "REMAINING", "LAXITY", "STATUS"):
+    for col in ("APP", "NAME", "QUEUE", *more[:2], "DEADLINE", "PRICE", "CLAIMED", *more[2:], "REMAINING", "LAXITY",
+                "STATUS"):
         t.add_column(col)
+    now_ms = int(time.time() * 1000)
     for d in rows:
         lax = d.get("laxity")
-        t.add_row(d["id"], d["name"], d["queue"], _when(d["deadline"], now_ms), f"{d['price']:.1f}",
-                  f"{d['estimate']['piUpper']:.0f}", f"{d['remainingWork']:.0f}",
+        est = d.get("estimate") or {}
+        who = [d.get("user") or "-", d.get("state") or "-"] if wide else []
+        how = [f"{est.get('mean', 0):.0f} ± {est.get('stddev', 0):.0f} ({est.get('method')}, {est.get('runs')} runs)",
+               _when(d.get("earliestFinish"), now_ms)] if wide else []
+        t.add_row(d["id"], d["name"], d["queue"], *who, _when(d["deadline"], now_ms), f"{d['price']:.1f}",
+                  f"{est.get('piUpper', 0):.0f}", *how, f"{d['remainingWork']:.0f}",
                   "-" if lax is None else f"{lax:.0f} s", d["status"])
-    console.print(t)
+    return t

@@ -3,44 +3,27 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 
-import httpx
 import typer
 
-from rm.client import ClientError, RMClient
+from rm.client import ClientError
 from rm.commands.common import FINAL, RM_OPT, fail
 from rm.commands.output import console
+from rm.sdk import Client
+from rm.sdk.follow import last_lines, log_names
+from rm.sdk.sync import read_log
 
-LOG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # what a NodeManager serves
-ALL_FILES = ("stdout", "stderr")
-
-
-def last_lines(text: str, n: int | None) -> str:
-    """The last ``n`` lines of ``text`` (all of it for None); a last line without its newline counts."""
-    if n is None:
-        return text
-    if n <= 0:
-        return ""
-    return "".join(text.splitlines(keepends=True)[-n:])
+__all__ = ["last_lines", "log_files", "logs", "print_new"]
 
 
 def log_files(names: list[str]) -> list[str]:
     """The files asked for: comma lists and repeats; ``ALL`` is stdout and stderr; stdout when none."""
-    out: list[str] = []
-    for item in names:
-        for name in (part.strip() for part in item.split(",")):
-            if not name:
-                continue
-            if name.upper() == "ALL":
-                out += ALL_FILES
-            elif not LOG_NAME.match(name):
-                raise typer.BadParameter(f"{name!r} is not a log file name (stdout, stderr, ...)")
-            else:
-                out.append(name)
-    return list(dict.fromkeys(out)) or ["stdout"]
+    try:
+        return log_names(names)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def logs(
@@ -67,20 +50,15 @@ def logs(
         raise typer.BadParameter("which application? give APP or -applicationId APP")
     names = log_files(files)
     seen: dict[tuple[str, str], int] = {}
-    with RMClient(rm) as client:
+    with Client(rm) as client:
         while True:
             try:
-                conts = client.containers(target)
-                state = client.app(target).state
+                state = client.app(target).state  # first: once it has ended, the logs read next are whole
+                found = client.logs(target, container=container, file=names)
             except ClientError as exc:
                 raise fail(exc) from None
-            for c in conts:
-                if container and c.container_id != container:
-                    continue
-                if not c.node_http_address:
-                    continue
-                for name in names:
-                    print_new(c.container_id, c.node_id, c.node_http_address, name, seen, tail=tail, follow=follow)
+            for f in found:
+                show_new(f.container_id, f.node_id, f.file, f.text, seen, tail=tail)
             if not follow or state in FINAL:
                 break
             time.sleep(1.0)
@@ -88,15 +66,15 @@ def logs(
 
 def print_new(cid: str, node: str, http: str, name: str, seen: dict[tuple[str, str], int], *, tail: int | None,
           follow: bool) -> None:
+    """Print what is new in one container's log file, read from its NodeManager at ``http``."""
+    text = read_log(http, cid, name)
+    if text is not None:  # else not (yet) written on that node
+        show_new(cid, node, name, text, seen, tail=tail)
+
+
+def show_new(cid: str, node: str, name: str, text: str, seen: dict[tuple[str, str], int], *,
+             tail: int | None) -> None:
     """Print what is new in one container's log file: the first time, its tail (or all of it)."""
-    url = f"http://{http}/ws/v1/node/containers/{cid}/logs/{name}"
-    try:
-        resp = httpx.get(url, timeout=10)
-    except httpx.HTTPError:
-        return
-    if resp.status_code != 200:  # not (yet) written on that node
-        return
-    text = resp.text
     key = (cid, name)
     if key not in seen:
         if not text:  # nothing yet: its heading comes with its first output

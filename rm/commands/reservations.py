@@ -4,7 +4,9 @@ terminal or as an SVG file. The plan capacities come from ``/ws/v1/shepherd/rese
 
 from __future__ import annotations
 
+import functools
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -17,10 +19,10 @@ from rich.text import Text
 from rm.client import ClientError
 from rm.commands.chart import Band, Chart, Run, span, svg_chart, text_chart
 from rm.commands.common import REST_OPT, fail
-from rm.commands.output import OUT_OPT, check_format, console, dump, error, kv_table
+from rm.commands.output import OUTPUT_OPTS, Output, console, error, kv_table, read_command
 from rm.commands.reservation_flags import INTERPRETERS, definition_from_flags, read_file, skyline_requests
 from rm.commands.rest import RestClient
-from rm.commands.shapes import when
+from rm.commands.shapes import clock, when
 
 reservation_group = typer.Typer(no_args_is_help=True, help="Reservations (YARN's reservation system): create, "
                                 "list, show, update, delete; their skylines against the queue's capacity.")
@@ -105,16 +107,23 @@ def chart_of(items: list[dict[str, Any]], plan: dict[str, Any], resource: str, w
     return Chart(bs, float(plan["capacity"].get(key, 0)), window[0], window[1], unit=unit, title=title)
 
 
-def draw(chart: Chart, svg: Path | None) -> None:
-    width = max(40, min(console.width, 160))
-    console.print("\n".join(text_chart(chart, width=width)), highlight=False, markup=False, soft_wrap=True)
-    if svg is not None:
-        try:
-            svg.write_text(svg_chart(chart))
-        except OSError as exc:
-            error(f"cannot write {svg}: {exc}")
-            raise typer.Exit(1) from None
-        console.print(f"wrote {svg}", highlight=False)
+def drawn(chart: Chart) -> Text:
+    """The chart in the terminal's width (at most 160 columns)."""
+    return Text("\n".join(text_chart(chart, width=max(40, min(console.width, 160)))))
+
+
+def write_svg(chart: Chart, svg: Path) -> None:
+    try:
+        svg.write_text(svg_chart(chart))
+    except OSError as exc:
+        error(f"cannot write {svg}: {exc}")
+        raise typer.Exit(1) from None
+    console.print(f"wrote {svg}", highlight=False)
+
+
+def _no_svg_watch(svg: Path | None, out: Output) -> None:
+    if svg is not None and out.watch:
+        raise typer.BadParameter("--svg writes one file: use it without --watch")
 
 
 # ---------------------------------------------------------------------------------------- tables
@@ -139,16 +148,30 @@ def _dur(ms: int) -> str:
     return f"{s}s"
 
 
-def list_table(items: list[dict[str, Any]]) -> Table:
+def list_table(items: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    """Reservations as a table; ``wide`` adds when each was accepted, its priority and what it holds now."""
+    more = ["ACCEPTED", "PRIORITY", "HOLDS NOW"] if wide else []
     table = Table(Column("ID", no_wrap=True), "NAME", "QUEUE", "USER", "ARRIVAL", "DEADLINE", "PERIOD", "REQUESTS",
-                  title=f"{len(items)} reservation(s)")
+                  *more, title=f"{len(items)} reservation(s)")
+    now_ms = time.time() * 1000
     for item in items:
         d = item["reservation-definition"]
         period = d.get("recurrence-expression")
+        accepted = int(item.get("acceptance-time") or 0)
+        extra = [clock(accepted, now_ms / 1000), str(d.get("priority", 0)), _holds(item, now_ms)] if wide else []
         table.add_row(item["reservation-id"], d.get("reservation-name") or "-", item.get("queue", "-"),
                       item.get("user") or "-", when(int(d["arrival"])), when(int(d["deadline"])),
-                      _dur(int(period)) if period else "-", _requests(d))
+                      _dur(int(period)) if period else "-", _requests(d), *extra)
     return table
+
+
+def _holds(item: dict[str, Any], now_ms: float) -> str:
+    """What a reservation's allocation gives it at ``now_ms`` (``-`` outside its runs)."""
+    for a in item.get("resource-allocations") or []:
+        if int(a["startTime"]) <= now_ms < int(a["endTime"]):
+            r = a["resource"]
+            return f"{r.get('memory')} MB, {r.get('vCores')} vcores"
+    return "-"
 
 
 def show_view(item: dict[str, Any]) -> RenderableType:
@@ -212,50 +235,80 @@ def create(
 
 
 @reservation_group.command("list")
+@read_command
 def list_reservations(
     queue: str | None = typer.Option(None, "--queue", "-q", help="only this queue \\[default: every reservable "
                                      "queue]"),
-    output: str = OUT_OPT,
+    out: Output = OUTPUT_OPTS,
     chart: bool = typer.Option(False, "--chart", help="also chart each queue's reservations against its capacity"),
     resource: str = RESOURCE_OPT,
     svg: Path | None = SVG_OPT,
     rest: str | None = REST_OPT,
 ) -> None:
     """Reservations not yet over, per queue. -o json|yaml prints the REST API's reservation objects (numbers
-    as strings, as YARN prints them) with their queue."""
-    check_format(output)
+    as strings, as YARN prints them) with their queue; -o wide adds when each was accepted, its priority and
+    what it holds now."""
     _check_resource(resource)
+    _no_svg_watch(svg, out)
+    found = _Listing()
+
+    def view(items: list[dict[str, Any]], *, wide: bool = False) -> RenderableType:
+        if not (chart or svg):
+            return list_table(items, wide=wide)
+        charts = [drawn(c) for c in found.charts(items, resource)]
+        return Group(list_table(items, wide=wide), *(charts or [Text("nothing to chart: no reservation holds "
+                                                                      "capacity")]))
+
     with RestClient(rest) as client:
-        all_plans = plans(client)
-        chosen = all_plans
-        if queue:
-            plan = _plan_of(all_plans, queue)
-            if plan is None:  # the RM's own refusal
-                listed(client, queue)
-                chosen = []
-            else:
-                chosen = [plan]
+        out.show(lambda: found.fetch(client, queue), view, functools.partial(view, wide=True))
+    if svg is not None and not out.structured:
+        made = found.charts(found.items, resource)
+        for i, c in enumerate(made):
+            write_svg(c, _nth(svg, i, len(made)))
+
+
+@dataclass
+class _Listing:
+    """What the last fetch of `reservation list` or `show` found: the plans of the queues looked at, by path,
+    and their reservations (with their queue), for the charts."""
+
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def fetch(self, client: RestClient, queue: str | None) -> list[dict[str, Any]]:
+        chosen = _chosen(client, queue)
         since = int(time.time() * 1000)
-        per_queue = [(p, [{**item, "queue": p["queue"]} for item in listed(client, p["queue"], since_ms=since)])
-                     for p in chosen]
-    items = [item for _, found in per_queue for item in found]
-    if output != "table":
-        console.out(dump(items, output), end="", highlight=False)
-        return
-    console.print(list_table(items))
-    if not (chart or svg):
-        return
-    charts = [c for p, found in per_queue if found and (c := chart_of(found, p, resource, "its reservations"))]
-    if not charts:
-        console.print("nothing to chart: no reservation holds capacity", highlight=False)
-        return
-    for i, c in enumerate(charts):
-        draw(c, _nth(svg, i, len(charts)))
+        self.plans = {p["queue"]: p for p in chosen}
+        self.items = [{**item, "queue": p["queue"]} for p in chosen
+                      for item in listed(client, p["queue"], since_ms=since)]
+        return self.items
+
+    def find(self, client: RestClient, rid: str, queue: str | None) -> dict[str, Any]:
+        item, plan = _find(client, rid, queue)
+        self.plans, self.items = {plan["queue"]: plan}, [item]
+        return item
+
+    def charts(self, items: list[dict[str, Any]], resource: str, what: str = "its reservations") -> list[Chart]:
+        """One chart per queue with reservations that hold capacity."""
+        per_queue = [(p, [i for i in items if i["queue"] == q]) for q, p in self.plans.items()]
+        return [c for p, mine in per_queue if mine and (c := chart_of(mine, p, resource, what))]
 
 
-def _nth(svg: Path | None, i: int, n: int) -> Path | None:
+def _chosen(client: RestClient, queue: str | None) -> list[dict[str, Any]]:
+    """The plans of every reservable queue, or of ``queue`` (the RM says why when it is not reservable)."""
+    all_plans = plans(client)
+    if not queue:
+        return all_plans
+    plan = _plan_of(all_plans, queue)
+    if plan is None:  # the RM's own refusal
+        listed(client, queue)
+        return []
+    return [plan]
+
+
+def _nth(svg: Path, i: int, n: int) -> Path:
     """One SVG file per chart: FILE for one, FILE-1.svg, FILE-2.svg ... for several queues."""
-    if svg is None or n == 1:
+    if n == 1:
         return svg
     return svg.with_name(f"{svg.stem}-{i + 1}{svg.suffix or '.svg'}")
 
@@ -280,29 +333,30 @@ def _find(client: RestClient, rid: str, queue: str | None) -> tuple[dict[str, An
 
 
 @reservation_group.command("show")
+@read_command
 def show(
     reservation_id: str,
     queue: str | None = QUEUE_OPT,
-    output: str = OUT_OPT,
+    out: Output = OUTPUT_OPTS,
     resource: str = RESOURCE_OPT,
     svg: Path | None = SVG_OPT,
     rest: str | None = REST_OPT,
 ) -> None:
     """One reservation: its definition, its allocation over time and a chart of it against the queue's plan
-    capacity (`--svg FILE` writes the chart as SVG too)."""
-    check_format(output)
+    capacity (`--svg FILE` writes the chart as SVG too; -o wide is the table, which shows every field)."""
     _check_resource(resource)
+    _no_svg_watch(svg, out)
+    found = _Listing()
+
+    def view(item: dict[str, Any]) -> RenderableType:
+        charts = found.charts([item], resource, reservation_id)
+        return Group(show_view(item), drawn(charts[0]) if charts else Text("nothing to chart: it holds no capacity"))
+
     with RestClient(rest) as client:
-        item, plan = _find(client, reservation_id, queue)
-    if output != "table":
-        console.out(dump(item, output), end="", highlight=False)
-        return
-    console.print(show_view(item))
-    c = chart_of([item], plan, resource, reservation_id)
-    if c is None:
-        console.print("nothing to chart: it holds no capacity", highlight=False)
-        return
-    draw(c, svg)
+        out.show(lambda: found.find(client, reservation_id, queue), view)
+    made = found.charts(found.items, resource, reservation_id)
+    if svg is not None and not out.structured and made:
+        write_svg(made[0], svg)
 
 
 @reservation_group.command("update")

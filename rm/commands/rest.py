@@ -1,44 +1,24 @@
 """A small client for the RM's REST API, for the commands the gRPC API has no call for (move, priority,
-lifetime, explain). The base URL comes from ``--rest``, ``$SHEPHERD_REST``, the RM web address in
+lifetime, explain). A command's ``--rest`` option resolves its base URL (:mod:`rm.commands.target`); without
+one, it comes from ``$SHEPHERD_REST``, the user config file's current cluster, the RM web address in
 ``$HADOOP_CONF_DIR/yarn-site.xml``, or ``http://127.0.0.1:8088``."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Self
 
 import httpx
 
 from common import credentials
 from rm.client import ClientError
-
-DEFAULT_REST = "http://127.0.0.1:8088"
+from rm.commands.target import rest_endpoint
 
 
 def rest_base(explicit: str | None) -> str:
+    """``explicit`` with its scheme and without a trailing slash, else the REST URL the command would use."""
     if explicit:
-        base = explicit
-    elif os.environ.get("SHEPHERD_REST"):
-        base = os.environ["SHEPHERD_REST"]
-    else:
-        base = _from_hadoop_conf() or DEFAULT_REST
-    if "://" not in base:
-        base = f"http://{base}"
-    return base.rstrip("/")
-
-
-def _from_hadoop_conf() -> str | None:
-    from common.settings import SettingsError
-    from rm.service.settings import load_rm_settings
-
-    try:
-        s = load_rm_settings(env=dict(os.environ))
-    except SettingsError:
-        return None
-    if s.layers.source("yarn.resourcemanager.webapp.address") == "default":
-        return None
-    host = s.config.http_host
-    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{s.config.rest_port}"
+        return (explicit if "://" in explicit else f"http://{explicit}").rstrip("/")
+    return rest_endpoint().address
 
 
 class RestClient:
@@ -58,14 +38,23 @@ class RestClient:
         try:
             resp = self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
-            raise ClientError("UNAVAILABLE", f"cannot reach the ResourceManager at {self.base}: {exc}") from None
-        if resp.status_code in (200, 202):
-            return resp.json() if resp.content else {}
-        try:
-            remote = resp.json()["RemoteException"]
-            message = f"{remote['exception']}: {remote['message']}"
-        except (ValueError, KeyError, TypeError):
-            message = resp.text or resp.reason_phrase
-        code = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "FAILED_PRECONDITION"}.get(resp.status_code,
-                                                                                         "UNKNOWN")
-        raise ClientError(code, message)
+            raise unreachable(self.base, exc) from None
+        return answer(resp)
+
+
+def unreachable(base: str, exc: httpx.HTTPError) -> ClientError:
+    return ClientError("UNAVAILABLE", f"cannot reach the ResourceManager at {base}: {exc}")
+
+
+def answer(resp: httpx.Response) -> Any:
+    """The JSON of an answer (``{}`` when empty), or the RM's refusal (YARN's RemoteException) as a ClientError
+    with the gRPC code of its HTTP status; the synchronous and the asynchronous clients read answers here."""
+    if resp.status_code in (200, 202):
+        return resp.json() if resp.content else {}
+    try:
+        remote = resp.json()["RemoteException"]
+        message = f"{remote['exception']}: {remote['message']}"
+    except (ValueError, KeyError, TypeError):
+        message = resp.text or resp.reason_phrase
+    code = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "FAILED_PRECONDITION"}.get(resp.status_code, "UNKNOWN")
+    raise ClientError(code, message)

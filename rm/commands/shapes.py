@@ -128,3 +128,28 @@ def when(epoch_ms: float | None) -> str:
     rel = (f"{ago:.0f} s ago" if ago < 120 else f"{ago / 60:.0f} min ago" if ago < 7200
            else f"{ago / 3600:.1f} h ago") if ago >= 0 else "in the future"
     return f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(epoch_ms / 1000))} ({rel})"
+
+
+def clock(epoch_ms: float | None, now: float) -> str:
+    """Milliseconds since the epoch as a short local time for a table column: ``HH:MM:SS`` on the day of
+    ``now`` (seconds since the epoch), else ``MM-DD HH:MM`` (``-`` for none)."""
+    if not epoch_ms or epoch_ms <= 0:
+        return "-"
+    at = time.localtime(epoch_ms / 1000)
+    today = time.localtime(now)
+    same_day = (at.tm_year, at.tm_yday) == (today.tm_year, today.tm_yday)
+    return time.strftime("%H:%M:%S" if same_day else "%m-%d %H:%M", at)
+
+
+def age(seconds: float | None) -> str:
+    """A duration as kubectl's AGE column writes it: ``42s``, ``3m05s``, ``2h07m``, ``3d04h`` (``-`` for none)."""
+    if seconds is None or seconds < 0:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86_400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86_400}d{s % 86_400 // 3600:02d}h"

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from rm.client import ClientError
 from rm.commands.common import REST_OPT, fail, show_rest
-from rm.commands.output import OUT_OPT, check_format, console, kv_table, show
+from rm.commands.output import OUT_OPT, OUTPUT_OPTS, Format, Output, console, kv_table, read_command, show
 from rm.commands.rest import RestClient
 
 slo_group = typer.Typer(no_args_is_help=True, help="SLO proposals inferred from run history: list, show, "
@@ -65,14 +65,15 @@ def _path(job: str) -> str:
 
 
 @slo_group.command("list")
+@read_command
 def slo_list(
     status: str = typer.Option("", "--status", "-s", help="only these statuses (comma list): proposed, accepted, "
                                "rejected"),
-    output: str = OUT_OPT,
+    out: Output = OUTPUT_OPTS,
     rest: str | None = REST_OPT,
 ) -> None:
-    """Every recurring job with enough runs: its proposed period, window and peak, and its status."""
-    check_format(output)
+    """Every recurring job with enough runs: its proposed period, window and peak, and its status (-o wide: its
+    queue, user, step, container-seconds and who decided)."""
     with RestClient(rest) as client:
         def fetch() -> list[dict[str, Any]]:
             try:
@@ -82,23 +83,32 @@ def slo_list(
                 raise fail(exc) from None
             return items
 
-        show(fetch, output, _list_table)
+        out.show(fetch, _list_table, _list_wide)
 
 
-def _list_table(items: list[dict[str, Any]]) -> Table:
+def _list_wide(items: list[dict[str, Any]]) -> Table:
+    return _list_table(items, wide=True)
+
+
+def _list_table(items: list[dict[str, Any]], *, wide: bool = False) -> Table:
+    more = ["QUEUE", "USER", "STEP", "CONTAINER-S", "DECIDED BY"] if wide else []
     table = Table(Column("JOB", no_wrap=True), "STATUS", "PERIOD", "EARLIEST START", "DEADLINE", "RUNS",
-                  "PEAK", "ACTIONABLE", "RESERVATION", title=f"{len(items)} SLO proposal(s)")
+                  "PEAK", "ACTIONABLE", "RESERVATION", *more, title=f"{len(items)} SLO proposal(s)")
     for p in items:
+        decision = p.get("decision") or {}
+        extra = [p.get("queue") or "-", p.get("user") or "-", duration(p.get("step") or 0),
+                 str(p.get("containerSeconds", 0)), decision.get("user") or "-"] if wide else []
         table.add_row(p["job"], p["status"], duration(p["period"]), clock(p["earliestStart"]),
                       clock(p["deadline"]), str(p["runs"]), str(p["peakContainers"]),
-                      "yes" if p["actionable"] else "no", p.get("reservationId") or "-")
+                      "yes" if p["actionable"] else "no", p.get("reservationId") or "-", *extra)
     return table
 
 
 @slo_group.command("show")
-def slo_show(job: str, output: str = OUT_OPT, rest: str | None = REST_OPT) -> None:
-    """One job's proposal with its reasons and skyline."""
-    show_rest(rest, _path(job), "sloProposal", output, _show_view)
+@read_command
+def slo_show(job: str, out: Output = OUTPUT_OPTS, rest: str | None = REST_OPT) -> None:
+    """One job's proposal with its reasons and skyline (-o wide is the table, which shows every field)."""
+    show_rest(rest, _path(job), "sloProposal", out.format, _show_view, watch=out.watch, interval=out.interval)
 
 
 def _unit(u: dict[str, Any]) -> str:
@@ -137,11 +147,11 @@ def slo_accept(
     period: str | None = typer.Option(None, "--period", help="the period: 1d, 12h, 3600 ..."),
     queue: str | None = typer.Option(None, "--queue", "-q", help="reserve in this queue instead"),
     skyline: str | None = typer.Option(None, "--skyline", help="containers per step instead, e.g. 2,4,4,1"),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml"),
+    output: Format = OUT_OPT,
     rest: str | None = REST_OPT,
 ) -> None:
-    """Sign off a job's SLO proposal (optionally overriding it): it becomes a periodic reservation."""
-    check_format(output)
+    """Sign off a job's SLO proposal (optionally overriding it): it becomes a periodic reservation. -o json|yaml
+    prints the accepted proposal; -o wide is the table."""
     body: dict[str, Any] = {}
     if deadline is not None:
         body["deadline"] = parse_seconds(deadline, "--deadline")
@@ -161,7 +171,7 @@ def slo_accept(
             out = client.call("POST", f"{_path(job)}/accept", body)
         except ClientError as exc:
             raise fail(exc) from None
-    if output != "table":
+    if output in ("json", "yaml"):
         show(lambda: out, output, _show_view)
         return
     console.print(f"accepted the SLO of {job}: periodic reservation {out['reservation-id']}")

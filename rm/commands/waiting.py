@@ -1,45 +1,45 @@
-"""Waiting for an application to end (``submit --wait``, ``app wait``), riding through RM restarts and failovers."""
+"""Waiting for an application to end (``submit --wait``, ``app wait``), riding through RM restarts and failovers:
+``rm.sdk.Client.wait`` does the waiting, this module draws it."""
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
 from proto import shepherd_pb2 as pb
 from rm.client import ClientError, RMClient
-from rm.commands.common import FINAL, fail
+from rm.commands.common import fail
 from rm.commands.output import console, err_console
+from rm.sdk import Client, Outage, StageProgress, WaitProgress
+from rm.sdk.follow import RideThrough
 
-RIDE_THROUGH = ("UNAVAILABLE", "DEADLINE_EXCEEDED")  # the RM is restarting or failing over: keep waiting
+
+def outage_line(o: Outage) -> str:
+    if o.over:
+        return f"the ResourceManager is back after {o.down_s:.0f} s"
+    return (f"[yellow]the ResourceManager at {o.address} is not answering ({o.code}); waiting for it, the job "
+            f"goes on[/yellow]")
 
 
 def _report(client: RMClient, app_id: str, progress: Any) -> pb.ApplicationReport:
     """The app's report; while the RM does not answer (a restart, a failover) wait for it with jittered
     backoff, saying so once, instead of failing: the job itself goes on."""
-    delay, silent_since = 0.25, 0.0
+    ride = RideThrough(lambda: client.address, lambda o: progress.console.print(outage_line(o)),
+                       clock=time.monotonic)
     while True:
         try:
             rep = client.app(app_id)
         except ClientError as exc:
-            if exc.code not in RIDE_THROUGH and exc.exception != "RetriableException":
-                raise
-            if not silent_since:
-                silent_since = time.monotonic()
-                progress.console.print(f"[yellow]the ResourceManager at {client.address} is not answering "
-                                       f"({exc.code}); waiting for it, the job goes on[/yellow]")
-            time.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, 5.0)
+            time.sleep(ride.failed(exc))
             continue
-        if silent_since:
-            progress.console.print(f"the ResourceManager is back after {time.monotonic() - silent_since:.0f} s")
+        ride.answered()
         return rep
 
 
 STARTED = ("RUNNING", "WAITING", "READY", "SUCCEEDED", "FAILED", "KILLED")  # a stage whose clock runs or ran
 
 
-def _stage_bar(progress: Any, bars: dict[str, Any], stage: pb.StageProgress) -> None:
+def _stage_bar(progress: Any, bars: dict[str, Any], stage: StageProgress) -> None:
     """One bar per DAG stage: tasks done of its total, its state with what runs and waits, its own elapsed time
     (from when it could first start) and ETA (from the rate its tasks finish at)."""
     if stage.name not in bars:
@@ -55,7 +55,7 @@ def _stage_bar(progress: Any, bars: dict[str, Any], stage: pb.StageProgress) -> 
         progress.stop_task(bar)
 
 
-def wait_for(client: RMClient, app_id: str) -> int:
+def wait_for(client: Client, app_id: str) -> int:
     """Show the app's progress until it ends; 0 if it succeeded, 1 if not, 130 on Ctrl-C (it keeps running)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -66,22 +66,20 @@ def wait_for(client: RMClient, app_id: str) -> int:
                       TimeRemainingColumn(), console=console, transient=not console.is_terminal) as progress:
             task = progress.add_task(app_id, total=100, state="")
             stages: dict[str, Any] = {}  # a DAG job's stage name -> its bar, below the app's
-            while True:
-                rep = _report(client, app_id, progress)
-                progress.update(task, completed=rep.progress * 100, state=rep.state)
-                for stage in rep.stages:
+
+            def draw(p: WaitProgress) -> None:
+                progress.update(task, completed=p.progress * 100, state=p.state)
+                for stage in p.stages:
                     _stage_bar(progress, stages, stage)
-                if rep.state in FINAL:
-                    break
-                time.sleep(0.5)
+
+            rep = client.wait(app_id, progress=draw, on_outage=lambda o: progress.console.print(outage_line(o)))
     except ClientError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:
         err_console.print(f"stopped waiting; {app_id} keeps running (`shepherd app attach {app_id}` follows it "
                           f"again, `shepherd kill {app_id}` stops it)")
         return 130
-    ok = rep.state == "FINISHED" and rep.final_status == "SUCCEEDED"
-    colour = "green" if ok else "red"
+    colour = "green" if rep.succeeded else "red"
     console.print(f"{app_id} [{colour}]{rep.state}/{rep.final_status}[/{colour}]"
-                  + (f": {rep.diagnostics}" if rep.diagnostics and not ok else ""))
-    return 0 if ok else 1
+                  + (f": {rep.diagnostics}" if rep.diagnostics and not rep.succeeded else ""))
+    return 0 if rep.succeeded else 1

@@ -24,7 +24,11 @@ class CoreConfig:
     heartbeat_interval_s: float = 1.0
     max_app_attempts: int = 2
     container_token_lifetime_s: float = 600.0
-    maximum_allocation: Resources | None = None  # None: the largest node's capability
+    # per type it names, the largest ask; the types it does not name: the largest node's amount
+    maximum_allocation: Resources | None = None
+    # the types asks may name and nodes offer (yarn.resource-types with memory-mb and vcores); None: those
+    # the nodes offer
+    resource_types: frozenset[str] | None = None
     completed_apps_kept: int = 10_000
     max_priority: int = 10  # yarn.cluster.max-application-priority: priorities above it are capped
     # False for drivers with no store and no NodeManagers to check tokens (the simulator): no durable records
@@ -55,6 +59,7 @@ class SubmitSpec:
     outputs: tuple[str, ...] = ()
     terms: AppTerms = NO_TERMS  # a deadline asked for, and what the submitter knows of the job's size
     keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
+    plan_token: str = ""  # from a dry run: accepted only while that plan holds (``rm.core.plan_token``)
 
 
 @dataclass(frozen=True, slots=True)

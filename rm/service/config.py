@@ -34,7 +34,10 @@ class RMConfig:
     work_preserving: bool = True  # yarn.resourcemanager.work-preserving-recovery.enabled
     ha_enabled: bool = False  # yarn.resourcemanager.ha.enabled: stand by while another RM holds the store
     ha_addresses: tuple[str, ...] = ()  # shepherd.resourcemanager.ha.grpc-addresses: every RM, for AMs and NMs
-    maximum_allocation: Resources | None = None  # yarn.scheduler.maximum-allocation-{mb,vcores}
+    # yarn.scheduler.maximum-allocation-{mb,vcores}, yarn.resource-types.<type>.maximum-allocation: per type
+    # named, the largest ask (the other types: the largest node's amount)
+    maximum_allocation: Resources | None = None
+    resource_types: frozenset[str] | None = None  # yarn.resource-types + memory-mb, vcores; None: the nodes'
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
     max_priority: int = 10  # yarn.cluster.max-application-priority
     scheduler: str = "mrm"  # a scheduler of rm.core.policies.registry.SCHEDULERS
@@ -61,6 +64,7 @@ class RMConfig:
             max_app_attempts=self.max_app_attempts,
             work_preserving=self.work_preserving,
             maximum_allocation=self.maximum_allocation,
+            resource_types=self.resource_types,
             max_priority=self.max_priority,
             deadlines=self.deadlines,
         )

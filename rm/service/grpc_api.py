@@ -293,7 +293,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
                 inputs=tuple(c.inputs), outputs=tuple(c.outputs),
-                keep_containers=c.keep_containers_across_application_attempts,
+                keep_containers=c.keep_containers_across_application_attempts, plan_token=c.plan_token.strip(),
                 terms=_terms(c), **kwargs,  # type: ignore[arg-type]
             )
             await self.ops.submit(limits.bounded_submission(sub))  # a known id is answered as accepted

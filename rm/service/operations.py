@@ -14,6 +14,10 @@ The rules decided here once, following YARN's ClientRMService:
   and deduplicated (``shepherd.inputs=``/``shepherd.outputs=`` tags declare datasets, read before that);
 * a zero memory or vcores in the AM resource means the default (1024 MB, 1 vcore); a negative one, or more
   than any node has, is an ``InvalidResourceRequest``;
+* so is a DAG job file (``job_spec_json``, sent over gRPC) with a stage whose task is above the maximum
+  allocation or of an unknown resource type (no node could ever hold it), naming the stage and the amount;
+  before any node has registered only a configured maximum allocation or resource types
+  (``yarn.resource-types``) refuse;
 * submitting an application id the RM already has is answered as accepted and changes nothing (a client
   retrying after a lost answer), once the store has the app;
 * killing an application that already ended is answered as done and changes nothing.
@@ -277,6 +281,10 @@ class Operations:
                                         ipc_port=ipc_port)
         await self._commit(wake=True)
         log.info("node %s registered with %s", node.node_id, node.capability)
+        skipped = sorted(set(capability.types()) - set(node.capability.types()))
+        if skipped:
+            log.warning("node %s offers resource types yarn.resource-types does not define; ignored: %s",
+                        node.node_id, ", ".join(skipped))
         return node
 
     async def node_heartbeat(self, node_id: str, response_id: int, statuses: Iterable[NodeStatus],

@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from common.hadoop_conf import HadoopConfError, capacity_scheduler_queues
-from common.resources import Resources
+from common.resource_types import RESOURCE_TYPES, ResourceTypes, read_resource_types
+from common.resources import MEMORY, VCORES, Resources
 from common.settings import (
     COMMON,
     DEFAULT,
@@ -130,7 +131,10 @@ class RMSettings:
 
     def rows(self) -> list[tuple[str, str, str]]:
         queues = ", ".join(self.config.queues) if self.config.queues else "default"
-        return self.layers.rows([("queues (children of root)", queues, self.queues_source)])
+        known = self.config.resource_types
+        types = ", ".join(sorted(known)) if known is not None else "memory-mb, vcores and those the nodes offer"
+        return self.layers.rows([("queues (children of root)", queues, self.queues_source),
+                                 ("resource types", types, self.layers.source(RESOURCE_TYPES))])
 
 
 def _with_part(address: str, host: str | None, port: int | None) -> str:
@@ -198,15 +202,35 @@ def _store_url(layers: Layered, warnings: list[str]) -> str | None:
     return None
 
 
-def _max_allocation(layers: Layered) -> Resources | None:
-    mb = layers.integer("yarn.scheduler.maximum-allocation-mb")
-    vc = layers.integer("yarn.scheduler.maximum-allocation-vcores")
-    if mb is None and vc is None:
-        return None
-    r = Resources.of(memory_mb=mb if mb is not None else 8192, vcores=vc if vc is not None else 4)
-    if r.memory_mb <= 0 or r.vcores <= 0:
-        raise SettingsError(f"the maximum allocation must be positive, got {r}")
-    return r
+def _resource_types(layers: Layered, warnings: list[str]) -> ResourceTypes:
+    try:
+        types = read_resource_types(layers.conf)
+    except HadoopConfError as exc:
+        raise SettingsError(str(exc)) from exc
+    warnings += types.ignored
+    return types
+
+
+def _max_allocation(layers: Layered, types: ResourceTypes, warnings: list[str]) -> Resources | None:
+    """memory-mb and vcores (yarn.resource-types.<type>.maximum-allocation, else
+    yarn.scheduler.maximum-allocation-*; if only one of the two is set the other takes YARN's default), and
+    every extra type whose maximum is configured."""
+    given: dict[str, int | None] = {}
+    for name, key in ((MEMORY, "yarn.scheduler.maximum-allocation-mb"),
+                      (VCORES, "yarn.scheduler.maximum-allocation-vcores")):
+        given[name] = layers.integer(key)
+        if name in types.mandatory_maximum:
+            if given[name] is not None and given[name] != types.mandatory_maximum[name]:
+                warnings.append(f"{key} (from {layers.source(key)}) is ignored: "
+                                f"{RESOURCE_TYPES}.{name}.maximum-allocation wins")
+            given[name] = types.mandatory_maximum[name]
+    amounts = types.maximum()
+    mb, vc = given[MEMORY], given[VCORES]
+    if mb is not None or vc is not None:
+        if (mb is not None and mb <= 0) or (vc is not None and vc <= 0):
+            raise SettingsError(f"the maximum allocation must be positive, got memory-mb={mb}, vcores={vc}")
+        amounts.update({MEMORY: mb if mb is not None else 8192, VCORES: vc if vc is not None else 4})
+    return Resources(amounts) if amounts else None
 
 
 def load_rm_settings(
@@ -224,6 +248,7 @@ def load_rm_settings(
     warnings: list[str] = [f"{p.name} from {p.source} is ignored: an earlier file made it final"
                            for p in layers.conf.ignored]
     queues, queues_source = _queues(layers, flags)
+    types = _resource_types(layers, warnings)
     grpc_host, grpc_port = layers.address("shepherd.resourcemanager.grpc.address")
     rest_host, rest_port = layers.address("yarn.resourcemanager.webapp.address")
     d = {f.name: f.default for f in fields(RMConfig)}
@@ -249,7 +274,8 @@ def load_rm_settings(
             ha_enabled=_flag(layers, "yarn.resourcemanager.ha.enabled"),
             ha_addresses=tuple(a.strip() for a in (layers.text("shepherd.resourcemanager.ha.grpc-addresses") or "")
                                .split(",") if a.strip()),
-            maximum_allocation=_max_allocation(layers),
+            maximum_allocation=_max_allocation(layers, types, warnings),
+            resource_types=types.names(),
             scheduling_interval_s=either(layers.seconds("shepherd.resourcemanager.scheduling-interval-ms"),
                                          "scheduling_interval_s"),
             max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),

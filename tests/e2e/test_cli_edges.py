@@ -227,6 +227,72 @@ def test_cluster_commands_read_well(make_cluster, tmp_path: Path) -> None:  # ty
     assert docs[0][0]["id"] == cluster.node_ids[0]
 
 
+
+@pytest.mark.slow
+def test_a_job_no_node_could_run_is_refused_at_submission(  # type: ignore[no-untyped-def]
+        make_cluster, tmp_path: Path) -> None:
+    """A stage asking 10x a node's memory: `submit` and `submit --wait` exit 2 with one line naming the stage and
+    the amount, and no app appears; a job that fits still runs."""
+    cluster = make_cluster(nodes=1)  # one node of 4096 MB: the maximum allocation
+    rm = ["--rm", cluster.rm_address, "--data-dir", str(tmp_path / "out")]
+
+    def app_ids() -> list[str]:
+        listed = shepherd("apps", "-o", "json", "--rm", cluster.rm_address)
+        assert listed.returncode == 0, listed.stderr
+        return sorted(a["id"] for a in json.loads(listed.stdout))
+
+    fits = shepherd("submit", str(write_job(tmp_path, sleep_job("fits", 0.5, tasks=2))), "--wait", *rm,
+                    timeout=120)
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+    before = app_ids()
+    assert len(before) == 1
+    huge = write_job(tmp_path, sleep_job("huge", 1, tasks=2, memory_mb=10 * 4096))
+    for wait in ((), ("--wait",)):
+        run = shepherd("submit", str(huge), *wait, *rm)
+        assert run.returncode == 2, (wait, run.stdout, run.stderr)
+        line = one_error_line(run.stderr)
+        assert "stage 's0': a task of <memory-mb=40960, vcores=1> exceeds the maximum allocation" in line, line
+        assert "Exception" not in line
+        assert "submitted" not in run.stdout
+    assert app_ids() == before
+
+def test_a_plan_token_submits_only_while_the_plan_holds(  # type: ignore[no-untyped-def]
+        make_cluster, tmp_path: Path) -> None:
+    """`job plan` prints a plan token; `submit --plan-token` is accepted while the cluster is as planned, and
+    refused (exit 2, naming the app submitted since) once another app came, or for another job."""
+    cluster = make_cluster(nodes=1)
+    rm = ["--rm", cluster.rm_address, "--data-dir", str(tmp_path / "out")]
+    env = {"SHEPHERD_REST": cluster.rest_url}
+    job = write_job(tmp_path, sleep_job("planned", 0.5, tasks=2))
+
+    def plan_token() -> str:
+        run = shepherd_env(env, "job", "plan", str(job))
+        assert run.returncode == 0, run.stdout + run.stderr
+        found = re.search(r"--plan-token (\S+)", run.stdout.replace("\n", ""))
+        assert found, run.stdout
+        return found.group(1)
+
+    token = plan_token()
+    accepted = shepherd("submit", str(job), "--plan-token", token, *rm)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    stale = shepherd("submit", str(job), "--plan-token", token, *rm)  # the first submission came since
+    assert stale.returncode == 2, stale.stdout + stale.stderr
+    line = one_error_line(stale.stderr)
+    assert "the cluster changed since the plan (submitted since: application_" in line, line
+    other = write_job(tmp_path, sleep_job("planned", 0.5, tasks=3))
+    refused = shepherd("submit", str(other), "--plan-token", plan_token(), *rm)
+    assert refused.returncode == 2
+    assert "the job differs from the one planned" in one_error_line(refused.stderr)
+    listed = json.loads(shepherd("apps", "-o", "json", "--rm", cluster.rm_address).stdout)
+    assert len(listed) == 1  # only the submission whose plan held
+
+
+def shepherd_env(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env}
+    return subprocess.run([sys.executable, "-m", "rm.cli", *args], capture_output=True, text=True, timeout=120,
+                          check=False, env=full)
+
+
 @pytest.mark.slow
 def test_a_scheduler_without_the_reservation_stage_refuses_reservations(  # type: ignore[no-untyped-def]
         make_cluster, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""Daemons configured only by HADOOP_CONF_DIR (yarn-site.xml + capacity-scheduler.xml), and the
-``shepherd config`` commands over the same files."""
+"""Daemons configured only by HADOOP_CONF_DIR (yarn-site.xml, capacity-scheduler.xml, resource-types.xml,
+node-resources.xml), and the ``shepherd config`` commands over the same files."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from common import credentials
+from proto import shepherd_pb2 as pb
+from rm.client import ClientError, RMClient
 from rm.local import Daemon
 from tests.e2e.conftest import kill_strays, wait_until
 
@@ -140,3 +143,53 @@ def test_config_validate_and_show_sources(tmp_path: Path) -> None:
     rm = shepherd("rm", env=_env(broken))
     assert rm.returncode == 2
     assert "110" in rm.stderr
+
+
+def test_resource_types_and_node_resources_reach_the_node_and_bound_asks(tmp_path: Path) -> None:
+    conf, work = tmp_path / "conf", tmp_path / "work"
+    ports = hadoop_conf(conf, work)
+    write_site(conf / "resource-types.xml", {
+        "yarn.resource-types": "yarn.io/gpu",
+        "yarn.resource-types.yarn.io/gpu.maximum-allocation": "2",
+    })
+    write_site(conf / "node-resources.xml", {"yarn.nodemanager.resource-type.yarn.io/gpu": "4"})
+    env = _env(conf)
+    shown = json.loads(shepherd("config", "show", "--nm", "--sources", "-o", "json", env=env).stdout)
+    assert shown["extra resources"] == {"value": "gpu=4", "source": str(conf / "node-resources.xml")}
+    rm = Daemon("rm", [sys.executable, "-m", "rm.cli", "rm", "--create-store"], tmp_path / "rm.log",
+                re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)"), env=env)
+    nm = Daemon("nm", [sys.executable, "-m", "rm.cli", "nm"], tmp_path / "nm.log",
+                re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)"), env=env)
+    try:
+        rm.start()
+        nm.start()
+        secret = credentials.load(work / "rm" / "credentials.json").client_secret
+        with RMClient(f"127.0.0.1:{ports['grpc']}", secret) as client:
+            node = wait_until(client.nodes, 30, "the NodeManager to register")[0]
+            assert dict(node.capability.values) == {"memory-mb": 3072, "vcores": 3, "gpu": 4}
+
+            def submit(**extra: int) -> str:
+                app_id = client.new_application()
+                client.submit(pb.ApplicationSubmissionContext(
+                    application_id=app_id, queue="prod",
+                    am_resource=pb.Resource(values={"memory-mb": 256, "vcores": 1, **extra}),
+                    am_container_spec=pb.ContainerLaunchContext(commands=["sleep 30"])))
+                return app_id
+
+            with pytest.raises(ClientError) as err:  # a type resource-types.xml does not declare
+                submit(fpga=1)
+            assert "InvalidResourceRequestException" in err.value.message
+            assert "unknown resource types ['fpga']" in err.value.message
+            with pytest.raises(ClientError) as err:  # the node has 4, the type's maximum-allocation is 2
+                submit(gpu=3)
+            assert "InvalidResourceRequestException" in err.value.message
+            assert "exceeds the maximum allocation" in err.value.message
+            assert "gpu=2" in err.value.message
+            assert client.apps() == []
+            accepted = submit(gpu=2)
+            assert client.app(accepted).state in ("ACCEPTED", "RUNNING")
+            client.kill(accepted)
+    finally:
+        nm.stop()
+        rm.stop()
+        kill_strays(tmp_path)

@@ -8,6 +8,7 @@ placed and every app stays as its submission left it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,7 @@ class Submission:
     memory: int = 512
     vcores: int = 1
     command: str = "sleep 60"  # "" = the AM container spec holds no command
+    job: str = ""  # a DAG job file (JSON); only gRPC's submission context has a field for one
 
 
 class Door(Protocol):
@@ -158,7 +160,8 @@ class Grpc:
         ctx = pb.ApplicationSubmissionContext(
             application_id=app_id, name=s.name, queue=s.queue, user=USER, application_type=s.app_type,
             am_resource=pb.Resource(values=Resources.of(memory_mb=s.memory, vcores=s.vcores).to_dict()),
-            am_container_spec=pb.ContainerLaunchContext(commands=[s.command] if s.command else []))
+            am_container_spec=pb.ContainerLaunchContext(commands=[s.command] if s.command else []),
+            job_spec_json=s.job)
         resp = await self._call("SubmitApplication", pb.SubmitApplicationRequest(context=ctx))
         return resp if isinstance(resp, Refused) else None
 
@@ -292,6 +295,45 @@ async def test_the_same_submissions_get_the_same_answers(rm: ResourceManager, do
     accepted = sorted(s.name for _, s, e in SUBMISSIONS if e is None)
     assert names == sorted(accepted * len(doors))
 
+
+
+def job_file(memory_mb: int, vcores: int = 1, **resources: int) -> str:
+    return json.dumps({"id": "dag", "stages": [
+        {"name": "extract", "tasks": 2, "memory_mb": 256},
+        {"name": "join", "tasks": 2, "memory_mb": memory_mb, "vcores": vcores, "resources": resources,
+         "parents": ["extract"]}]})
+
+
+# (row, job file, the error class, or None: accepted) -- the node has 4096 MB and 4 vcores
+JOB_FILES: list[tuple[str, str, Canonical | None]] = [
+    ("a task as large as the node", job_file(4096, 4), None),
+    ("a task 10x the node's memory", job_file(40_960), "InvalidResourceRequest"),
+    ("a task above the node's vcores", job_file(256, 5), "InvalidResourceRequest"),
+    ("a resource type no node has", job_file(256, gpu=1), "InvalidResourceRequest"),
+]
+
+
+async def test_a_job_file_no_node_could_run_is_refused_naming_its_stage(rm: ResourceManager,
+                                                                        doors: list[Door]) -> None:
+    """The submit operation reads the DAG job file it is given; only gRPC carries one (REST's and Hadoop IPC's
+    submission contexts have no field for it), so this table runs through that door."""
+    door = next(d for d in doors if isinstance(d, Grpc))
+    for row, job, error in JOB_FILES:
+        app_id = await door.new_id()
+        before = len(rm.state.apps)
+        answer = await door.submit(app_id, Submission(name="dag", job=job))
+        assert answer == expect(error, door), row
+        if error is None:
+            assert rm.state.apps[app_id].job_spec_json == job, row  # type: ignore[index]
+            continue
+        assert (app_id not in rm.state.apps, len(rm.state.apps)) == (True, before), row
+    context = pb.ApplicationSubmissionContext(application_id=await door.new_id(), name="dag", queue="batch",
+                                              am_container_spec=pb.ContainerLaunchContext(commands=["sleep 60"]),
+                                              job_spec_json=job_file(40_960))
+    with pytest.raises(grpc.aio.AioRpcError) as refused:  # the message names the stage and the amount
+        await door.stub.SubmitApplication(pb.SubmitApplicationRequest(context=context), timeout=10,
+                                          metadata=door.metadata)
+    assert "stage 'join': a task of <memory-mb=40960, vcores=1> exceeds" in (refused.value.details() or "")
 
 async def test_a_known_id_is_accepted_again_and_changes_nothing(rm: ResourceManager, doors: list[Door]) -> None:
     ids = {door.name: await door.new_id() for door in doors}

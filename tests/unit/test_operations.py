@@ -5,12 +5,13 @@ records), and waking the scheduler only for changes that can place or free a con
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
 
-from common.errors import ApplicationNotFound, BadRequest, YarnError
+from common.errors import ApplicationNotFound, BadRequest, InvalidResourceRequest, YarnError
 from common.resources import Resources
 from rm.core.ledger import Ledger
 from rm.core.queues import build_queues
@@ -111,6 +112,16 @@ def test_a_known_id_is_accepted_again_once_the_store_has_it(rm: FakeRM) -> None:
     assert (again.app.name, again.app.queue, len(again.app.attempts)) == ("etl", "root.default", 1)
     assert len(rm.state.apps) == 1
 
+
+
+def test_a_job_file_no_node_could_run_is_refused_and_nothing_is_stored_or_woken(rm: FakeRM) -> None:
+    ops = Operations(rm)
+    app_id = run(ops.new_application()).app_id
+    stored, kicks = len(rm.stored), rm.kicks
+    job = json.dumps({"id": "huge", "stages": [{"name": "sort", "tasks": 4, "memory_mb": 40_960}]})
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'sort': a task of <memory-mb=40960, vcores=1>"):
+        run(ops.submit(spec(app_id, app_type="SHEPHERD-DAG", job_spec_json=job)))
+    assert (len(rm.stored), rm.queued, rm.kicks, rm.state.apps) == (stored, [], kicks, {})
 
 def test_killing_an_app_that_ended_changes_nothing(rm: FakeRM) -> None:
     ops = Operations(rm)

@@ -255,8 +255,12 @@ def test_a_plan_refuses_what_a_submission_would_refuse() -> None:
     with pytest.raises(BadRequest, match="queue"):
         plan_job(live.ledger.fork(), DAG.model_copy(update={"queue": "nope"}), make_policy("drf"), now=T0, user="u")
     huge = parse_job({"id": "huge", "stages": [{"name": "a", "tasks": 1, "memory_mb": 65_536}]})
-    with pytest.raises(InvalidResourceRequest):
+    with pytest.raises(InvalidResourceRequest) as planned:
         plan_job(live.ledger.fork(), huge, make_policy("drf"), now=T0, user="u")
+    assert str(planned.value).startswith("stage 'a': a task of <memory-mb=65536, vcores=1> exceeds")
+    with pytest.raises(InvalidResourceRequest) as submitted:  # the same check, the same words
+        live.submit(T0, huge)
+    assert str(submitted.value) == str(planned.value)
 
 
 def test_a_plan_that_cannot_finish_within_the_horizon_says_so() -> None:
@@ -273,6 +277,7 @@ def test_a_plan_that_cannot_finish_within_the_horizon_says_so() -> None:
 def test_a_plan_says_whether_the_jobs_deadline_is_feasible() -> None:
     from rm.commands.job import plan_table
     from rm.commands.output import console
+    from rm.sdk import JobPlan
 
     live = Live()
     spec = {"id": "due", "stages": [_stage("x", 2, 3)]}
@@ -288,9 +293,8 @@ def test_a_plan_says_whether_the_jobs_deadline_is_feasible() -> None:
     assert (loose.to_dict()["deadlineFeasible"], tight.to_dict()["deadlineFeasible"]) == (True, False)
     assert tight.to_dict()["deadlineSec"] == 2
     with console.capture() as cap:
-        console.print(plan_table(loose.to_dict()))
-        console.print(plan_table(tight.to_dict()))
-        console.print(plan_table(none.to_dict()))
+        for report in (loose, tight, none):  # the REST answer as the SDK reads it (rm.sdk.JobPlan)
+            console.print(plan_table(JobPlan.from_dict(report.to_dict())))
     lines = [" ".join(ln.replace("│", " ").split()) for ln in cap.get().splitlines() if "deadline feasible" in ln]
     assert lines == ["deadline feasible yes (deadline 60 s after submission)",
                      "deadline feasible no (deadline 2 s after submission)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from common import tokens
@@ -329,3 +331,61 @@ def test_an_unregistered_attempt_is_finished_with_its_finish_time() -> None:
     att = st.apps[app_id].attempts[0]
     assert st.apps[app_id].state == "FINISHED"
     assert (att.state, att.finish_time) == ("FINISHED", 5.0)  # not left FINISHING once the app ended
+
+
+def job_file(*stages: dict[str, object]) -> str:
+    """A DAG job file as ``shepherd submit`` sends it; each stage 2 tasks of 512 MB, 1 vcore unless given."""
+    return json.dumps({"id": "job", "stages": [{"tasks": 2, "memory_mb": 512, **s} for s in stages]})
+
+
+def test_a_job_whose_task_no_node_could_hold_is_refused_at_submission_and_nothing_is_written() -> None:
+    st = make_state()
+    add_node(st, mem=4096, vc=4)
+    app_id = st.new_application(0)
+    st.drain_records()
+    version = st.version
+    too_much_memory = job_file({"name": "load"}, {"name": "join", "memory_mb": 40_960, "parents": ["load"]})
+    too_many_vcores = job_file({"name": "load", "vcores": 5})
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'join': a task of <memory-mb=40960, vcores=1> "
+                                                     r"exceeds the maximum allocation <memory-mb=4096, vcores=4>"):
+        st.submit(SubmitSpec(app_id=app_id, am_launch={"commands": ["am"]}, job_spec_json=too_much_memory), 0)
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'load': a task of <memory-mb=512, vcores=5>"):
+        st.submit(SubmitSpec(app_id=app_id, am_launch={"commands": ["am"]}, job_spec_json=too_many_vcores,
+                             unmanaged=True), 0)  # its tasks still need the cluster's nodes
+    assert (st.apps, st.active, st.drain_records(), st.version) == ({}, {}, [], version)
+    # the same id is still good for a job that fits (a task of exactly the largest node's size does)
+    st.submit(SubmitSpec(app_id=app_id, am_launch={"commands": ["am"]},
+                         job_spec_json=job_file({"name": "load", "memory_mb": 4096, "vcores": 4})), 0)
+    assert st.apps[app_id].state == "ACCEPTED"
+    # no job file, or one its AM could not read either, is not judged here
+    assert st.apps[submit(st)].state == "ACCEPTED"
+    assert st.apps[submit(st, job_spec_json="{not json")].state == "ACCEPTED"
+
+
+def test_before_any_node_registers_only_a_configured_maximum_refuses_a_job() -> None:
+    big = job_file({"name": "map", "memory_mb": 40_960})
+    st = make_state()
+    assert st.apps[submit(st, job_spec_json=big)].state == "ACCEPTED"  # nothing yet to judge it by
+    capped = Ledger(Ledger.fresh_meta(TS), build_queues(),
+                    CoreConfig(maximum_allocation=Resources.of(memory_mb=8192, vcores=4)))
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'map': a task of <memory-mb=40960, vcores=1> "
+                                                     r"exceeds the maximum allocation <memory-mb=8192, vcores=4>"):
+        submit(capped, job_spec_json=big)
+    assert capped.apps == {}
+    # configured above every node, the maximum is what refuses: a task between the two is accepted (it waits)
+    add_node(capped, mem=4096, vc=4)
+    assert capped.apps[submit(capped, job_spec_json=job_file({"name": "map", "memory_mb": 8192}))].state \
+        == "ACCEPTED"
+
+
+def test_a_job_asking_for_a_resource_type_no_node_has_is_refused() -> None:
+    st = make_state()
+    add_node(st)
+    gpu = job_file({"name": "train", "resources": {"gpu": 1}})
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'train': .*unknown resource types \['gpu'\]"):
+        submit(st, job_spec_json=gpu)
+    assert st.apps == {}
+    st.register_node("g1:7040", "g1:8042", "", Resources.of(memory_mb=8192, vcores=8, gpu=2), [], 0)
+    assert st.apps[submit(st, job_spec_json=gpu)].state == "ACCEPTED"
+    with pytest.raises(InvalidResourceRequest, match=r"stage 'train': a task of <gpu=3, .*exceeds"):
+        submit(st, job_spec_json=job_file({"name": "train", "resources": {"gpu": 3}}))

@@ -14,22 +14,23 @@ from rich.progress import Progress, TextColumn
 
 from proto import shepherd_pb2 as pb
 from rm.commands import waiting
+from rm.sdk import AppReport, Client
 
 
-class Reports:
-    """An RM whose app rises 0 %, 20 %, ... 100 % and then ends with ``final``."""
+class Reports(Client):
+    """An RM whose app rises 0 %, 20 %, ... 100 % and then ends with ``final`` (the SDK's wait polls it)."""
 
-    address = "rm:1"
+    address = "rm:1"  # type: ignore[assignment]
 
-    def __init__(self, final: str, stages: bool = False) -> None:
+    def __init__(self, final: str, stages: bool = False) -> None:  # no RM: the reports are scripted
         self.steps = [pb.ApplicationReport(application_id="application_1_0001", state="RUNNING", progress=p / 10,
                                            stages=_stages(p) if stages else [])
                       for p in range(0, 11, 2)]
         self.steps.append(pb.ApplicationReport(application_id="application_1_0001", state="FINISHED",
                                                final_status=final, progress=1.0))
 
-    def app(self, app_id: str) -> pb.ApplicationReport:
-        return self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+    def app(self, app_id: str) -> AppReport:
+        return AppReport.from_proto(self.steps.pop(0) if len(self.steps) > 1 else self.steps[0])
 
 
 def _stages(p: int) -> list[pb.StageProgress]:

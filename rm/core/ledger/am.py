@@ -70,9 +70,6 @@ class AmCommands(LedgerBase):
                 raise InvalidResourceRequest("allocation_request_id must not be negative")
             if a.num_containers:
                 self._check_resource(a.capability, f"ask {a.allocation_request_id}")
-                unknown = [t for t in a.capability.types() if t not in self.resource_types()]
-                if unknown:
-                    raise InvalidResourceRequest(f"unknown resource types {unknown}")
 
     def am_allocate(
         self,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 
+from am.jobspec import Job, parse_job
 from common import ids
 from common.errors import AdmissionRefused, BadRequest, Conflict
 from common.ids import AppId, QueuePath
@@ -13,8 +16,9 @@ from rm.core import reservations_glue as glue
 from rm.core import run_history as history
 from rm.core.admission import Refuse
 from rm.core.entities import App
-from rm.core.ledger.base import LedgerBase, replace_meta
+from rm.core.ledger.base import LedgerBase
 from rm.core.model import QueueView
+from rm.core.plan_token import ClusterBasis, check_token, cluster_basis
 from rm.core.queues import QueueConfigError, resolve_queue
 from rm.core.state_types import SubmitSpec
 
@@ -23,7 +27,7 @@ class AppCommands(LedgerBase):
 
     def new_application(self, now: float) -> AppId:
         seq = self.meta.next_app_seq
-        self.meta = replace_meta(self.meta, next_app_seq=seq + 1)
+        self.meta = replace(self.meta, next_app_seq=seq + 1)
         self.mark_meta()
         return ids.app_id(self.meta.cluster_timestamp, seq)
 
@@ -52,6 +56,9 @@ class AppCommands(LedgerBase):
             commands = list(spec.am_launch.get("commands") or [])
             if not commands:
                 raise BadRequest("the AM container spec has no commands")
+        self.check_tasks(job_tasks(spec.job_spec_json))
+        if spec.plan_token:
+            check_token(spec.plan_token, job_of_spec(spec.job_spec_json), self.plan_basis())
         if spec.lifetime_s < 0 or spec.lifetime_s != spec.lifetime_s:
             raise BadRequest(f"Invalid application timeout, value={spec.lifetime_s} for type=LIFETIME")
         priority = self._check_priority(spec.priority)
@@ -90,6 +97,22 @@ class AppCommands(LedgerBase):
         self._start_attempt(app, now)
         return app
 
+    def plan_basis(self) -> ClusterBasis:
+        """What a dry run's plan rests on (``rm.core.plan_token``): the unfinished apps, the schedulable nodes
+        and the queues."""
+        return cluster_basis(self.active, ((n.node_id, n.capability) for n in self.nodes.values() if n.schedulable),
+                             self.queues)
+
+    def check_tasks(self, tasks: Iterable[tuple[str, Resources]]) -> None:
+        """Refuse (``InvalidResourceRequest``, naming the stage and its amount) a job with a task that no node
+        could ever hold: of a resource type the cluster does not know, or above the maximum allocation (the
+        configured one, else the largest node's), as YARN refuses such an ask. With no node registered, no
+        maximum and no resource types configured there is nothing to judge by, and every job passes.
+        ``tasks``: (stage, what one of its tasks needs), read only when there is something to judge by."""
+        if self.max_allocation() is None and self.config.resource_types is None:
+            return
+        for stage, need in tasks:
+            self._check_resource(need, f"stage {stage!r}: a task of")
 
     def check_queues(self, queues: Mapping[QueuePath, QueueView]) -> None:
         """Refuse (``BadRequest``) a queue tree in which a queue that holds unfinished apps would be gone or no
@@ -185,3 +208,20 @@ class AppCommands(LedgerBase):
                 d += a.num_containers
         return res, n, d, alt
 
+
+def job_of_spec(job_spec_json: str) -> Job | None:
+    """An app's DAG job file; None without one, or with one its ApplicationMaster cannot read either (that
+    AM fails the app when it starts)."""
+    if not job_spec_json:
+        return None
+    try:
+        return parse_job(json.loads(job_spec_json), where="the job")
+    except (ValueError, RecursionError):  # bad JSON, a JobSpecError, or nesting too deep
+        return None
+
+
+def job_tasks(job_spec_json: str) -> Iterator[tuple[str, Resources]]:
+    """Each stage of an app's DAG job file with what one of its tasks needs (``job_of_spec``)."""
+    job = job_of_spec(job_spec_json)
+    for stage in job.stages if job is not None else ():
+        yield stage.name, stage.capability

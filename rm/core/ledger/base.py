@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
 
 from common import ids, tokens
-from common.errors import ApplicationNotFound, BadRequest, InvalidResourceRequest
+from common.errors import ApplicationNotFound, BadRequest
 from common.exits import (
     EXIT_ABORTED,
     EXIT_KILLED_AFTER_APP_COMPLETION,
@@ -43,6 +41,7 @@ from rm.core.events import (
     Listener,
 )
 from rm.core.explain import WaitingNotes
+from rm.core.ledger import limits
 from rm.core.ledger.views import ViewCache
 from rm.core.model import ClusterSnapshot, LayoutMemo, QueueView
 from rm.core.plan import Plan
@@ -178,6 +177,9 @@ class LedgerBase:
         return self._schedulable
 
     def resource_types(self) -> frozenset[str]:
+        """The configured types (yarn.resource-types), else memory-mb, vcores and those the nodes offer."""
+        if self.config.resource_types is not None:
+            return self.config.resource_types
         self._know_nodes()
         assert self._resource_types is not None
         return self._resource_types
@@ -236,22 +238,19 @@ class LedgerBase:
             listener.on_event(event, self.journal)
 
     def max_allocation(self) -> Resources | None:
-        if self.config.maximum_allocation is not None:
-            return self.config.maximum_allocation
+        """Per type, the configured maximum where one is set, else the largest node's amount; None with neither."""
         self._know_nodes()
-        return self._max_allocation
+        configured, nodes = self.config.maximum_allocation, self._max_allocation
+        if configured is None or nodes is None:
+            return configured if nodes is None else nodes
+        return Resources({**nodes.amounts, **configured.amounts})
 
     def _check_resource(self, r: Resources, what: str) -> None:
-        if r.any_negative():
-            raise InvalidResourceRequest(f"{what} has a negative amount: {r}")
-        if r.get(MEMORY) <= 0 or r.get(VCORES) <= 0:
-            raise InvalidResourceRequest(f"{what} must ask for memory-mb and vcores above zero: {r}")
-        mx = self.max_allocation()
-        if mx is not None and not r.fits_in(mx):
-            raise InvalidResourceRequest(
-                f"{what} {r} exceeds the maximum allocation {mx} (no node is large enough)"
-            )
-
+        """``limits.check_resource`` against the cluster's types (once known: configured, or a node registered)
+        and its maximum allocation."""
+        known = self.resource_types() if self.config.resource_types is not None or self.nodes else None
+        limits.check_resource(r, what, known=known, maximum=self.max_allocation(),
+                              configured=self.config.maximum_allocation, bounded=self._max_allocation is not None)
 
     def _start_attempt(self, app: App, now: float) -> Attempt:
         number = len(app.attempts) + 1
@@ -489,7 +488,3 @@ class LedgerBase:
         self._know_nodes()
         assert self._capacity is not None
         return self._capacity
-
-
-def replace_meta(meta: MetaRecord, **changes: Any) -> MetaRecord:
-    return replace(meta, **changes)

@@ -33,6 +33,9 @@ class NodeCommands(Decommissioning):
             raise BadRequest(f"invalid node id {node_id!r}; expected host:port")
         if capability.any_negative() or capability.get(MEMORY) <= 0 or capability.get(VCORES) <= 0:
             raise BadRequest(f"node capability must offer memory-mb and vcores: {capability}")
+        known = self.config.resource_types
+        if known is not None:  # as YARN's RM, skip the types the cluster does not define
+            capability = Resources({t: v for t, v in capability.amounts.items() if t in known})
         nid = NodeId(node_id)
         self._check_may_register(nid)
         old = self.nodes.get(nid)

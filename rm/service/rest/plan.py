@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 
 from am.jobspec import JobSpecError, parse_job
 from common.errors import BadRequest
+from rm.core.plan_token import make_token
 from rm.core.policies.api import SHARES, SIZES, pipeline_reads
 from rm.core.policies.registry import named_pipeline
 from rm.service.rest.errors import check_writer, json_object
@@ -71,6 +72,7 @@ def add_plan_routes(api: FastAPI, rm: ResourceManager) -> None:
         async with one_at_a_time:
             now = rm.now()
             fork = rm.state.fork()  # on the loop: nothing changes the ledger while it is copied
+            token = make_token(job, rm.state.plan_basis())
             report = await asyncio.to_thread(plan_job, fork, job, policy, now=now, user=user, config=config,
                                              horizon_s=HORIZON_S)
-        return {"plan": report.to_dict()}
+        return {"plan": {**report.to_dict(), "planToken": token}}
