@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+from common import durations
 from proto import shepherd_pb2 as pb
 
 MEMORY, VCORES = "memory-mb", "vcores"
@@ -145,11 +146,4 @@ def age(seconds: float | None) -> str:
     """A duration as kubectl's AGE column writes it: ``42s``, ``3m05s``, ``2h07m``, ``3d04h`` (``-`` for none)."""
     if seconds is None or seconds < 0:
         return "-"
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86_400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86_400}d{s % 86_400 // 3600:02d}h"
+    return durations.compact(int(seconds))

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
+from common import durations
+
 STATIC = "/ui/static"
 NAV = (
     ("overview", "/ui", "Overview"),
@@ -68,17 +70,7 @@ def fmt_ms(t_ms: float | None) -> str:
 
 
 def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    s = round(abs(seconds))
-    sign = "-" if seconds < 0 else ""
-    if s < 60:
-        return f"{sign}{s}s"
-    if s < 3600:
-        return f"{sign}{s // 60}m {s % 60:02d}s"
-    if s < 86400:
-        return f"{sign}{s // 3600}h {s % 3600 // 60:02d}m"
-    return f"{sign}{s // 86400}d {s % 86400 // 3600:02d}h"
+    return "—" if seconds is None else durations.compact(seconds, " ")
 
 
 def fmt_mb(mb: float) -> str:
