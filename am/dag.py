@@ -29,7 +29,7 @@ from am.client import AMClientError, AMEnvironment, AMEnvironmentError, AMRMClie
 from am.dag_state import DagState
 from am.jobspec import Job, JobSpecError, Stage, parse_job
 from am.policies import AskDecision, AskPolicy, AskTable, make_ask_policy, stage_index_of
-from am.policies.api import FollowsDeadline
+from am.policies.api import FollowsDeadline, FollowsGrant
 from common.exits import EXIT_INVALID
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
@@ -186,6 +186,9 @@ class DagAM:
                 self.fair_share = resources_from_pb(response.fair_share)
             if response.HasField("deadline_in_s") and isinstance(self.policy, FollowsDeadline):
                 self.policy.set_deadline(self.clock() + response.deadline_in_s)  # the RM's, in this AM's clock
+            if isinstance(self.policy, FollowsGrant):
+                self.policy.set_granted(resources_from_pb(response.granted_guarantee)
+                                        if response.HasField("granted_guarantee") else None)
             self._saved.set()  # the RM holds the checkpoint this heartbeat carried: the launches it covers may go
             self._saved = asyncio.Event()
             hurry = self._on_completed(response.completed_container_statuses)

@@ -147,3 +147,7 @@ def total(items: Iterable[Resources]) -> Resources:
 def component_max(a: Resources, b: Resources) -> Resources:
     keys = set(a.amounts) | set(b.amounts)
     return Resources({k: max(a.get(k), b.get(k)) for k in keys})
+
+
+def component_min(a: Resources, b: Resources) -> Resources:
+    return Resources({k: min(v, b.get(k)) for k, v in a.amounts.items()})

@@ -9,6 +9,7 @@ the RM besides its asks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
@@ -146,6 +147,24 @@ class ControlStep:
     finish_in_s: float
     status: str  # ON_TRACK | AT_RISK
     held: bool = False
+
+    def finite(self) -> bool:
+        """Every number is finite (a step that is not is refused where it comes in)."""
+        return all(math.isfinite(x) for x in (self.age_s, self.progress, self.smoothed_units, self.finish_in_s))
+
+    def to_dict(self, heard: float) -> dict[str, Any]:
+        """The JSON form the store keeps, with ``heard``, the time the RM heard the step."""
+        return {"heard": heard, "age_s": self.age_s, "progress": self.progress, "raw_units": self.raw_units,
+                "smoothed_units": self.smoothed_units, "requested_units": self.requested_units,
+                "finish_in_s": self.finish_in_s, "status": self.status, "held": self.held}
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> tuple[float, ControlStep]:
+        """The time the RM heard the step, and the step (``to_dict``'s inverse)."""
+        return float(d["heard"]), ControlStep(
+            age_s=float(d["age_s"]), progress=float(d["progress"]), raw_units=int(d["raw_units"]),
+            smoothed_units=float(d["smoothed_units"]), requested_units=int(d["requested_units"]),
+            finish_in_s=float(d["finish_in_s"]), status=str(d["status"]), held=bool(d.get("held", False)))
 
 
 @dataclass(frozen=True, slots=True)

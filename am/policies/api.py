@@ -91,6 +91,14 @@ class FollowsDeadline(Protocol):
     def set_deadline(self, deadline: float) -> None: ...
 
 
+@runtime_checkable
+class FollowsGrant(Protocol):
+    """A policy that plans with the guarantee the RM grants it (the floor its ``guarantee`` stage serves),
+    heard in every allocate answer: ``None`` when the answer carries none (no such stage, or an older RM)."""
+
+    def set_granted(self, granted: Resources | None) -> None: ...
+
+
 def declared(remaining_s: float | None) -> AmSignals:
     """The signals of a policy that reports the remaining work it declares on its asks, and nothing more."""
     return NO_SIGNALS if remaining_s is None else AmSignals(size=SizeEstimate(remaining_s, "declared"))

@@ -11,12 +11,13 @@ job simulator, or with ``jockey-amdahl`` the Amdahl model. From then on, at ever
    sent to the RM in ``signals().guarantee``;
 3. the asks are planned back from the deadline with Carbyne's reverse packing: the target is the time
    left before the controller's planning deadline d − D, divided by its slack, and the capacity the job
-   can count on is the larger, per resource, of its fair share and the guarantee it asked for (an allocate
-   response carries the fair share but no granted guarantee; the RM's ``guarantee`` stage serves the
-   guarantee as a floor, and the fair-share stage counts it as the app's use, so together they give the
-   larger of the two, not their sum). DEFAULT goes to the tasks whose latest start is now, topped up
-   until the running tasks and DEFAULT asks fill the guarantee (the controller's model assumes the job
-   uses all of it), and ALTRUISTIC to the rest, so above its guarantee the job is an ordinary altruistic
+   can count on is the larger, per resource, of its fair share and its floor (the RM's ``guarantee`` stage
+   serves the floor first, and the fair-share stage counts it as the app's use, so together they give the
+   larger of the two, not their sum). The floor is the guarantee the RM grants (``set_granted``, from every
+   allocate answer), never more than the one asked for now; until the RM tells one (an older RM, or a
+   scheduler without the stage) it is the guarantee asked for. DEFAULT goes to the tasks whose latest start
+   is now, topped up until the running tasks and DEFAULT asks fill the floor (the controller's model assumes
+   the job uses all of it), and ALTRUISTIC to the rest, so above its floor the job is an ordinary altruistic
    one. When even that capacity cannot finish by the target, the job is behind and asks everything
    DEFAULT: it takes its fair share, the paper's fallback to fair sharing.
 
@@ -33,14 +34,14 @@ from typing import ClassVar
 from am.dag_state import DagState
 from am.jobspec import Job
 from am.policies.altruism import CarbyneAsks, forward_completion, keep_floor, scan, stage_decisions
-from am.policies.api import AskDecision, AskPolicy, declared
+from am.policies.api import AskDecision, AskPolicy, FollowsGrant, declared
 from am.policies.jockey.controller import ControlConfig, Decision, JockeyController
 from am.policies.jockey.model import Amdahl, CpaTable, RemainingModel, build_table
 from am.policies.jockey.profile import JobProfile, allocation_unit, profile_from_job
 from am.policies.jockey.progress import job_state_from_dag
 from am.policies.jockey.utility import Utility, default_utility
 from am.policies.timepack import INFINITE, must_start_now, pack_reverse
-from common.resources import Resources, component_max
+from common.resources import Resources, component_max, component_min
 from common.terms import AmSignals, ControlStep
 
 TASK_OVERHEAD_S = 1.0
@@ -75,6 +76,7 @@ class JockeyOutcome:
     decision: Decision
     guarantee: Resources
     count_on: Resources  # the capacity the asks were planned with
+    floor: Resources  # the part of the guarantee the asks counted on being served first (see ``set_granted``)
     behind: bool  # the plan cannot finish by its target: everything asked DEFAULT
     default: dict[str, int]
     altruistic: dict[str, int]
@@ -108,6 +110,7 @@ class JockeyAsks:
         self._reported = 0  # controller decisions already sent in ``signals``
         self._first: Decision | None = None
         self._guarantee: Resources | None = None
+        self._granted: Resources | None = None  # what the RM last said it grants; None: it did not say
         self._remaining: float | None = None
         self.last: JockeyOutcome | None = None
 
@@ -153,6 +156,12 @@ class JockeyAsks:
         ctl.set_utility(utility)
         self._deadline = deadline
 
+    def set_granted(self, granted: Resources | None) -> None:
+        """The guarantee the RM grants the job (the floor its ``guarantee`` stage serves, from the last allocate
+        answer); the asks count on it, never on more than the guarantee asked for. None (the answer carries
+        none): count on the guarantee asked for, as with an RM that does not tell."""
+        self._granted = granted
+
     def signals(self) -> AmSignals:
         """The remaining work, the guarantee, and the controller's decisions since the last call (their times
         relative to the last ``asks``)."""
@@ -191,7 +200,8 @@ class JockeyAsks:
         if not any(runnable.values()):
             self.last = None
             return []
-        count_on = component_max(fair_share, guarantee)
+        floor = guarantee if self._granted is None else component_min(self._granted, guarantee)
+        count_on = component_max(fair_share, floor)
         target = (self._deadline - ctl.dead_zone_s - now) / ctl.config.slack
         forward, capacity, shaped = forward_completion(plans, count_on)
         behind = forward == INFINITE or forward > target
@@ -199,9 +209,9 @@ class JockeyAsks:
             default = dict(runnable)
         else:
             latest = pack_reverse(shaped, capacity, target)
-            default = keep_floor(dag, must_start_now(latest, runnable, self.horizon_s), latest, runnable, guarantee)
+            default = keep_floor(dag, must_start_now(latest, runnable, self.horizon_s), latest, runnable, floor)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
-        self.last = JockeyOutcome(decision, guarantee, count_on, behind, default, altruistic)
+        self.last = JockeyOutcome(decision, guarantee, count_on, floor, behind, default, altruistic)
         return stage_decisions(dag, default, altruistic, remaining)
 
 
@@ -235,6 +245,7 @@ class JockeyMaxAsks(JockeyAsks):
 
 
 _: type[AskPolicy] = JockeyAsks
+_grant: type[FollowsGrant] = JockeyAsks
 _static: type[AskPolicy] = JockeyStaticAsks
 _amdahl: type[AskPolicy] = JockeyAmdahlAsks
 _max: type[AskPolicy] = JockeyMaxAsks

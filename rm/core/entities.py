@@ -206,6 +206,8 @@ class App:
     vcore_seconds: float = 0.0
     leftover_containers: int = 0
     fair_share: Resources = field(default_factory=Resources)
+    # the floor the ``guarantee`` stage served it in the last plan applied (None: none; not stored)
+    granted: Resources | None = None
     lifetime_expiry: float = 0.0  # when the RM kills it (YARN's LIFETIME timeout); 0 = unlimited
     reservation_id: str = ""  # the reservation it was submitted into (YARN's reservation-id), if any
     waiting: str = ""  # why its asks wait, from the last scheduling cycle (shown in diagnostics)
@@ -226,7 +228,7 @@ class App:
     keep_containers: bool = False  # YARN's keepContainersAcrossApplicationAttempts
     am_checkpoint: str = ""  # what its AM last saved of its progress (opaque), handed to every later attempt
     sizing: dict[str, Any] = field(default_factory=dict)  # its sampling gate (``rm.core.sizes_glue.Gate``), stored
-    # its AM's control decisions (Jockey), newest last, each with the time the RM heard it (not stored)
+    # its AM's control decisions (Jockey), newest last, each with the time the RM heard it; stored once it ended
     control: list[tuple[float, ControlStep]] = field(default_factory=list)
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
@@ -284,4 +286,5 @@ class App:
             keep_containers=self.keep_containers,
             am_checkpoint=self.am_checkpoint,
             sizing=self.sizing,
+            control=tuple(step.to_dict(heard) for heard, step in self.control) if self.final else (),
         )

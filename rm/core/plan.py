@@ -79,6 +79,8 @@ class Plan:
     placements: list[Place] = field(default_factory=list)
     rejections: dict[tuple[AppId, int], Rejection] = field(default_factory=dict)
     shares: dict[AppId, Resources] = field(default_factory=dict)
+    # the floor the ``guarantee`` stage serves each app asking for one (None: the pipeline has no such stage)
+    guarantees: dict[AppId, Resources] | None = None
     wake: list[WakeAt] = field(default_factory=list)
     preemptions: list[Preempt] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)

@@ -62,6 +62,8 @@ class AppRecord:
     keep_containers: bool = False  # a failed attempt's running containers pass to the next one
     am_checkpoint: str = ""  # the last checkpoint its AM saved (opaque), handed to later attempts
     sizing: dict[str, Any] = field(default_factory=dict)  # its SLearn sampling gate: ratio, pilots, open
+    # once it ended: its AM's control decisions (Jockey), oldest first (``common.terms.ControlStep.to_dict``)
+    control: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

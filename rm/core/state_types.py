@@ -121,3 +121,5 @@ class AllocateResult:
     nm_tokens: tuple[tuple[NodeId, str], ...] = ()
     num_nodes: int = 0
     deadline: float | None = None  # the app's deadline now (seconds since the epoch; it may change at run time)
+    # the floor the ``guarantee`` stage serves the app as of the last plan applied (None: it grants it none)
+    granted_guarantee: Resources | None = None

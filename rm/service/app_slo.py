@@ -15,12 +15,13 @@ REST ``/ws/v1/shepherd/apps/{id}/slo`` resource, the CLI's ``app slo`` and the m
   estimated total work in unit-seconds and d the deadline less the submission time; ``oracle_now`` is the same
   for what is left, ⌈remaining work / (deadline − now)⌉.
 * **requested guarantee**: what the AM asked to be guaranteed (``AppTerms.guarantee``); **granted**: the floor
-  the ``guarantee`` stage serves it now (its request cut to its queue's budget, earliest deadline first), 0
-  while it neither holds nor asks for a container (the cycle does not see it), None when the scheduler has no
-  such stage.
+  the ``guarantee`` stage served it in the last cycle applied (its request cut to its queue's budget, earliest
+  deadline first; ``App.granted``, the value its AM hears in its allocate answers), 0 while no cycle granted
+  it one (it neither holds nor asks for a container, or no cycle ran since it asked or since an RM restart),
+  None when the scheduler has no such stage or the app ended.
 * **trace**: the control decisions the app's AM reported in its allocate calls (Jockey's AM does, each period),
-  the newest ``CONTROL_TRACE_CAP`` kept in memory: empty for other AMs, and after an RM restart until the AM
-  reports again.
+  the newest ``CONTROL_TRACE_CAP``: empty for other AMs. A running app's are kept in memory (after an RM
+  restart the trace starts again from the AM's next report); an ended app's are stored with it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from rm.core.deadlines_glue import job_of
 from rm.core.entities import App
 from rm.core.ledger import Ledger
 from rm.core.policies.api import Stage
-from rm.core.policies.guarantee import GuaranteeStage, grants
+from rm.core.policies.guarantee import GuaranteeStage
 
 ON_TRACK = "ON_TRACK"
 AT_RISK = "AT_RISK"
@@ -121,14 +122,12 @@ def deadline_of(app: App, spec: dict[str, object] | None = None) -> tuple[float 
     return None, "none"
 
 
-def granted_floors(state: Ledger, pipeline: Sequence[Stage], now: float) -> dict[AppId, Resources] | None:
-    """The floor the ``guarantee`` stage serves each app that asks for one now (None: no such stage)."""
-    stage = guarantee_stage(pipeline)
-    if stage is None:
+def granted_floor(app: App, pipeline: Sequence[Stage]) -> Resources | None:
+    """The floor the ``guarantee`` stage serves an unfinished app that asks for one (see the module docstring;
+    None: no such stage, no guarantee asked, or the app ended)."""
+    if app.final or app.terms.guarantee is None or guarantee_stage(pipeline) is None:
         return None
-    if not any(a.terms.guarantee is not None for a in state.active.values()):
-        return {}
-    return {g.app_id: g.floor for g in grants(state.snapshot(now), stage.max_fraction)}
+    return app.granted if app.granted is not None else Resources()
 
 
 def standing(state: Ledger, app: App, deadline: float | None, now: float) -> tuple[str, float | None]:
@@ -156,9 +155,7 @@ def standing(state: Ledger, app: App, deadline: float | None, now: float) -> tup
     return (AT_RISK if late or now > deadline else ON_TRACK), predicted
 
 
-def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
-            floors: dict[AppId, Resources] | None = None) -> AppSlo:
-    """``floors``: ``granted_floors`` when the caller already has them (else they are computed)."""
+def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> AppSlo:
     system = state.deadlines
     unit = system.config.unit
     state.sizes.flush(app.app_id)
@@ -184,18 +181,12 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float,
     else:
         remaining = None
     status, predicted = standing(state, app, deadline, now)
-    granted: Resources | None = None
-    if app.terms.guarantee is not None and not app.final:
-        if floors is None:
-            floors = granted_floors(state, pipeline, now)
-        if floors is not None:
-            granted = floors.get(app.app_id, Resources())
     return AppSlo(
         app_id=app.app_id, deadline=deadline, deadline_source=source, utility=_utility(spec), status=status,
         progress=1.0 if app.final and app.final_status == "SUCCEEDED" else app.progress,
         predicted_finish=predicted, total_work=total, remaining_work=remaining, unit=unit,
         oracle_units=_oracle(total, deadline - app.submit_time) if deadline is not None else None,
         oracle_units_now=_oracle(remaining, deadline - now) if deadline is not None and not app.final else None,
-        requested=app.terms.guarantee, granted=granted, claimed=held is not None,
+        requested=app.terms.guarantee, granted=granted_floor(app, pipeline), claimed=held is not None,
         trace=tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
                                   heard + c.finish_in_s, c.status, c.held) for heard, c in app.control))

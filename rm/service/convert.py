@@ -10,7 +10,7 @@ from proto import shepherd_pb2 as pb
 from rm.core.entities import App, Ask, CompletedStatus, Node
 from rm.core.ledger import Ledger
 from rm.core.model import AskType
-from rm.core.state_types import AllocatedContainer, NodeStatus
+from rm.core.state_types import AllocatedContainer, AllocateResult, NodeStatus
 from rm.service.deadline_report import deadline_report
 
 CONTROL_STEPS_PER_CALL = 100  # of an AM's control decisions in one allocate call, the newest are kept
@@ -177,6 +177,11 @@ def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
     if size is None and guarantee is None and not control:
         return NO_SIGNALS
     return AmSignals(size=size, guarantee=guarantee, control=control)
+
+
+def granted_pb(result: AllocateResult) -> pb.Resource | None:
+    """The allocate answer's granted guarantee (unset when the RM grants the app none)."""
+    return None if result.granted_guarantee is None else resources_to_pb(result.granted_guarantee)
 
 
 def _deadline_pb(st: Ledger, app: App, now: float) -> pb.DeadlineReport | None:

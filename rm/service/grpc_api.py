@@ -236,6 +236,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
                 num_cluster_nodes=res.num_nodes,
                 nm_tokens=[pb.NMToken(node_id=convert.node_id_pb(n), token=t) for n, t in res.nm_tokens],
                 deadline_in_s=None if res.deadline is None else res.deadline - self.ops.rm.now(),
+                granted_guarantee=convert.granted_pb(res),
             )
         return await guarded(context, run)
 

@@ -14,7 +14,7 @@ from common.resources import MEMORY, VCORES, Resources
 from rm.core.events import AppFinished, Event, Journal
 from rm.core.ledger import Ledger
 from rm.core.policies.api import Stage
-from rm.service.app_slo import AT_RISK, ON_TRACK, deadline_of, granted_floors, standing
+from rm.service.app_slo import AT_RISK, ON_TRACK, deadline_of, granted_floor, standing
 
 if TYPE_CHECKING:
     from rm.core.entities import App
@@ -28,15 +28,15 @@ def slo_families(st: Ledger, pipeline: Sequence[Stage], now: float) -> Iterator[
     apps = GaugeMetricFamily("shepherd_slo_apps", "Unfinished apps with a deadline, by SLO status",
                              labels=["status"])
     counts = dict.fromkeys((ON_TRACK, AT_RISK), 0)
-    floors = granted_floors(st, pipeline, now)
     requested: dict[str, Resources] = {}
     granted: dict[str, Resources] = {}
     for app in st.active.values():
         q = str(app.queue)
         if app.terms.guarantee is not None:
             requested[q] = requested.get(q, Resources()) + app.terms.guarantee
-            if floors is not None:
-                granted[q] = granted.get(q, Resources()) + floors.get(app.app_id, Resources())
+            floor = granted_floor(app, pipeline)
+            if floor is not None:
+                granted[q] = granted.get(q, Resources()) + floor
         deadline = deadline_of(app)[0]
         if deadline is not None:
             status = standing(st, app, deadline, now)[0]

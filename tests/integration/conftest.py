@@ -1,5 +1,5 @@
 """Fixtures the integration tests share: the PostgreSQL server the store tests use for real, and a NodeManager
-that registers over gRPC and reports itself unhealthy (so an in-process RM places nothing)."""
+that registers over gRPC and reports itself unhealthy (so an in-process RM places nothing), or healthy."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ def closed_port() -> int:
 async def unhealthy_node(server: Any, capability: Any) -> str:
     """Register a NodeManager of ``capability`` with ``server`` (a running ResourceManager) over gRPC, with
     the node secret and its registration session, and report it unhealthy; its node id."""
+    return await grpc_node(server, capability, healthy=False)
+
+
+async def grpc_node(server: Any, capability: Any, *, healthy: bool) -> str:
+    """``unhealthy_node``, reporting the node healthy or not: a healthy one is scheduled on (nothing ever
+    runs there: its NodeManager is not listening)."""
     import grpc
 
     from proto import shepherd_pb2 as pb
@@ -73,7 +79,7 @@ async def unhealthy_node(server: Any, capability: Any) -> str:
             metadata=node)
         await call
         node += [(k, v) for k, v in await call.trailing_metadata() if k == "x-shepherd-node-session"]
-        await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(
-            node_id=node_id, response_id=0, health=pb.NodeHealth(healthy=False, health_report="test")),
-            metadata=node)
+        health = pb.NodeHealth(healthy=healthy, health_report="" if healthy else "test")
+        await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(node_id=node_id, response_id=0, health=health),
+                                    metadata=node)
     return f"127.0.0.1:{node_id.port}"

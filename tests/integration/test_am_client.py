@@ -26,7 +26,9 @@ import pytest
 from am.client import AMEnvironment, AMRMClient
 from am.dag import format_command, run_am
 from am.jobspec import Job, load_job, parse_job
+from am.policies import JockeyAsks
 from common import ids
+from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 
@@ -62,6 +64,7 @@ class FakeCluster:
     resync_on_allocate: int | None = None  # answer this allocate call (1-based) with AM_RESYNC
     resync_by_error: bool = False  # ... with YARN's ApplicationMasterNotRegisteredException instead
     deadline_in_s: float | None = None  # the app's deadline, as seconds from now in every answer
+    granted: dict[str, int] | None = None  # the guarantee the RM grants the app, in every answer
     asks: dict[int, pb.ResourceAsk] = field(default_factory=dict)
     live: dict[str, pb.Container] = field(default_factory=dict)
     completed: list[pb.ContainerStatus] = field(default_factory=list)
@@ -148,6 +151,7 @@ class FakeRM(pbg.ApplicationMasterServicer):
             completed_container_statuses=completed, fair_share=pb.Resource(values={"memory-mb": 4096}),
             nm_tokens=[pb.NMToken(node_id=pb.NodeId(host="127.0.0.1", port=c.nm_port), token=NM_TOKEN)],
             deadline_in_s=c.deadline_in_s,
+            granted_guarantee=None if c.granted is None else pb.Resource(values=c.granted),
         )
 
     async def FinishApplicationMaster(self, request: Any, context: Any) -> pb.FinishApplicationMasterResponse:
@@ -299,6 +303,28 @@ def test_a_jockey_am_follows_the_deadline_the_rm_sends() -> None:
     steps = [c for r in cluster.allocate_requests for c in r.control]  # its control decisions, each sent once
     assert steps
     assert steps[0].requested_units == asked[0].guarantee.values["vcores"]
+
+
+def test_a_jockey_am_plans_with_the_guarantee_the_rm_grants(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DAG AM hands its policy the granted guarantee of every allocate answer, and None when an answer
+    carries none (an RM that does not tell)."""
+    heard: list[Resources | None] = []
+    told = JockeyAsks.set_granted
+
+    def set_granted(self: JockeyAsks, granted: Resources | None) -> None:
+        heard.append(granted)
+        told(self, granted)
+
+    monkeypatch.setattr(JockeyAsks, "set_granted", set_granted)
+    job = parse_job({**three_stage_job().to_dict(), "am_policy": "jockey", "deadline_s": 600.0})
+    cluster = FakeCluster(granted={"memory-mb": 256, "vcores": 2})
+    assert asyncio.run(drive(job, cluster)) == 0
+    assert len(heard) == len(cluster.allocate_requests)  # once per answer
+    assert set(heard) == {Resources.of(memory_mb=256, vcores=2)}
+    heard.clear()
+    assert asyncio.run(drive(job, FakeCluster())) == 0
+    assert heard
+    assert set(heard) == {None}
 
 
 def test_launch_context_fills_placeholders_and_environment() -> None:

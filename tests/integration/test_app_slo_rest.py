@@ -3,7 +3,8 @@ scheduler (nothing is placed: the only NodeManager is unhealthy, so apps keep th
 
 A later deadline is admitted and re-lays the claim; one before the earliest feasible finish is a 409 naming
 that finish and changes nothing; an unknown app is a 404, a malformed body a 400, an app that ended a 409; the
-new deadline survives a restart."""
+new deadline survives a restart, and so does an ended app's control trace. Under the jockey scheduler (a
+healthy node) the AM hears the guarantee the RM grants it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import math
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -302,3 +304,97 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
     assert trace[0]["time"] == pytest.approx((before - 60) * 1000, abs=3000)
     assert trace[1]["predictedFinish"] == pytest.approx((before + 400) * 1000, abs=3000)
     assert trace[1]["smoothedUnits"] == pytest.approx(5.96)
+
+
+async def _unmanaged_am(server: ResourceManager, channel: Any, name: str) -> tuple[str, Any, list[tuple[str, str]]]:
+    """An unmanaged app submitted and its AM registered over gRPC: its id, the AM stub, the AM's credentials."""
+    from common import tokens
+    from proto import shepherd_pb2 as pb
+    from proto import shepherd_pb2_grpc as pbg
+
+    secret = [("authorization", f"Bearer {server.cfg.client_secret or ''}")]
+    apps = pbg.ApplicationClientStub(channel)
+    new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
+    await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+        application_id=new.application_id, name=name, queue="default", user="bob", unmanaged_am=True,
+        am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
+    attempt = server.state.apps[AppId(new.application_id)].current
+    assert attempt is not None
+    amrm = [("authorization", f"Bearer {tokens.amrm_token(server.state.amrm_key, attempt.attempt_id)}")]
+    am = pbg.ApplicationMasterStub(channel)
+    await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+    return new.application_id, am, amrm
+
+
+async def test_the_am_hears_the_guarantee_the_rm_grants(tmp_path: Path) -> None:
+    """Under the jockey scheduler, on one healthy 8-vcore node: an AM asking for 8 units is granted its
+    queue's 0.8 of them, in its allocate answers from the first cycle after it asked; an AM asking for none
+    hears no grant."""
+    import grpc
+
+    from common.resources import Resources
+    from proto import shepherd_pb2 as pb
+    from rm.service.config import RMConfig
+    from tests.integration.conftest import grpc_node
+
+    server = ResourceManager(RMConfig(data_dir=tmp_path / "rm", create_store=True, grpc_port=0, rest_port=0,
+                                      ipc_client_port=-1, ipc_scheduler_port=-1, scheduler="jockey"))
+    await server.start()
+    try:
+        node = await grpc_node(server, Resources.of(memory_mb=8192, vcores=8), healthy=True)
+        assert server.state.nodes[node].schedulable  # type: ignore[index]
+        unit = pb.Resource(values={"memory-mb": 1024, "vcores": 1})
+        tasks = [pb.ResourceAsk(allocation_request_id=1, priority=1, capability=unit, num_containers=10)]
+        async with http(server) as client, grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+            app_id, am, amrm = await _unmanaged_am(server, channel, "jockey")
+            plain_id, plain, plain_amrm = await _unmanaged_am(server, channel, "plain")
+            first = await am.Allocate(pb.AllocateRequest(response_id=0, asks=tasks, guarantee=pb.Resource(
+                values={"memory-mb": 8192, "vcores": 8})), metadata=amrm)
+            assert not first.HasField("granted_guarantee")  # no cycle has seen the request yet
+            other = await plain.Allocate(pb.AllocateRequest(response_id=0, asks=tasks), metadata=plain_amrm)
+            await server.schedule_once()
+            second = await am.Allocate(pb.AllocateRequest(response_id=first.response_id), metadata=amrm)
+            assert second.HasField("granted_guarantee")
+            assert dict(second.granted_guarantee.values) == {"memory-mb": 6553, "vcores": 6}  # 0.8 of the node
+            assert dict(second.fair_share.values) != dict(second.granted_guarantee.values)
+            none = await plain.Allocate(pb.AllocateRequest(response_id=other.response_id), metadata=plain_amrm)
+            assert not none.HasField("granted_guarantee")
+            slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+            assert slo["requestedGuarantee"] == {"memory": 8192, "vCores": 8}
+            assert slo["grantedGuarantee"] == {"memory": 6553, "vCores": 6}
+            assert (await client.get(f"/ws/v1/shepherd/apps/{plain_id}/slo")).json()["slo"]["grantedGuarantee"] is None
+    finally:
+        await server.stop()
+
+
+async def test_an_ended_app_s_control_trace_survives_a_restart(tmp_path: Path) -> None:
+    import grpc
+
+    from proto import shepherd_pb2 as pb
+
+    data = tmp_path / "rm"
+    server = await start(data)
+    try:
+        async with http(server) as client, grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
+            app_id, am, amrm = await _unmanaged_am(server, channel, "c")
+            await am.Allocate(pb.AllocateRequest(response_id=0, control=[
+                pb.ControlStep(age_s=60, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
+                               finish_in_s=300, status="ON_TRACK"),
+                pb.ControlStep(age_s=0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
+                               finish_in_s=400, status="AT_RISK", held=True)]), metadata=amrm)
+            done = await am.FinishApplicationMaster(pb.FinishApplicationMasterRequest(
+                final_status=pb.SUCCEEDED), metadata=amrm)
+            assert done.is_unregistered
+            ended = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+        assert server.state.apps[AppId(app_id)].final
+        assert [c["rawUnits"] for c in ended["controlTrace"]] == [6, 9]
+    finally:
+        await server.stop()
+    again = await start(data)
+    try:
+        async with http(again) as client:
+            slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
+        assert slo["controlTrace"] == ended["controlTrace"]  # every field, the times as they were
+        assert slo["progress"] == 1.0
+    finally:
+        await again.stop()

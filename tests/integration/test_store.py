@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -85,6 +86,12 @@ def app(n: int = 1, **overrides: Any) -> AppRecord:
         "outputs": ("/data/out",),
         "sizing": {"gate": {"ratio": 0.03, "since": 1732233601.5, "pilots": 3, "open": False, "openedBy": "",
                             "openedAt": 0.0, "marks": [f"container_1732233600123_{n:04d}_01_000002"]}},
+        "control": ({"heard": 1732233650.125, "age_s": 2.5, "progress": 0.375, "raw_units": 6,
+                     "smoothed_units": 5.2, "requested_units": 6, "finish_in_s": 120.75, "status": "ON_TRACK",
+                     "held": False},
+                    {"heard": 1732233710.875, "age_s": 0.0, "progress": 0.5, "raw_units": 9,
+                     "smoothed_units": 5.96, "requested_units": 6, "finish_in_s": 95.5, "status": "AT_RISK",
+                     "held": True}),
     }
     fields.update(overrides)
     return AppRecord(**fields)
@@ -310,6 +317,7 @@ def test_every_record_type_round_trips_with_all_fields(store: Store, store_url: 
     loaded = reload(store_url)
     assert loaded == expected_state(batch)
     assert loaded.apps[0].tags == ("nightly", "team:data")  # tuples come back as tuples
+    assert loaded.apps[0].control[1]["held"] is True  # an ended app's control trace, every field
     assert loaded.apps[0].submit_time == 1732233600.123456 + 1  # full double precision
     assert loaded.containers[-1].allocation_request_id == 2**40 + 2
 
@@ -530,6 +538,20 @@ def test_size_runs_round_trip_and_older_runs_read_back_without_sizes(store: Stor
     store.write([old, new])
     assert reload(store_url).work_runs == (old, new)  # oldest first, every field; no sizes read back as {}
     assert reload(store_url).work_runs[0].sizes == {}
+
+
+def test_apps_of_a_store_older_than_the_control_trace_read_back_without_one(store: Store, store_url: str) -> None:
+    ended = app(1, state="FINISHED", final_status="SUCCEEDED", finish_time=1732233800.0)
+    store.write([ended])
+    config = _alembic_config()
+    engine = make_engine(store_url)
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0012")  # the column goes
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")  # and comes back empty for the apps already there
+    engine.dispose()
+    assert reload(store_url).apps == (dataclasses.replace(ended, control=()),)
 
 
 # -- errors ------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """An app against its deadline (``rm.service.app_slo``) and a deadline changed at run time, on hand-built
-ledgers: the guarantee granted is the request cut to the queue's budget, earliest first; the status and the
-predicted finish of an app whose deadline comes from its job file follow its reported progress; a book
-re-admits a moved claim or leaves it exactly as it was."""
+ledgers: the guarantee granted (by the last cycle applied) is the request cut to the queue's budget, earliest
+first; the status and the predicted finish of an app whose deadline comes from its job file follow its
+reported progress; a book re-admits a moved claim or leaves it exactly as it was."""
 
 from __future__ import annotations
 
@@ -48,7 +48,9 @@ def test_granted_is_the_request_cut_to_the_queue_budget_earliest_first() -> None
     first, second = h.app("root.a", waiting).id, h.app("root.a", waiting).id
     ask_guarantee(h, first, 6)
     ask_guarantee(h, second, 5)
-    jockey = named_pipeline("jockey")[0]
+    jockey, shares = named_pipeline("jockey")
+    assert app_slo(h.ledger, h.ledger.apps[first], jockey, 10.0).granted == Resources()  # no cycle yet
+    h.apply(h.cycle(jockey, 10.0, shares=shares), 10.0)  # the grants of the last cycle applied
     a = app_slo(h.ledger, h.ledger.apps[first], jockey, 10.0)
     b = app_slo(h.ledger, h.ledger.apps[second], jockey, 10.0)
     assert a.requested == UNIT * 6

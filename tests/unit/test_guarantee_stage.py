@@ -1,7 +1,7 @@
 """The guarantee stage (Jockey's floor): an app's requested guarantee is served from its own queue before fair
 shares, bounded by the queue's guarantee fraction; room is taken back only from what others hold beyond what
 they keep, and above an MRM claim only free room is used; without guarantees the ``jockey`` pipeline decides
-exactly as ``mrm``."""
+exactly as ``mrm``; each cycle's floors reach its plan, the apps and their AMs' allocate answers."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from random import Random
 from am.jobspec import Job, parse_job
 from common.ids import AppId, QueuePath
 from common.resources import Resources
-from common.terms import AppTerms
+from common.terms import AmSignals, AppTerms
 from rm.core.cycle import run_cycle
 from rm.core.deadlines.view import DeadlineEntry, DeadlineView
+from rm.core.entities import Ask
 from rm.core.harness import Harness, ask
 from rm.core.model import ClusterSnapshot
 from rm.core.plan import Plan
@@ -22,6 +23,7 @@ from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.policies.tetris import TetrisPacker
 from sim.engine import SimConfig, Simulator, uniform_nodes
 from sim.policies import make_policy
+from tests.unit.test_state import add_node, make_state, running_app
 
 GB = 1024
 UNIT = Resources.of(memory_mb=GB, vcores=1)
@@ -175,3 +177,36 @@ def test_without_guarantees_jockey_decides_as_mrm() -> None:
     stages = list(mrm.pipeline.stages)
     stages.insert(stages.index("deadline") + 1, "guarantee")
     assert jockey.pipeline.stages == tuple(stages)
+
+
+def test_the_floors_reach_the_plan_the_app_and_its_am_s_allocate_answer() -> None:
+    st = make_state()
+    node = add_node(st)  # 8 vcores, 8 GB in root.default: its guarantees may hold 0.8 of that together
+    app_id, token = running_app(st, node)
+    plain_id, plain_token = running_app(st, node)
+    first = st.am_allocate(token, 0, [Ask(1, 1, UNIT, 10)], [], 0.1, [], [], 1.0,
+                           signals=AmSignals(guarantee=UNIT * 8))
+    assert first.granted_guarantee is None  # no cycle has granted it anything yet
+    st.am_allocate(plain_token, 0, [Ask(1, 1, UNIT, 10)], [], 0.1, [], [], 1.0)
+    stages, shares = named_pipeline("jockey")
+    plan = run_cycle(st.snapshot(2.0), stages, shares=shares, now=2.0, rng=Random(0))
+    floor = Resources.of(memory_mb=int(8 * GB * MAX_GUARANTEE_FRACTION), vcores=int(8 * MAX_GUARANTEE_FRACTION))
+    assert plan.guarantees == {app_id: floor}  # the request cut to the queue's budget, not the request
+    st.apply_plan(plan, 2.0)
+    assert st.apps[app_id].granted == floor
+    assert st.apps[plain_id].granted is None
+    answer = st.am_allocate(token, first.response_id, [], [], 0.2, [], [], 3.0)
+    assert answer.granted_guarantee == floor
+    assert st.am_allocate(plain_token, 1, [], [], 0.2, [], [], 3.0).granted_guarantee is None
+    # a smaller request: the next cycle grants it in full
+    st.am_allocate(token, answer.response_id, [], [], 0.3, [], [], 4.0, signals=AmSignals(guarantee=UNIT * 2))
+    st.apply_plan(run_cycle(st.snapshot(5.0), stages, shares=shares, now=5.0, rng=Random(0)), 5.0)
+    assert st.apps[app_id].granted == UNIT * 2
+    # it asks for none: the next cycle's plan grants it nothing, and the app keeps none
+    st.am_allocate(token, answer.response_id + 1, [], [], 0.4, [], [], 6.0, signals=AmSignals(guarantee=Resources()))
+    again = run_cycle(st.snapshot(7.0), stages, shares=shares, now=7.0, rng=Random(0))
+    assert again.guarantees == {}
+    st.apply_plan(again, 7.0)
+    assert st.apps[app_id].granted is None
+    # a scheduler without the stage puts no floors in its plans
+    assert run_cycle(st.snapshot(8.0), named_pipeline("mrm")[0], now=8.0, rng=Random(0)).guarantees is None

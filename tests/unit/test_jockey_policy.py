@@ -1,6 +1,7 @@
 """Jockey's AM policy end to end: the job file's utility and policy, the guarantee its AM asks for (rising when
-tasks run slower than the profile, falling when faster), its DEFAULT / ALTRUISTIC split, the static and Amdahl
-variants, and a deadline that fair sharing misses and ``jockey`` meets on a cluster full of greedy jobs."""
+tasks run slower than the profile, falling when faster), its DEFAULT / ALTRUISTIC split (on the guarantee the
+RM grants, when it says), the static and Amdahl variants, and a deadline that fair sharing misses and
+``jockey`` meets on a cluster full of greedy jobs."""
 
 from __future__ import annotations
 
@@ -91,6 +92,37 @@ def test_a_deadline_job_asks_for_its_guarantee_and_uses_it_before_yielding() -> 
     assert altruistic == 60 - default  # the rest of the runnable map tasks can wait
     assert policy.last is not None
     assert not policy.last.behind
+
+
+def test_the_asks_count_on_the_guarantee_the_rm_grants_never_more_than_the_one_asked_for() -> None:
+    job = slo_job(arrival=0.0, deadline_s=150.0)
+    unit = Resources.of(memory_mb=GB, vcores=1)
+
+    def split(granted: Resources | None, *, told: bool = True) -> tuple[int, int, JockeyAsks]:
+        policy = make_ask_policy("jockey", seed=3, started_at=0.0)
+        assert isinstance(policy, JockeyAsks)
+        if told:
+            policy.set_granted(granted)
+        asks = policy.asks(DagState(job), Resources(), 0.0)
+        return (sum(a.num_containers for a in asks if a.ask_type == "DEFAULT"),
+                sum(a.num_containers for a in asks if a.ask_type == "ALTRUISTIC"), policy)
+
+    default, altruistic, untold = split(None, told=False)  # an RM that does not say: the request
+    assert untold.controller is not None
+    requested = untold.controller.trace[0].requested_units
+    assert requested == 9
+    assert (default, altruistic) == (9, 51)
+    assert split(None)[:2] == (9, 51)  # an answer without a grant: the same
+    assert split(unit * 12)[:2] == (9, 51)  # a grant above the request counts as the request
+    default, altruistic, cut = split(unit * 8)  # granted less: the floor it fills is the grant
+    assert (default, altruistic) == (8, 52)
+    assert cut.last is not None
+    assert (cut.last.floor, cut.last.count_on, cut.last.behind) == (unit * 8, unit * 8, False)
+    assert cut.signals().guarantee == unit * 9  # it still asks for what its controller wants
+    default, altruistic, short = split(unit * 4)  # too little to finish by the target: behind, all DEFAULT
+    assert (default, altruistic) == (60, 0)
+    assert short.last is not None
+    assert short.last.behind
 
 
 def test_a_job_that_cannot_make_its_deadline_asks_everything_default() -> None:

@@ -1,8 +1,11 @@
 """Work-preserving RM restart: the ledger rebuilt from the store keeps unfinished attempts and their
 containers, the NodeManagers' re-registrations say which still run, AMs re-register and are handed the
-completions they had not yet seen."""
+completions they had not yet seen; an ended app keeps its AM's control trace."""
 
 from __future__ import annotations
+
+import json
+import math
 
 import pytest
 
@@ -10,10 +13,12 @@ from common.errors import ApplicationMasterNotRegistered, BadRequest
 from common.exits import EXIT_ABORTED
 from common.ids import AppId, ContainerId, NodeId
 from common.resources import Resources
+from common.terms import AmSignals, ControlStep
 from rm.core.entities import Ask
 from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
+from rm.core.records import AppRecord, Record
 from rm.core.state_types import CoreConfig, NodeStatus
 from tests.unit.test_decommission import cycle
 from tests.unit.test_state import _fold, add_node, make_state, place_am, submit
@@ -52,7 +57,11 @@ def _tasks(st: Ledger, app_id: AppId, token: str, node: NodeId, n: int) -> list[
 
 
 def _restart(st: Ledger, now: float, **cfg: object) -> Ledger:
-    return Ledger.recover(_fold(st.drain_records()), build_queues(), CoreConfig(**cfg), now=now)  # type: ignore[arg-type]
+    return _recover(st.drain_records(), now, **cfg)
+
+
+def _recover(records: list[Record], now: float, **cfg: object) -> Ledger:
+    return Ledger.recover(_fold(records), build_queues(), CoreConfig(**cfg), now=now)  # type: ignore[arg-type]
 
 
 def test_a_restart_keeps_the_attempt_and_its_containers_until_the_node_reports_them() -> None:
@@ -277,6 +286,36 @@ def test_the_am_checkpoint_is_kept_with_the_app_across_attempts_and_restarts() -
     st.am_allocate(token, att.response_id, [], [], 0.1, [], [], 2.0, checkpoint='{"done":{"s0":{"0":3.5}}}')
     again = _restart(st, 20.0)
     assert again.apps[app_id].am_checkpoint == '{"done":{"s0":{"0":3.5}}}'
+
+
+def test_an_ended_app_keeps_its_am_s_control_trace_in_the_store() -> None:
+    st = make_state()
+    n = add_node(st)
+    app_id, token, _am_cid = _running(st, n)
+    steps = (ControlStep(age_s=30.0, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
+                         finish_in_s=300.0, status="ON_TRACK"),
+             ControlStep(age_s=0.0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
+                         finish_in_s=400.0, status="AT_RISK", held=True))
+    broken = ControlStep(age_s=0.0, progress=0.5, raw_units=9, smoothed_units=math.nan, requested_units=6,
+                         finish_in_s=math.inf, status="AT_RISK")
+    st.am_allocate(token, 0, [], [], 0.5, [], [], 2.0,
+                   signals=AmSignals(guarantee=CAP * 6, control=(*steps, broken)))
+    app = st.apps[app_id]
+    assert [s for _, s in app.control] == list(steps)  # a step that is not all numbers is not kept
+    stored = st.drain_records()
+    (running,) = [r for r in stored if isinstance(r, AppRecord)]  # written as the guarantee changed
+    assert running.control == ()  # not stored while the app runs
+    assert _recover(stored, 3.0).apps[app_id].control == []
+
+    st.am_finish(token, "SUCCEEDED", "", "", 4.0)
+    ended = [r for r in st.drain_records() if isinstance(r, AppRecord)]
+    stored += ended
+    assert ended[-1].state == "FINISHED"
+    assert [d["raw_units"] for d in ended[-1].control] == [6, 9]
+    assert json.loads(json.dumps(ended[-1].control, allow_nan=False)) == list(ended[-1].control)  # the store's JSON
+    again = _recover(stored, 20.0)
+    assert again.apps[app_id].state == "FINISHED"
+    assert again.apps[app_id].control == [(2.0, steps[0]), (2.0, steps[1])]
 
 
 def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_heartbeat() -> None:

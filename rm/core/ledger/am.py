@@ -151,7 +151,7 @@ class AmCommands(LedgerBase):
         if signals.guarantee is not None:
             terms = terms.with_guarantee(signals.guarantee)
         if signals.control:
-            app.control.extend((now, step) for step in signals.control)
+            app.control.extend((now, step) for step in signals.control if step.finite())  # stored as JSON at its end
             del app.control[:-CONTROL_TRACE_CAP]
         if terms != app.terms:
             guarantee_changed = terms.guarantee != app.terms.guarantee
@@ -186,7 +186,7 @@ class AmCommands(LedgerBase):
         result = AllocateResult(
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,
             fair_share=app.fair_share, headroom=self.headroom(), nm_tokens=tuple(nm_tokens),
-            num_nodes=self.schedulable_nodes(), deadline=app.terms.deadline,
+            num_nodes=self.schedulable_nodes(), deadline=app.terms.deadline, granted_guarantee=app.granted,
         )
         att.last_response = result
         return result

@@ -3,7 +3,7 @@ containers, preemptions end them), and the reservation plan's dynamic reprovisio
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from common import ids, tokens
@@ -111,6 +111,8 @@ class PlanCommands(LedgerBase):
             if app is not None and app.fair_share != share:
                 app.fair_share = share
                 self.views.app_changed(app_id)
+        if plan.guarantees is not None:
+            self._record_grants(plan.guarantees)
         self._apply_preemptions(plan, now)
         for key in PLAN_COUNTERS:
             n = plan.counters.get(key, 0)
@@ -120,6 +122,20 @@ class PlanCommands(LedgerBase):
         self._emit(PlanApplied(plan, tuple(applied), now))
         return applied
 
+
+    def _record_grants(self, floors: Mapping[AppId, Resources]) -> None:
+        """Each app keeps the floor the ``guarantee`` stage served it in this plan; an app the stage granted
+        something in the previous plan and not in this one (it no longer asks for a guarantee, or the cycle no
+        longer sees it) keeps none."""
+        earlier = self.last_plan.guarantees if self.last_plan is not None else None
+        for app_id in (earlier or {}).keys() - floors.keys():
+            app = self.apps.get(app_id)
+            if app is not None:
+                app.granted = None
+        for app_id, floor in floors.items():
+            app = self.apps.get(app_id)
+            if app is not None:
+                app.granted = floor
 
     def _apply_preemptions(self, plan: Plan, now: float) -> int:
         """Preempt each victim app's newest non-AM containers until the asked amount is covered (exit -102;

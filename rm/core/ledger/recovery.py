@@ -9,7 +9,7 @@ from typing import Any, Self
 from common.exits import EXIT_KILLED_BY_RESOURCEMANAGER, EXIT_PREEMPTED
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
 from common.resources import Resources
-from common.terms import AppTerms
+from common.terms import AppTerms, ControlStep
 from rm.core import deadlines_glue
 from rm.core.admission import Admission
 from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
@@ -92,6 +92,7 @@ class Recovery(LedgerBase):
                 lifetime_expiry=r.lifetime_expiry, reservation_id=r.reservation_id, inputs=tuple(r.inputs),
                 outputs=tuple(r.outputs), inputs_read=r.state == "RUNNING", terms=AppTerms.from_dict(r.terms),
                 keep_containers=r.keep_containers, am_checkpoint=r.am_checkpoint, sizing=dict(r.sizing),
+                control=[ControlStep.from_dict(step) for step in r.control],
             )
             for ar in sorted(by_app.get(r.app_id, []), key=lambda x: x.number):
                 app.attempts.append(Attempt(

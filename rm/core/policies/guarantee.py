@@ -22,6 +22,9 @@ stage. Rules:
   app the larger of its claim's due and its share, a guaranteed app the larger of its floor and its share.
   Apps in a reservation lend nothing here, and are skipped as guaranteed apps too (their source is the
   reservation).
+
+Every cycle's floors go in its plan (``Plan.guarantees``); the ledger keeps each app's as ``App.granted`` when
+it applies the plan, and the app's AM hears it in its allocate answers.
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ class GuaranteeStage:
 
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         granted = grants(snap, self.max_fraction)
+        ctx.plan.guarantees = {g.app_id: g.floor for g in granted}
         lendable: dict[AppId, Resources] | None = None
         for g in granted:
             short = self._serve(snap.apps[g.app_id], g.floor, ctx)

@@ -61,6 +61,7 @@ class AppRow(Base):
     keep_containers: Mapped[bool] = mapped_column(Boolean, server_default=false())
     am_checkpoint: Mapped[str] = mapped_column(Text, server_default="")
     sizing: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (its SLearn sampling gate)
+    control: Mapped[str] = mapped_column(Text, server_default="[]")  # JSON array (its AM's decisions, once ended)
 
 
 class AttemptRow(Base):
