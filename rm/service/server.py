@@ -40,6 +40,9 @@ log = logging.getLogger("shepherd.rm")
 HADOOP_TOKEN_FILE = "hadoop.token"
 
 
+STOP_GRACE_S = 5.0  # what a stop waits for the REST server's open requests, and (twice that) for every task
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn inside our loop: the RM, not uvicorn, handles process signals."""
 
@@ -291,7 +294,8 @@ class ResourceManager:
         sock.bind((host, self.rest_port))  # the port bound before, if any (a standby becoming active)
         self.rest_port = sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False,
-                                log_config=None)  # uvicorn logs through the daemon's handler (JSON lines)
+                                log_config=None,  # uvicorn logs through the daemon's handler (JSON lines)
+                                timeout_graceful_shutdown=STOP_GRACE_S)  # a request still running is cut then
         server = _Uvicorn(config)
         self._tasks.append(asyncio.create_task(server.serve(sockets=[sock]), name=name))
         while not server.started:
@@ -310,7 +314,12 @@ class ResourceManager:
             await self._grpc.stop(grace=0 if self.halted.is_set() else 1.0)
         if self.ipc is not None:
             await self.ipc.stop()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:  # a task that does not end within the grace is cancelled: a stop never hangs
+            _, late = await asyncio.wait(self._tasks, timeout=2 * STOP_GRACE_S)
+            for t in late:
+                log.warning("task %s did not stop within %.0f s; cancelled", t.get_name(), 2 * STOP_GRACE_S)
+                t.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         if hasattr(self, "state"):
             self.writer.add(self.state.drain_records())
         await self.writer.close(timeout=5.0)

@@ -4,6 +4,8 @@ and bad input changes nothing."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -118,12 +120,14 @@ def test_bad_client_requests_get_yarn_errors_and_change_nothing(make_cluster, tm
                 application_id=app_id, queue="nope", am_container_spec=pb.ContainerLaunchContext(commands=["true"])))
         assert "unknown queue" in err.value.message
         assert client.apps() == before
-        # a job asking for tasks bigger than any node fails with a clear reason instead of waiting forever
+        # a job asking for tasks bigger than any node is refused at submission with a clear reason, instead of
+        # waiting forever; nothing is created
         huge = sleep_job("huge", 1, tasks=1, memory_mb=100_000)
-        huge_id = submit_job(cluster, write_job(tmp_path, huge), tmp_path)
-        final = wait_until(lambda: (r := client.app(huge_id)).state in ("FINISHED", "FAILED") and r, 60,
-                           "the huge job to end")
-        assert final.final_status == "FAILED"
-        assert "maximum allocation" in final.diagnostics or "InvalidResourceRequest" in final.diagnostics
+        refused = subprocess.run([sys.executable, "-m", "rm.cli", "submit", str(write_job(tmp_path, huge)), "--rm",
+                                  cluster.rm_address, "--data-dir", str(tmp_path)],
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "exceeds the maximum allocation" in refused.stderr
+        assert client.apps() == before
         # the RM still serves
         assert client.metrics().active_nodes == 1
