@@ -368,7 +368,7 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
               "above oracle (held) | median finish / deadline | heavy runs met |"),
               "|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in pol.items():
-        lines.append(f"| {name} | {s['runs']} | {s['met_fraction']:.1%} | {s['misses']} | "
+        lines.append(f"| {name} | {s['runs']} | {s['met']} ({s['met_fraction']:.1%}) | {s['misses']} | "
                      f"{s['late_pct_max']:.1f}% | {s['late_pct_median']:.1f}% | {fmt(s['above_oracle_requested'])} | "
                      f"{fmt(s['above_oracle_held'])} | {fmt(s['ratio_median'], pct=False)} | "
                      f"{s['heavy_met']}/{s['heavy_runs']} |")
@@ -383,7 +383,7 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         lines += ["", "## Sensitivity (`jockey`)", "",
                   "| controller | runs | met | misses | above oracle (requested) |", "|---|---|---|---|---|"]
         for name, s in data["sensitivity"].items():
-            lines.append(f"| {name} | {s['runs']} | {s['met_fraction']:.1%} | {s['misses']} | "
+            lines.append(f"| {name} | {s['runs']} | {s['met']} ({s['met_fraction']:.1%}) | {s['misses']} | "
                          f"{fmt(s['above_oracle_requested'])} |")
     acc = data.get("accuracy")
     if acc:
@@ -410,7 +410,7 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     def add(what: str, wanted: str, measured: str, met: bool) -> None:
         out.append({"what": what, "wanted": wanted, "measured": measured, "met": met})
 
-    add("deadlines met, jockey", ">= 99%", f"{j['met_fraction']:.1%} ({j['met']}/{j['runs']})",
+    add("deadlines met, jockey", ">= 99%", f"{j['met']}/{j['runs']} ({j['met_fraction']:.2%})",
         j["met_fraction"] >= 0.99)
     add("worst miss, jockey", "<= 3% late", f"{j['late_pct_max']:.1f}%", j["late_pct_max"] <= 3.0)
     a = j["above_oracle_requested"]
