@@ -486,6 +486,10 @@ def _outage_and_restart(cluster: LocalCluster, proxy: Proxy, tmp_path: Path) -> 
                    "the queue to drain")
         report = wait_final(client, finishing, 60)
         assert (report.state, report.final_status) == ("FINISHED", "SUCCEEDED"), report.diagnostics
+        # a report is read from memory and may show the end a moment before the store has it (the AM's
+        # unregister is answered only after): the kill below must come after the end is stored
+        wait_until(lambda: metric(http.get("/metrics").text, "shepherd_store_pending_records") == 0, 30,
+                   "the app's end to be stored")
         attempts = [a.attempt_id for a in client.attempts(finishing)]
         containers = {c.container_id for c in client.containers(finishing)}
 
