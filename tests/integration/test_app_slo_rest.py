@@ -235,29 +235,16 @@ async def test_the_am_hears_the_deadline_and_its_change(rm: ResourceManager) -> 
 async def test_the_requested_guarantee_survives_a_restart(tmp_path: Path) -> None:
     import grpc
 
-    from common import tokens
     from common.resources import Resources
     from proto import shepherd_pb2 as pb
-    from proto import shepherd_pb2_grpc as pbg
 
     data = tmp_path / "rm"
     server = await start(data)
     try:
-        secret = [("authorization", f"Bearer {server.cfg.client_secret or ''}")]
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            apps = pbg.ApplicationClientStub(channel)
-            new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
-            await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
-                application_id=new.application_id, name="g", queue="default", user="bob", unmanaged_am=True,
-                am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
-            attempt = server.state.apps[AppId(new.application_id)].current
-            assert attempt is not None
-            amrm = [("authorization", f"Bearer {tokens.amrm_token(server.state.amrm_key, attempt.attempt_id)}")]
-            am = pbg.ApplicationMasterStub(channel)
-            await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+            app_id, am, amrm = await _unmanaged_am(server, channel, "g")
             await am.Allocate(pb.AllocateRequest(response_id=0, guarantee=pb.Resource(
                 values={"memory-mb": 3072, "vcores": 3})), metadata=amrm)
-        app_id = new.application_id
         async with http(server) as client:
             slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
         assert slo["requestedGuarantee"] == {"memory": 3072, "vCores": 3}
