@@ -179,7 +179,7 @@ class NodeStatusUpdater:
                     log.error("registration refused: %s", self.shutdown_reason)
                     return False
                 if response.action == pb.NODE_ACTION_NORMAL:
-                    self._keys.update(response.container_token_key)
+                    self._take_keys(response.container_token_keys, response.container_token_key, response.key_id)
                     self._expiry_s = response.nm_expiry_ms / 1000.0 if response.nm_expiry_ms > 0 else None
                     self._mark_alive(answered=True)
                     self._table.acknowledge(reported)
@@ -210,6 +210,17 @@ class NodeStatusUpdater:
                 return False
             backoff = min(backoff * 2, MAX_BACKOFF_S)
         return False
+
+    def _take_keys(self, keys: Any, single: bytes = b"", single_id: int = 0) -> None:
+        """The container-token keys the RM handed out: accepted from now on, and only these (an RM that names one
+        key only: it, and the one this node had before)."""
+        if keys:
+            before = self._keys.ids()
+            self._keys.replace((k.key_id, k.key) for k in keys)
+            if self._keys.ids() != before:
+                log.info("container-token keys accepted: %s", ", ".join(str(i) for i in self._keys.ids()))
+        elif single:
+            self._keys.update(single, single_id)
 
     def _with_session(self) -> tuple[tuple[str, str], ...]:
         return (*self._metadata, (NODE_SESSION, self._session)) if self._session else self._metadata
@@ -314,6 +325,7 @@ class NodeStatusUpdater:
         if response.action == pb.NODE_ACTION_RESYNC:
             return int(response.action)
         self.heartbeats += 1
+        self._take_keys(response.container_token_keys)
         self._table.acknowledge(completed)
         self._response_id = response.response_id
         if response.next_heartbeat_interval_ms > 0:

@@ -1,8 +1,9 @@
 """The ContainerManager gRPC service: AMs (and the RM) start, stop and query containers here.
 
 Every call carries ``authorization: Bearer <NM token>``; each start also carries a container token.
-Both are signed with the key the RM handed out at registration. Problems with one container are
-reported per container (YARN's ``failed`` list); a missing or garbage NM token fails the whole call.
+Both are signed with a key the RM handed out (at registration and with heartbeats: the keys roll).
+Problems with one container are reported per container (YARN's ``failed`` list); a missing or garbage
+NM token fails the whole call.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,32 +34,49 @@ T = TypeVar("T")
 
 
 class TokenKeys:
-    """The RM's container-token keys: the current one and the one before it, so tokens issued just
-    before the RM rolled its key (or restarted) stay valid until they expire."""
+    """The RM's container-token keys this node accepts, by id: those the RM last handed it (the key that signs
+    and the one before it, or the one after it once made), so tokens signed just before the RM rolled its key
+    stay valid, and a key two rolls old is refused. A token that names its key is checked with that key only;
+    one that names none (from an RM whose keys did not roll) with any of them."""
 
     def __init__(self) -> None:
-        self._keys: list[bytes] = []
+        self._keys: list[tuple[int, bytes]] = []  # (key id, key), newest first
 
-    def update(self, key: bytes) -> None:
-        if key and (not self._keys or self._keys[0] != key):
-            self._keys = [key, *self._keys[:1]]
+    def replace(self, keys: Iterable[tuple[int, bytes]]) -> None:
+        """The keys the RM handed out: these, and no others, are accepted from now on."""
+        given = sorted(((i, k) for i, k in keys if k), key=lambda pair: pair[0], reverse=True)
+        if given:
+            self._keys = given
+
+    def update(self, key: bytes, key_id: int = 0) -> None:
+        """One key from an RM that hands out only the key that signs: it and the one before it are accepted."""
+        if key and (not self._keys or self._keys[0][1] != key):
+            self._keys = [(key_id, key), *self._keys[:1]]
 
     def __bool__(self) -> bool:
         return bool(self._keys)
 
+    def ids(self) -> tuple[int, ...]:
+        return tuple(i for i, _ in self._keys)
+
     def all(self) -> tuple[bytes, ...]:
         """The keys tokens may be signed with, newest first."""
-        return tuple(self._keys)
+        return tuple(k for _, k in self._keys)
 
     def read_nm_token(self, token: str) -> tuple[str, str]:
-        return self._first(lambda key: tokens.read_nm_token(key, token))
+        return self._first(token, lambda key: tokens.read_nm_token(key, token))
 
     def read_container_token(self, token: str, *, now: float) -> tokens.ContainerTokenFields:
-        return self._first(lambda key: tokens.read_container_token(key, token, now=now))
+        return self._first(token, lambda key: tokens.read_container_token(key, token, now=now))
 
-    def _first(self, read: Callable[[bytes], T]) -> T:
+    def _first(self, token: str, read: Callable[[bytes], T]) -> T:
+        named = tokens.key_id_of(token)
+        candidates = [k for i, k in self._keys if named is None or i == named]
+        if named is not None and not candidates and self._keys:
+            raise tokens.InvalidToken(f"token signed with key {named}, which this NodeManager does not accept "
+                                      f"(it accepts keys {', '.join(str(i) for i in self.ids())})")
         error: tokens.InvalidToken | None = None
-        for key in self._keys:
+        for key in candidates:
             try:
                 return read(key)
             except tokens.InvalidToken as exc:

@@ -2,10 +2,10 @@
 
 A token is ``Token{identifier, password, kind, service}``: the identifier is the serialized
 identifier message (no length prefix), the password an HMAC-SHA256 of kind and identifier under
-an RM key: the AMRM key for AMRM tokens, the container key (which NodeManagers receive when they
-register) for NM and container tokens. Binding the kind into the HMAC keeps one kind of token from
-passing for another. Verification needs only the identifier and the key, so a DIGEST-MD5 server
-can compute the password a client must know.
+an RM key: the AMRM key for AMRM tokens, the container key (which NodeManagers receive from the RM;
+it rolls, and the identifier names the key's id) for NM and container tokens. Binding the kind into the
+HMAC keeps one kind of token from passing for another. Verification needs only the identifier and the
+key, so a DIGEST-MD5 server can compute the password a client must know.
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ class NMIdentity:
     submitter: str
 
 
-def nm_token(key: bytes, attempt_id: str, node_id: str, submitter: str) -> ipc.Token:
+def nm_token(key: bytes, attempt_id: str, node_id: str, submitter: str, *, key_id: int = KEY_ID) -> ipc.Token:
     ident = yt.NMTokenIdentifier(app_attempt_id=records.attempt_id_pb(attempt_id),
-                                 node_id=records.node_id_pb(node_id), app_submitter=submitter, key_id=KEY_ID)
+                                 node_id=records.node_id_pb(node_id), app_submitter=submitter, key_id=key_id)
     return _token(key, KIND_NM, ident.SerializeToString(), node_id)
 
 
@@ -109,11 +109,12 @@ class ContainerGrant:
     allocation_request_id: int
 
 
-def container_token(key: bytes, grant: ContainerGrant, *, rm_identifier: int, created_ms: int) -> ipc.Token:
+def container_token(key: bytes, grant: ContainerGrant, *, rm_identifier: int, created_ms: int,
+                    key_id: int = KEY_ID) -> ipc.Token:
     ident = yt.ContainerTokenIdentifier(
         container_id=records.container_id_pb(grant.container_id), nm_host_addr=grant.node_id,
         app_submitter=grant.submitter, resource=records.resource_pb(grant.resource),
-        expiry_time_stamp=grant.expiry_ms, master_key_id=KEY_ID, rm_identifier=rm_identifier,
+        expiry_time_stamp=grant.expiry_ms, master_key_id=key_id, rm_identifier=rm_identifier,
         priority=yr.Priority(priority=grant.priority), creation_time=created_ms,
         container_type=yr.APPLICATION_MASTER if grant.is_am else yr.TASK,
         execution_type=yr.GUARANTEED, allocation_request_id=grant.allocation_request_id,

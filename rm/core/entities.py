@@ -103,6 +103,7 @@ class Node:
     apps_to_cleanup: set[AppId] = field(default_factory=set)
     ipc_port: int = 0  # the NodeManager's Hadoop-IPC ContainerManagement port (0: none)
     decommission_deadline: float = 0.0  # DECOMMISSIONING until its containers end or this time; 0: not
+    session_hash: str = ""  # SHA-256 (hex) of the session of its NodeManager's registration ("" none)
 
     @property
     def schedulable(self) -> bool:
@@ -119,6 +120,7 @@ class Node:
             last_heartbeat=self.last_heartbeat,
             health_report=self.health_report,
             decommission_deadline=self.decommission_deadline,
+            session_hash=self.session_hash,
         )
 
 
@@ -146,6 +148,7 @@ class Attempt:
     undelivered: list[ContainerId] = field(default_factory=list)
     completed: list[CompletedStatus] = field(default_factory=list)
     nm_token_nodes: set[NodeId] = field(default_factory=set)
+    nm_key_id: int = 0  # the container-token key its NM tokens were signed with (0: none handed out yet)
     blacklist: set[NodeId] = field(default_factory=set)
     next_container_seq: int = 1
     delivered_until: float = 0.0  # finish time of the newest completion handed to the AM (kept in the store)

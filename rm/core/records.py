@@ -116,6 +116,9 @@ class NodeRecord:
     last_heartbeat: float = 0.0
     health_report: str = ""
     decommission_deadline: float = 0.0  # a graceful decommission ends by then (seconds since the epoch); 0: none
+    # SHA-256 (hex) of the session of its NodeManager's current registration: after an RM restart only that
+    # NodeManager may register as the node until it is LOST; "" none
+    session_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +129,10 @@ class MetaRecord:
     next_app_seq: int
     epoch: int
     amrm_key_hex: str
-    container_key_hex: str
+    container_key_hex: str  # the newest container-token key (the only one, in a store from before keys rolled)
     extra: dict[str, Any] = field(default_factory=dict)
+    # the container-token keys NodeManagers accept, oldest first (``rm.core.ledger.keys.MasterKey.to_dict``)
+    container_keys: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

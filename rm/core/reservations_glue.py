@@ -6,6 +6,7 @@ reservation. Pure (``now`` is an argument); the ledger owns one ``ReservationSys
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from common.ids import NodeId, QueuePath
 from common.resources import Resources
@@ -55,11 +56,7 @@ def drain(system: ReservationSystem, meta: MetaRecord) -> tuple[list[Record], Me
     records: list[Record] = list(system.drain_records())
     if int(meta.extra.get(SEQ_KEY, 1)) == system.next_seq:
         return records, None
-    return records, MetaRecord(
-        cluster_timestamp=meta.cluster_timestamp, next_app_seq=meta.next_app_seq, epoch=meta.epoch,
-        amrm_key_hex=meta.amrm_key_hex, container_key_hex=meta.container_key_hex,
-        extra={**meta.extra, SEQ_KEY: system.next_seq},
-    )
+    return records, replace(meta, extra={**meta.extra, SEQ_KEY: system.next_seq})
 
 
 def recurring_reservation(

@@ -24,6 +24,8 @@ class CoreConfig:
     heartbeat_interval_s: float = 1.0
     max_app_attempts: int = 2
     container_token_lifetime_s: float = 600.0
+    # a new container-token key every this long (yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs)
+    container_key_roll_s: float = 86_400.0
     # per type it names, the largest ask; the types it does not name: the largest node's amount
     maximum_allocation: Resources | None = None
     # the types asks may name and nodes offer (yarn.resource-types with memory-mb and vcores); None: those

@@ -276,9 +276,9 @@ class Operations:
     # ------------------------------------------------------------------ NodeManagers
 
     async def register_node(self, node_id: str, http_address: str, rack: str, capability: Resources,
-                            statuses: Iterable[NodeStatus], *, ipc_port: int = 0) -> Node:
+                            statuses: Iterable[NodeStatus], *, ipc_port: int = 0, session_hash: str = "") -> Node:
         node = self.state.register_node(node_id, http_address, rack, capability, statuses, self.rm.now(),
-                                        ipc_port=ipc_port)
+                                        ipc_port=ipc_port, session_hash=session_hash)
         await self._commit(wake=True)
         log.info("node %s registered with %s", node.node_id, node.capability)
         skipped = sorted(set(capability.types()) - set(node.capability.types()))

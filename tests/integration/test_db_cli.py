@@ -33,7 +33,7 @@ def test_status_and_upgrade_of_an_older_store(tmp_path: Path) -> None:
     assert "0011, 0012" in before.output
     up = runner.invoke(app, ["db", "upgrade", "--data-dir", str(tmp_path)])
     assert up.exit_code == 0, up.output
-    assert "0010 -> 0013 (0011, 0012, 0013)" in up.output
+    assert "0010 -> 0014 (0011, 0012, 0013, 0014)" in up.output
     current, head, pending = Store(url).revisions()
     assert (current, pending) == (head, [])
     after = runner.invoke(app, ["db", "status", "--data-dir", str(tmp_path)])

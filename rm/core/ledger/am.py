@@ -163,7 +163,7 @@ class AmCommands(LedgerBase):
             self.version += 1
             self.views.app_changed(app.app_id)
         allocated: list[AllocatedContainer] = []
-        nm_tokens: list[tuple[NodeId, str]] = []
+        nm_tokens = self._renewed_nm_tokens(att)
         for cid in att.undelivered:
             c = self.containers[cid]
             node = self.nodes[c.node_id]
@@ -175,7 +175,7 @@ class AmCommands(LedgerBase):
             ))
             if c.node_id not in att.nm_token_nodes and self.config.durable:
                 att.nm_token_nodes.add(c.node_id)
-                nm_tokens.append((c.node_id, tokens.nm_token(self.container_key, att.attempt_id, c.node_id)))
+                nm_tokens.append((c.node_id, self.nm_token_for(att, c.node_id)))
         att.undelivered.clear()
         completed = tuple(att.completed)
         att.completed.clear()
@@ -205,7 +205,16 @@ class AmCommands(LedgerBase):
         return out
 
     def nm_token_for(self, attempt: Attempt, node_id: NodeId) -> str:
-        return tokens.nm_token(self.container_key, attempt.attempt_id, node_id)
+        return tokens.nm_token(self.container_key, attempt.attempt_id, node_id, key_id=self.container_key_id)
+
+    def _renewed_nm_tokens(self, att: Attempt) -> list[tuple[NodeId, str]]:
+        """When the key that signs has changed since the attempt's NM tokens were made: new ones for every node
+        it holds one for, so that they outlive the old key (the AM's token cache replaces them)."""
+        key_id = self.container_key_id
+        if att.nm_key_id == key_id:
+            return []
+        att.nm_key_id = key_id
+        return [(n, self.nm_token_for(att, n)) for n in sorted(att.nm_token_nodes)]
 
     def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str,
                   now: float) -> bool:

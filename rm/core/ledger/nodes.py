@@ -27,6 +27,7 @@ class NodeCommands(Decommissioning):
         now: float,
         *,
         ipc_port: int = 0,
+        session_hash: str = "",
     ) -> Node:
         host, sep, port = node_id.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -58,7 +59,7 @@ class NodeCommands(Decommissioning):
             capability=capability, state="DECOMMISSIONING" if deadline else "RUNNING", registered_at=now,
             last_heartbeat=now, last_health_update=now, ipc_port=ipc_port if 0 < ipc_port < 65536 else 0,
             containers=kept, allocated=old.allocated if old is not None else Resources(),
-            decommission_deadline=deadline,
+            decommission_deadline=deadline, session_hash=session_hash,
         )
         self.nodes[nid] = node
         self._nodes_changed(node)
@@ -148,6 +149,7 @@ class NodeCommands(Decommissioning):
             raise NotFound(f"node {node_id} is not registered")
         if node.state == "DECOMMISSIONED":  # it shuts down as told; it stays decommissioned
             return
+        node.session_hash = ""  # it is gone: any NodeManager with the node secret may register as it again
         self._lose_node(node, "SHUTDOWN", "Container released on a node that shut down", now)
 
 

@@ -67,7 +67,7 @@ class PlanCommands(LedgerBase):
                 c.token = tokens.container_token(self.container_key, tokens.ContainerTokenFields(
                     container_id=cid, node_id=node.node_id, app_id=app.app_id, user=app.user,
                     resource=p.resource.to_dict(), expires=now + self.config.container_token_lifetime_s,
-                ))
+                ), key_id=self.container_key_id)
             self.containers[cid] = c
             node.containers.add(cid)
             self._allocate_on(node, p.resource)
@@ -94,7 +94,8 @@ class PlanCommands(LedgerBase):
                 self._launches.append(LaunchAM(
                     app_id=app.app_id, attempt_id=att.attempt_id, container_id=cid, node_id=node.node_id,
                     container_token=c.token,
-                    nm_token=tokens.nm_token(self.container_key, att.attempt_id, node.node_id)
+                    nm_token=tokens.nm_token(self.container_key, att.attempt_id, node.node_id,
+                                             key_id=self.container_key_id)
                     if self.config.durable else "",
                     amrm_token=amrm, launch=app.am_launch,
                     job_spec_json=app.job_spec_json, user=app.user,

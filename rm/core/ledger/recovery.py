@@ -14,14 +14,15 @@ from rm.core import deadlines_glue
 from rm.core.admission import Admission
 from rm.core.entities import App, Attempt, CompletedStatus, Container, Node
 from rm.core.events import AppStarted, ContainerCompleted
-from rm.core.ledger.base import LedgerBase
+from rm.core.ledger.key_commands import KeyCommands
+from rm.core.ledger.keys import KeyRing
 from rm.core.model import QueueView
 from rm.core.queues import QueueConfigError, resolve_queue
-from rm.core.records import ContainerRecord, MetaRecord, StoredState
+from rm.core.records import ContainerRecord, StoredState
 from rm.core.state_types import CoreConfig, NodeStatus
 
 
-class Recovery(LedgerBase):
+class Recovery(KeyCommands):
 
     @classmethod
     def recover(
@@ -37,16 +38,11 @@ class Recovery(LedgerBase):
         work-preserving recovery (the default) unfinished attempts and their containers carry over; without
         it they fail over to a new attempt."""
         meta = stored.meta or cls.fresh_meta(int(now * 1000))
-        meta = MetaRecord(
-            cluster_timestamp=meta.cluster_timestamp,
-            next_app_seq=meta.next_app_seq,
-            epoch=meta.epoch + 1,
-            amrm_key_hex=meta.amrm_key_hex,
-            container_key_hex=meta.container_key_hex,
-            extra=meta.extra,
-        )
+        keys = meta.container_keys or KeyRing.from_records((), meta.container_key_hex, created=now).records()
+        meta = replace(meta, epoch=meta.epoch + 1, container_keys=keys)
         st = cls(meta, queues, config, admission=admission)
         st.restore(stored, now=now)
+        st.roll_container_keys(now)  # the key that signs now (a key made before the restart may be due)
         return st
 
     @classmethod
@@ -71,6 +67,7 @@ class Recovery(LedgerBase):
                 state=n.state if n.state in ("LOST", "DECOMMISSIONED") else "NEW",
                 registered_at=n.registered_at, last_heartbeat=now, health_report=n.health_report,
                 decommission_deadline=n.decommission_deadline if n.state == "DECOMMISSIONING" else 0.0,
+                session_hash=n.session_hash,  # its NodeManager comes back with the session; another may not
             )
             self._nodes_changed(self.nodes[NodeId(n.node_id)])
         by_app: dict[str, list[Any]] = {}

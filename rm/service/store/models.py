@@ -116,6 +116,7 @@ class NodeRow(Base):
     last_heartbeat: Mapped[float] = mapped_column(Double)
     health_report: Mapped[str] = mapped_column(Text)
     decommission_deadline: Mapped[float] = mapped_column(Double, server_default="0")  # 0: not decommissioning
+    session_hash: Mapped[str] = mapped_column(Text, server_default="")  # SHA-256 of its registration's session
 
 
 class MetaRow(Base):
@@ -131,6 +132,7 @@ class MetaRow(Base):
     amrm_key_hex: Mapped[str] = mapped_column(Text)
     container_key_hex: Mapped[str] = mapped_column(Text)
     extra: Mapped[str] = mapped_column(Text)  # JSON object
+    container_keys: Mapped[str] = mapped_column(Text, server_default="[]")  # JSON array (the keys NMs accept)
 
 
 class ReservationRow(Base):

@@ -146,7 +146,7 @@ class _Table:
 
 # Write order inside a batch. Tables have no foreign keys between them, so this is for readability only.
 _TABLES: Final[tuple[_Table, ...]] = (
-    _Table(MetaRecord, MetaRow, "id", frozenset({"extra"})),
+    _Table(MetaRecord, MetaRow, "id", frozenset({"extra", "container_keys"}), frozenset({"container_keys"})),
     _Table(NodeRecord, NodeRow, "node_id", frozenset({"capability"})),
     _Table(AppRecord, AppRow, "app_id",
            frozenset({"am_resource", "am_launch", "tags", "inputs", "outputs", "terms", "sizing", "control"}),
