@@ -1,6 +1,7 @@
 """A cluster's credentials file and where clients find it (as kubectl finds a kubeconfig).
 
-The file is JSON, ``{"client_secret": ..., "node_secret": ...}``, readable only by its owner (0600). A
+The file is JSON, ``{"client_secret": ..., "node_secret": ...}``, readable only by its owner (0600); a user's
+own, which ``shepherd admin token --out`` writes, is ``{"user": ..., "client_secret": <user token>}``. A
 ResourceManager creates it with fresh random secrets the first time it starts without secrets of its own
 (``<data dir>/credentials.json``) and reuses it afterwards, so a restarted RM keeps its clients and nodes.
 
@@ -70,10 +71,12 @@ def load(path: Path) -> ClusterCredentials:
     if not isinstance(data, dict):
         raise CredentialsError(f"the credentials file {path} must hold a JSON object")
     values = {k: data.get(k) for k in ("client_secret", "node_secret")}
-    missing = [k for k, v in values.items() if not isinstance(v, str) or not v]
+    # a user's own file (shepherd admin token --out) has no node secret
+    required = ("client_secret",) if isinstance(data.get("user"), str) else ("client_secret", "node_secret")
+    missing = [k for k in required if not isinstance(values[k], str) or not values[k]]
     if missing:
         raise CredentialsError(f"the credentials file {path} has no {' or '.join(missing)}")
-    return ClusterCredentials(client_secret=str(values["client_secret"]), node_secret=str(values["node_secret"]))
+    return ClusterCredentials(client_secret=str(values["client_secret"]), node_secret=str(values["node_secret"] or ""))
 
 
 def ensure(path: Path) -> tuple[ClusterCredentials, bool]:

@@ -2,7 +2,9 @@
 NodeManager) and container tokens (permission to start one container on one node).
 
 A token is ``base64url(json payload) "." base64url(HMAC-SHA256(key, payload))``. The RM keeps the
-keys; NodeManagers receive the container-token key when they register. Pure: no I/O, time passed in.
+keys; NodeManagers receive the container-token keys (those that may have signed a token they are to accept)
+when they register and with their heartbeats. Container and NM tokens name the key that signed them
+(``key_id``); one without is from before keys rolled. Pure: no I/O, time passed in.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-TokenKind = Literal["amrm", "nm", "container"]
+TokenKind = Literal["amrm", "nm", "container", "user"]
 
 
 class InvalidToken(Exception):
@@ -69,19 +71,18 @@ class ContainerTokenFields:
     expires: float
 
 
-def container_token(key: bytes, f: ContainerTokenFields) -> str:
-    return sign(
-        key,
-        "container",
-        {
-            "container_id": f.container_id,
-            "node_id": f.node_id,
-            "app_id": f.app_id,
-            "user": f.user,
-            "resource": f.resource,
-            "expires": f.expires,
-        },
-    )
+def container_token(key: bytes, f: ContainerTokenFields, *, key_id: int | None = None) -> str:
+    fields: dict[str, Any] = {
+        "container_id": f.container_id,
+        "node_id": f.node_id,
+        "app_id": f.app_id,
+        "user": f.user,
+        "resource": f.resource,
+        "expires": f.expires,
+    }
+    if key_id is not None:
+        fields["key_id"] = key_id
+    return sign(key, "container", fields)
 
 
 def read_container_token(key: bytes, token: str, *, now: float) -> ContainerTokenFields:
@@ -108,14 +109,32 @@ def read_amrm_token(key: bytes, token: str) -> str:
     return str(verify(key, token, "amrm").get("attempt_id", ""))
 
 
-def nm_token(key: bytes, attempt_id: str, node_id: str) -> str:
-    return sign(key, "nm", {"attempt_id": attempt_id, "node_id": node_id})
+def nm_token(key: bytes, attempt_id: str, node_id: str, *, key_id: int | None = None) -> str:
+    fields: dict[str, Any] = {"attempt_id": attempt_id, "node_id": node_id}
+    if key_id is not None:
+        fields["key_id"] = key_id
+    return sign(key, "nm", fields)
 
 
 def read_nm_token(key: bytes, token: str) -> tuple[str, str]:
     """(attempt id, node id) the token authenticates."""
     fields = verify(key, token, "nm")
     return str(fields.get("attempt_id", "")), str(fields.get("node_id", ""))
+
+
+def key_id_of(token: str) -> int | None:
+    """The id of the key a token says signed it, read without verifying anything (only to pick the key to verify
+    it with); None when it names none."""
+    try:
+        fields = json.loads(_unb64(token.split(".", 1)[0]))
+    except (ValueError, AttributeError) as exc:
+        raise InvalidToken("malformed token") from exc
+    key_id = fields.get("key_id") if isinstance(fields, dict) else None
+    if key_id is None:
+        return None
+    if not isinstance(key_id, int) or isinstance(key_id, bool):
+        raise InvalidToken("malformed token key id")
+    return key_id
 
 
 T = TypeVar("T")

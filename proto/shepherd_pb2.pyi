@@ -173,8 +173,16 @@ class RegisterNodeRequest(_message.Message):
     ipc_port: int
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., rack: _Optional[str] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., version: _Optional[str] = ..., ipc_port: _Optional[int] = ...) -> None: ...
 
+class TokenKey(_message.Message):
+    __slots__ = ("key_id", "key")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key_id: int
+    key: bytes
+    def __init__(self, key_id: _Optional[int] = ..., key: _Optional[bytes] = ...) -> None: ...
+
 class RegisterNodeResponse(_message.Message):
-    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier", "nm_expiry_ms")
+    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier", "nm_expiry_ms", "container_token_keys")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_TOKEN_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -182,6 +190,7 @@ class RegisterNodeResponse(_message.Message):
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     RM_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
     NM_EXPIRY_MS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_TOKEN_KEYS_FIELD_NUMBER: _ClassVar[int]
     action: NodeAction
     diagnostics: str
     container_token_key: bytes
@@ -189,7 +198,8 @@ class RegisterNodeResponse(_message.Message):
     heartbeat_interval_ms: int
     rm_identifier: int
     nm_expiry_ms: int
-    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., nm_expiry_ms: _Optional[int] = ...) -> None: ...
+    container_token_keys: _containers.RepeatedCompositeFieldContainer[TokenKey]
+    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., nm_expiry_ms: _Optional[int] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ...) -> None: ...
 
 class NodeHeartbeatRequest(_message.Message):
     __slots__ = ("node_id", "response_id", "container_statuses", "health", "used")
@@ -206,20 +216,22 @@ class NodeHeartbeatRequest(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., response_id: _Optional[int] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., health: _Optional[_Union[NodeHealth, _Mapping]] = ..., used: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class NodeHeartbeatResponse(_message.Message):
-    __slots__ = ("response_id", "action", "containers_to_cleanup", "applications_to_cleanup", "next_heartbeat_interval_ms", "diagnostics")
+    __slots__ = ("response_id", "action", "containers_to_cleanup", "applications_to_cleanup", "next_heartbeat_interval_ms", "diagnostics", "container_token_keys")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     CONTAINERS_TO_CLEANUP_FIELD_NUMBER: _ClassVar[int]
     APPLICATIONS_TO_CLEANUP_FIELD_NUMBER: _ClassVar[int]
     NEXT_HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_TOKEN_KEYS_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     action: NodeAction
     containers_to_cleanup: _containers.RepeatedScalarFieldContainer[str]
     applications_to_cleanup: _containers.RepeatedScalarFieldContainer[str]
     next_heartbeat_interval_ms: int
     diagnostics: str
-    def __init__(self, response_id: _Optional[int] = ..., action: _Optional[_Union[NodeAction, str]] = ..., containers_to_cleanup: _Optional[_Iterable[str]] = ..., applications_to_cleanup: _Optional[_Iterable[str]] = ..., next_heartbeat_interval_ms: _Optional[int] = ..., diagnostics: _Optional[str] = ...) -> None: ...
+    container_token_keys: _containers.RepeatedCompositeFieldContainer[TokenKey]
+    def __init__(self, response_id: _Optional[int] = ..., action: _Optional[_Union[NodeAction, str]] = ..., containers_to_cleanup: _Optional[_Iterable[str]] = ..., applications_to_cleanup: _Optional[_Iterable[str]] = ..., next_heartbeat_interval_ms: _Optional[int] = ..., diagnostics: _Optional[str] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ...) -> None: ...
 
 class UnregisterNodeRequest(_message.Message):
     __slots__ = ("node_id",)
@@ -750,12 +762,14 @@ class GetContainersResponse(_message.Message):
     def __init__(self, containers: _Optional[_Iterable[_Union[ContainerReport, _Mapping]]] = ...) -> None: ...
 
 class KillApplicationRequest(_message.Message):
-    __slots__ = ("application_id", "diagnostics")
+    __slots__ = ("application_id", "diagnostics", "user")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
     application_id: str
     diagnostics: str
-    def __init__(self, application_id: _Optional[str] = ..., diagnostics: _Optional[str] = ...) -> None: ...
+    user: str
+    def __init__(self, application_id: _Optional[str] = ..., diagnostics: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
 
 class KillApplicationResponse(_message.Message):
     __slots__ = ("is_kill_completed",)
@@ -860,6 +874,92 @@ class GetQueueInfoResponse(_message.Message):
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     queue: QueueInfo
     def __init__(self, queue: _Optional[_Union[QueueInfo, _Mapping]] = ...) -> None: ...
+
+class MoveApplicationRequest(_message.Message):
+    __slots__ = ("application_id", "queue", "user")
+    APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    application_id: str
+    queue: str
+    user: str
+    def __init__(self, application_id: _Optional[str] = ..., queue: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+
+class MoveApplicationResponse(_message.Message):
+    __slots__ = ("queue",)
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class UpdateApplicationPriorityRequest(_message.Message):
+    __slots__ = ("application_id", "priority", "user")
+    APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    application_id: str
+    priority: int
+    user: str
+    def __init__(self, application_id: _Optional[str] = ..., priority: _Optional[int] = ..., user: _Optional[str] = ...) -> None: ...
+
+class UpdateApplicationPriorityResponse(_message.Message):
+    __slots__ = ("priority",)
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    priority: int
+    def __init__(self, priority: _Optional[int] = ...) -> None: ...
+
+class NewReservationRequest(_message.Message):
+    __slots__ = ("user",)
+    USER_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    def __init__(self, user: _Optional[str] = ...) -> None: ...
+
+class NewReservationResponse(_message.Message):
+    __slots__ = ("reservation_id",)
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    reservation_id: str
+    def __init__(self, reservation_id: _Optional[str] = ...) -> None: ...
+
+class SubmitReservationRequest(_message.Message):
+    __slots__ = ("reservation_id", "queue", "definition_json", "user")
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_JSON_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    reservation_id: str
+    queue: str
+    definition_json: str
+    user: str
+    def __init__(self, reservation_id: _Optional[str] = ..., queue: _Optional[str] = ..., definition_json: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+
+class SubmitReservationResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeleteReservationRequest(_message.Message):
+    __slots__ = ("reservation_id", "user")
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    reservation_id: str
+    user: str
+    def __init__(self, reservation_id: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+
+class DeleteReservationResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RefreshQueuesRequest(_message.Message):
+    __slots__ = ("dry_run", "user")
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    dry_run: bool
+    user: str
+    def __init__(self, dry_run: _Optional[bool] = ..., user: _Optional[str] = ...) -> None: ...
+
+class RefreshQueuesResponse(_message.Message):
+    __slots__ = ("queues",)
+    QUEUES_FIELD_NUMBER: _ClassVar[int]
+    queues: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, queues: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StartContainerRequest(_message.Message):
     __slots__ = ("container_token", "launch_context")

@@ -405,6 +405,36 @@ class ApplicationClientStub:
                 request_serializer=proto_dot_shepherd__pb2.QuoteDeadlineRequest.SerializeToString,
                 response_deserializer=proto_dot_shepherd__pb2.QuoteDeadlineResponse.FromString,
                 _registered_method=True)
+        self.MoveApplication = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/MoveApplication',
+                request_serializer=proto_dot_shepherd__pb2.MoveApplicationRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.MoveApplicationResponse.FromString,
+                _registered_method=True)
+        self.UpdateApplicationPriority = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/UpdateApplicationPriority',
+                request_serializer=proto_dot_shepherd__pb2.UpdateApplicationPriorityRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.UpdateApplicationPriorityResponse.FromString,
+                _registered_method=True)
+        self.NewReservation = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/NewReservation',
+                request_serializer=proto_dot_shepherd__pb2.NewReservationRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.NewReservationResponse.FromString,
+                _registered_method=True)
+        self.SubmitReservation = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/SubmitReservation',
+                request_serializer=proto_dot_shepherd__pb2.SubmitReservationRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.SubmitReservationResponse.FromString,
+                _registered_method=True)
+        self.DeleteReservation = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/DeleteReservation',
+                request_serializer=proto_dot_shepherd__pb2.DeleteReservationRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.DeleteReservationResponse.FromString,
+                _registered_method=True)
+        self.RefreshQueues = channel.unary_unary(
+                '/shepherd.v1.ApplicationClient/RefreshQueues',
+                request_serializer=proto_dot_shepherd__pb2.RefreshQueuesRequest.SerializeToString,
+                response_deserializer=proto_dot_shepherd__pb2.RefreshQueuesResponse.FromString,
+                _registered_method=True)
 
 
 class ApplicationClientServicer:
@@ -476,6 +506,42 @@ class ApplicationClientServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MoveApplication(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateApplicationPriority(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def NewReservation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubmitReservation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteReservation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RefreshQueues(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ApplicationClientServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -533,6 +599,36 @@ def add_ApplicationClientServicer_to_server(servicer, server):
                     servicer.QuoteDeadline,
                     request_deserializer=proto_dot_shepherd__pb2.QuoteDeadlineRequest.FromString,
                     response_serializer=proto_dot_shepherd__pb2.QuoteDeadlineResponse.SerializeToString,
+            ),
+            'MoveApplication': grpc.unary_unary_rpc_method_handler(
+                    servicer.MoveApplication,
+                    request_deserializer=proto_dot_shepherd__pb2.MoveApplicationRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.MoveApplicationResponse.SerializeToString,
+            ),
+            'UpdateApplicationPriority': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateApplicationPriority,
+                    request_deserializer=proto_dot_shepherd__pb2.UpdateApplicationPriorityRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.UpdateApplicationPriorityResponse.SerializeToString,
+            ),
+            'NewReservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.NewReservation,
+                    request_deserializer=proto_dot_shepherd__pb2.NewReservationRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.NewReservationResponse.SerializeToString,
+            ),
+            'SubmitReservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitReservation,
+                    request_deserializer=proto_dot_shepherd__pb2.SubmitReservationRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.SubmitReservationResponse.SerializeToString,
+            ),
+            'DeleteReservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteReservation,
+                    request_deserializer=proto_dot_shepherd__pb2.DeleteReservationRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.DeleteReservationResponse.SerializeToString,
+            ),
+            'RefreshQueues': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshQueues,
+                    request_deserializer=proto_dot_shepherd__pb2.RefreshQueuesRequest.FromString,
+                    response_serializer=proto_dot_shepherd__pb2.RefreshQueuesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -832,6 +928,168 @@ class ApplicationClient:
             '/shepherd.v1.ApplicationClient/QuoteDeadline',
             proto_dot_shepherd__pb2.QuoteDeadlineRequest.SerializeToString,
             proto_dot_shepherd__pb2.QuoteDeadlineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MoveApplication(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/MoveApplication',
+            proto_dot_shepherd__pb2.MoveApplicationRequest.SerializeToString,
+            proto_dot_shepherd__pb2.MoveApplicationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateApplicationPriority(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/UpdateApplicationPriority',
+            proto_dot_shepherd__pb2.UpdateApplicationPriorityRequest.SerializeToString,
+            proto_dot_shepherd__pb2.UpdateApplicationPriorityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NewReservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/NewReservation',
+            proto_dot_shepherd__pb2.NewReservationRequest.SerializeToString,
+            proto_dot_shepherd__pb2.NewReservationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitReservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/SubmitReservation',
+            proto_dot_shepherd__pb2.SubmitReservationRequest.SerializeToString,
+            proto_dot_shepherd__pb2.SubmitReservationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteReservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/DeleteReservation',
+            proto_dot_shepherd__pb2.DeleteReservationRequest.SerializeToString,
+            proto_dot_shepherd__pb2.DeleteReservationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RefreshQueues(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shepherd.v1.ApplicationClient/RefreshQueues',
+            proto_dot_shepherd__pb2.RefreshQueuesRequest.SerializeToString,
+            proto_dot_shepherd__pb2.RefreshQueuesResponse.FromString,
             options,
             channel_credentials,
             insecure,

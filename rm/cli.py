@@ -121,6 +121,9 @@ def run_rm(
                                                "8032; 0 = any free port; -1 = off)"),
     ipc_scheduler_port: int | None = typer.Option(None, help="Hadoop IPC scheduler port (default: yarn-site.xml "
                                                   "or 8030; 0 = any free port; -1 = off)"),
+    ipc_admin_port: int | None = typer.Option(None, help="Hadoop IPC admin port, for `yarn rmadmin` (default: "
+                                              "yarn-site.xml or 8033; with --ipc-client-port given: 0 if that is "
+                                              "0, else off; 0 = any free port; -1 = off)"),
     yarn_site: Path | None = typer.Option(None, help="yarn-site.xml with the Hadoop IPC addresses"),
     create_store: bool = typer.Option(False, "--create-store", help="create a new, empty state store if there is "
                                       "none at the store URL (without it, a missing store is an error)"),
@@ -171,7 +174,8 @@ def run_rm(
         raise typer.Exit(0)
     notifier = Notifier.from_environment()  # NOTIFY_SOCKET/WATCHDOG_USEC under systemd; AMs do not inherit it
     cfg = dataclasses.replace(settings.config, ipc_client_port=ipc_client_port,
-                              ipc_scheduler_port=ipc_scheduler_port, yarn_site=yarn_site, create_store=create_store)
+                              ipc_scheduler_port=ipc_scheduler_port, ipc_admin_port=ipc_admin_port,
+                              yarn_site=yarn_site, create_store=create_store)
     listeners = [("gRPC", cfg.host, cfg.grpc_port, "--grpc-port"),
                  ("REST/web", cfg.http_host, cfg.rest_port, "--rest-port"), *_ipc_listeners(cfg)]
     taken = ports_in_use(listeners)
@@ -208,7 +212,8 @@ def run_rm(
         if not await rm.start_unless(stop):  # a standby (HA) stopped before it became active
             await rm.stop()
             return True
-        ipc = f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
+        ipc = (f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
+               f" ipc_admin={rm.ipc.admin_address or '-'}")
         ready = f"grpc={rm.grpc_address} rest={rm.rest_url}{ipc}"
         print(f"resourcemanager ready {ready}", flush=True)
         notifier.ready(f"serving {ready}")  # systemd Type=notify: every listener accepts connections by now
@@ -270,7 +275,8 @@ def _ipc_listeners(cfg: Any) -> list[tuple[str, str, int, str]]:
     except ValueError:  # an unreadable yarn-site.xml: the RM reports it itself
         return []
     return [("Hadoop IPC client", ipc.host, ipc.client_port, "--ipc-client-port"),
-            ("Hadoop IPC scheduler", ipc.host, ipc.scheduler_port, "--ipc-scheduler-port")]
+            ("Hadoop IPC scheduler", ipc.host, ipc.scheduler_port, "--ipc-scheduler-port"),
+            ("Hadoop IPC admin", ipc.host, ipc.admin_port, "--ipc-admin-port")]
 
 
 def _start_error(exc: BaseException, listeners: list[tuple[str, str, int, str]]) -> str:
@@ -310,6 +316,9 @@ def up(
                                                "-1 = off) \\[default: yarn-site.xml's, else 8032]"),
     ipc_scheduler_port: int | None = typer.Option(None, help="the RM's Hadoop IPC scheduler port (0 = any free "
                                                   "port; -1 = off) \\[default: yarn-site.xml's, else 8030]"),
+    ipc_admin_port: int | None = typer.Option(None, help="the RM's Hadoop IPC admin port, for `yarn rmadmin` (0 = "
+                                              "any free port; -1 = off) \\[default: yarn-site.xml's, else 8033; "
+                                              "with --ipc-client-port given: 0 if that is 0, else off]"),
     container_user: str | None = typer.Option(None, help="when run as root: the account containers run as "
                                               "(it must reach the data dir) \\[default: root, logged]"),
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
@@ -325,7 +334,8 @@ def up(
 
     from rm.local import LocalCluster, local_share
 
-    ipc = SimpleNamespace(host="127.0.0.1", ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port)
+    ipc = SimpleNamespace(host="127.0.0.1", ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port,
+                          ipc_admin_port=ipc_admin_port)
     taken = ports_in_use([("gRPC", "127.0.0.1", grpc_port, "--grpc-port"),
                           ("REST/web", "127.0.0.1", rest_port, "--rest-port"), *_ipc_listeners(ipc)])
     if taken:
@@ -336,7 +346,7 @@ def up(
                            node_memory_mb=node_memory_mb or share[0], node_vcores=node_vcores or share[1],
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
                            insecure=insecure, ipc_client_port=ipc_client_port,
-                           ipc_scheduler_port=ipc_scheduler_port)
+                           ipc_scheduler_port=ipc_scheduler_port, ipc_admin_port=ipc_admin_port)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:
@@ -350,6 +360,12 @@ def up(
         console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}   "
                       f"web UI {cluster.rest_url}/")
         console.print(f"metrics          {cluster.rest_url}/metrics (Prometheus)", highlight=False)
+        hadoop = [f"{what} {address}" for what, address in (("client", cluster.ipc_client_address),
+                                                             ("scheduler", cluster.ipc_scheduler_address),
+                                                             ("admin", cluster.ipc_admin_address)) if address]
+        if hadoop:
+            console.print(f"Hadoop IPC       {'   '.join(hadoop)} (yarn, spark-submit, yarn rmadmin)",
+                          highlight=False)
         for nm in cluster.node_ids:
             console.print(f"NodeManager      {nm}   {cluster.node_memory_mb} MB, {cluster.node_vcores} vcores")
         console.print(f"data             {data_dir.resolve()}")

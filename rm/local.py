@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
-RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?")
+RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?"
+                      r"(?: ipc_admin=(\S+))?")
 NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
 
 LOCAL_NODE_MEMORY_MB = 4096  # the most memory a NodeManager of a local cluster offers by default
@@ -118,6 +119,8 @@ class LocalCluster:
         nm_args: Sequence[str] = (),
         ipc_client_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8032); 0 = any free port
         ipc_scheduler_port: int | None = None,  # None: the RM's default (yarn-site.xml or 8030)
+        # None: the RM's default (yarn-site.xml or 8033; with ipc_client_port given: 0 if that is 0, else off)
+        ipc_admin_port: int | None = None,
         create_store: bool = True,  # the cluster's own data directory: create its store on the first start
         insecure: bool = False,  # no secrets at all (the RM logs it loudly)
         container_user: str | None = None,  # as root: the account containers run as (None: see below)
@@ -140,9 +143,11 @@ class LocalCluster:
         self.rm_args = list(rm_args)
         self.ipc_client_port = ipc_client_port
         self.ipc_scheduler_port = ipc_scheduler_port
+        self.ipc_admin_port = ipc_admin_port
         self.create_store = create_store
         self.ipc_client_address = ""  # host:port of the Hadoop IPC listeners, once started ("" if off)
         self.ipc_scheduler_address = ""
+        self.ipc_admin_address = ""
         self.nm_args = list(nm_args)
         self.rm: Daemon | None = None
         self.nms: list[Daemon] = []
@@ -166,6 +171,8 @@ class LocalCluster:
             args += ["--ipc-client-port", str(self.ipc_client_port)]
         if self.ipc_scheduler_port is not None:
             args += ["--ipc-scheduler-port", str(self.ipc_scheduler_port)]
+        if self.ipc_admin_port is not None:
+            args += ["--ipc-admin-port", str(self.ipc_admin_port)]
         return Daemon("rm", args, self.data_dir / "logs" / "rm.log", RM_READY)
 
     def start_rm(self) -> None:
@@ -178,10 +185,15 @@ class LocalCluster:
         ipc_client, ipc_scheduler = m.group(3) or "-", m.group(4) or "-"
         self.ipc_client_address = "" if ipc_client == "-" else ipc_client
         self.ipc_scheduler_address = "" if ipc_scheduler == "-" else ipc_scheduler
+        ipc_admin = m.group(5) or "-"
+        self.ipc_admin_address = "" if ipc_admin == "-" else ipc_admin
         for name, address in (("ipc_client_port", self.ipc_client_address),
                               ("ipc_scheduler_port", self.ipc_scheduler_address)):
             if address and getattr(self, name) == 0:  # keep the ports across RM restarts
                 setattr(self, name, int(address.rsplit(":", 1)[1]))
+        # the admin port too (once the client port is pinned, None would mean no admin listener)
+        if self.ipc_admin_address and self.ipc_admin_port in (0, None):
+            self.ipc_admin_port = int(self.ipc_admin_address.rsplit(":", 1)[1])
 
     def start_nm(self, index: int) -> Daemon:
         args = [sys.executable, "-m", "nodemanager", "--rm", self.rm_address, "--rm-web", self.rest_url,

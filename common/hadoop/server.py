@@ -68,6 +68,8 @@ Handler = Callable[[CallContext, Any], Awaitable[Message]]
 class Method:
     request: type[Message]
     handler: Handler
+    # a check of the serialized request before it is parsed: raises RpcError to refuse the call
+    precheck: Callable[[bytes], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +275,14 @@ class _Connection:
         if error is not None or method is None or protocol is None:
             await self._error(call_id, header.client_id, error or RpcError(RPC_SERVER_EXCEPTION, "no method"))
             return True
+        if method.precheck is not None:
+            try:
+                method.precheck(wire.delimited_bytes(packet, pos))
+            except wire.WireError:
+                pass  # the parse below says what is wrong
+            except RpcError as err:
+                await self._error(call_id, header.client_id, err)
+                return True
         try:
             request, _ = wire.read_delimited(packet, pos, method.request)
         except wire.WireError as exc:

@@ -80,6 +80,14 @@ def delimited(*messages: Message) -> bytes:
     return bytes(out)
 
 
+def delimited_bytes(data: bytes | memoryview, pos: int) -> bytes:
+    """The serialized message behind the varint length at ``pos``, unparsed."""
+    size, start = decode_varint(data, pos)
+    if start + size > len(data):
+        raise WireError(f"{size} bytes announced, {len(data) - start} present")
+    return bytes(data[start:start + size])
+
+
 def read_delimited(data: bytes | memoryview, pos: int, cls: type[M]) -> tuple[M, int]:
     """Parse one varint-delimited ``cls`` at ``pos``; (message, position after it)."""
     size, start = decode_varint(data, pos)

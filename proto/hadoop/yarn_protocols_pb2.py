@@ -26,17 +26,19 @@ from proto.hadoop import ipc_pb2 as proto_dot_hadoop_dot_ipc__pb2
 from proto.hadoop import yarn_records_pb2 as proto_dot_hadoop_dot_yarn__records__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!proto/hadoop/yarn_protocols.proto\x12\x14shepherd.hadoop.yarn\x1a\x16proto/hadoop/ipc.proto\x1a\x1fproto/hadoop/yarn_records.proto\"\x1a\n\x18GetNewApplicationRequest\"\x94\x01\n\x19GetNewApplicationResponse\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12:\n\x12maximum_capability\x18\x02 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\"v\n\x18SubmitApplicationRequest\x12Z\n\x1e\x61pplication_submission_context\x18\x01 \x01(\x0b\x32\x32.shepherd.hadoop.yarn.ApplicationSubmissionContext\"\x1b\n\x19SubmitApplicationResponse\"Z\n\x1bGetApplicationReportRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\"c\n\x1cGetApplicationReportResponse\x12\x43\n\x12\x61pplication_report\x18\x01 \x01(\x0b\x32\'.shepherd.hadoop.yarn.ApplicationReport\"j\n\x16KillApplicationRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12\x13\n\x0b\x64iagnostics\x18\x02 \x01(\t\";\n\x17KillApplicationResponse\x12 \n\x11is_kill_completed\x18\x01 \x01(\x08:\x05\x66\x61lse\"\x1a\n\x18GetClusterMetricsRequest\"^\n\x19GetClusterMetricsResponse\x12\x41\n\x0f\x63luster_metrics\x18\x01 \x01(\x0b\x32(.shepherd.hadoop.yarn.YarnClusterMetrics\"\xa3\x02\n\x16GetApplicationsRequest\x12\x19\n\x11\x61pplication_types\x18\x01 \x03(\t\x12\x46\n\x12\x61pplication_states\x18\x02 \x03(\x0e\x32*.shepherd.hadoop.yarn.YarnApplicationState\x12\r\n\x05users\x18\x03 \x03(\t\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\r\n\x05limit\x18\x05 \x01(\x03\x12\x13\n\x0bstart_begin\x18\x06 \x01(\x03\x12\x11\n\tstart_end\x18\x07 \x01(\x03\x12\x14\n\x0c\x66inish_begin\x18\x08 \x01(\x03\x12\x12\n\nfinish_end\x18\t \x01(\x03\x12\x18\n\x10\x61pplication_tags\x18\n \x03(\t\x12\x0c\n\x04name\x18\x0c \x01(\t\"X\n\x17GetApplicationsResponse\x12=\n\x0c\x61pplications\x18\x01 \x03(\x0b\x32\'.shepherd.hadoop.yarn.ApplicationReport\"N\n\x16GetClusterNodesRequest\x12\x34\n\x0bnode_states\x18\x01 \x03(\x0e\x32\x1f.shepherd.hadoop.yarn.NodeState\"Q\n\x17GetClusterNodesResponse\x12\x36\n\x0cnode_reports\x18\x01 \x03(\x0b\x32 .shepherd.hadoop.yarn.NodeReport\"x\n\x13GetQueueInfoRequest\x12\x12\n\nqueue_name\x18\x01 \x01(\t\x12\x1c\n\x14include_applications\x18\x02 \x01(\x08\x12\x1c\n\x14include_child_queues\x18\x03 \x01(\x08\x12\x11\n\trecursive\x18\x04 \x01(\x08\"K\n\x14GetQueueInfoResponse\x12\x33\n\nqueue_info\x18\x01 \x01(\x0b\x32\x1f.shepherd.hadoop.yarn.QueueInfo\"X\n RegisterApplicationMasterRequest\x12\x0c\n\x04host\x18\x01 \x01(\t\x12\x10\n\x08rpc_port\x18\x02 \x01(\x05\x12\x14\n\x0ctracking_url\x18\x03 \x01(\t\"f\n\x07NMToken\x12-\n\x07node_id\x18\x01 \x01(\x0b\x32\x1c.shepherd.hadoop.yarn.NodeId\x12,\n\x05token\x18\x02 \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\"\xba\x03\n!RegisterApplicationMasterResponse\x12:\n\x12maximum_capability\x18\x01 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\x12%\n\x1d\x63lient_to_am_token_master_key\x18\x02 \x01(\x0c\x12>\n\x10\x61pplication_acls\x18\x03 \x03(\x0b\x32$.shepherd.hadoop.yarn.ApplicationAcl\x12J\n!containers_from_previous_attempts\x18\x04 \x03(\x0b\x32\x1f.shepherd.hadoop.yarn.Container\x12\r\n\x05queue\x18\x05 \x01(\t\x12G\n nm_tokens_from_previous_attempts\x18\x06 \x03(\x0b\x32\x1d.shepherd.hadoop.yarn.NMToken\x12N\n\x18scheduler_resource_types\x18\x07 \x03(\x0e\x32,.shepherd.hadoop.yarn.SchedulerResourceTypes\"S\n\x18ResourceBlacklistRequest\x12\x1b\n\x13\x62lacklist_additions\x18\x01 \x03(\t\x12\x1a\n\x12\x62lacklist_removals\x18\x02 \x03(\t\"\x81\x02\n\x0f\x41llocateRequest\x12\x32\n\x03\x61sk\x18\x01 \x03(\x0b\x32%.shepherd.hadoop.yarn.ResourceRequest\x12\x32\n\x07release\x18\x02 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12I\n\x11\x62lacklist_request\x18\x03 \x01(\x0b\x32..shepherd.hadoop.yarn.ResourceBlacklistRequest\x12\x13\n\x0bresponse_id\x18\x04 \x01(\x05\x12\x10\n\x08progress\x18\x05 \x01(\x02\x12\x14\n\x0ctracking_url\x18\x0b \x01(\t\"\x8f\x04\n\x10\x41llocateResponse\x12\x33\n\nam_command\x18\x01 \x01(\x0e\x32\x1f.shepherd.hadoop.yarn.AMCommand\x12\x13\n\x0bresponse_id\x18\x02 \x01(\x05\x12=\n\x14\x61llocated_containers\x18\x03 \x03(\x0b\x32\x1f.shepherd.hadoop.yarn.Container\x12K\n\x1c\x63ompleted_container_statuses\x18\x04 \x03(\x0b\x32%.shepherd.hadoop.yarn.ContainerStatus\x12-\n\x05limit\x18\x05 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\x12\x37\n\rupdated_nodes\x18\x06 \x03(\x0b\x32 .shepherd.hadoop.yarn.NodeReport\x12\x19\n\x11num_cluster_nodes\x18\x07 \x01(\x05\x12\x30\n\tnm_tokens\x18\t \x03(\x0b\x32\x1d.shepherd.hadoop.yarn.NMToken\x12\x32\n\x0b\x61m_rm_token\x18\x0c \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\x12<\n\x14\x61pplication_priority\x18\r \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Priority\"\x9b\x01\n\x1e\x46inishApplicationMasterRequest\x12\x13\n\x0b\x64iagnostics\x18\x01 \x01(\t\x12\x14\n\x0ctracking_url\x18\x02 \x01(\t\x12N\n\x18\x66inal_application_status\x18\x03 \x01(\x0e\x32,.shepherd.hadoop.yarn.FinalApplicationStatus\"A\n\x1f\x46inishApplicationMasterResponse\x12\x1e\n\x0fis_unregistered\x18\x01 \x01(\x08:\x05\x66\x61lse\"\x9f\x01\n\x15StartContainerRequest\x12N\n\x18\x63ontainer_launch_context\x18\x01 \x01(\x0b\x32,.shepherd.hadoop.yarn.ContainerLaunchContext\x12\x36\n\x0f\x63ontainer_token\x18\x02 \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\"f\n\x16StartContainersRequest\x12L\n\x17start_container_request\x18\x01 \x03(\x0b\x32+.shepherd.hadoop.yarn.StartContainerRequest\"\x8e\x01\n\x15\x43ontainerExceptionMap\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x01(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12<\n\texception\x18\x02 \x01(\x0b\x32).shepherd.hadoop.yarn.SerializedException\"\xe0\x01\n\x17StartContainersResponse\x12@\n\x12services_meta_data\x18\x01 \x03(\x0b\x32$.shepherd.hadoop.yarn.StringBytesMap\x12=\n\x12succeeded_requests\x18\x02 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12\x44\n\x0f\x66\x61iled_requests\x18\x03 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap\"P\n\x15StopContainersRequest\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\"\x9d\x01\n\x16StopContainersResponse\x12=\n\x12succeeded_requests\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12\x44\n\x0f\x66\x61iled_requests\x18\x02 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap\"V\n\x1bGetContainerStatusesRequest\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\"\x9b\x01\n\x1cGetContainerStatusesResponse\x12\x35\n\x06status\x18\x01 \x03(\x0b\x32%.shepherd.hadoop.yarn.ContainerStatus\x12\x44\n\x0f\x66\x61iled_requests\x18\x02 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap*-\n\x16SchedulerResourceTypes\x12\n\n\x06MEMORY\x10\x00\x12\x07\n\x03\x43PU\x10\x01*+\n\tAMCommand\x12\r\n\tAM_RESYNC\x10\x01\x12\x0f\n\x0b\x41M_SHUTDOWN\x10\x02')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!proto/hadoop/yarn_protocols.proto\x12\x14shepherd.hadoop.yarn\x1a\x16proto/hadoop/ipc.proto\x1a\x1fproto/hadoop/yarn_records.proto\"\x1a\n\x18GetNewApplicationRequest\"\x94\x01\n\x19GetNewApplicationResponse\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12:\n\x12maximum_capability\x18\x02 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\"v\n\x18SubmitApplicationRequest\x12Z\n\x1e\x61pplication_submission_context\x18\x01 \x01(\x0b\x32\x32.shepherd.hadoop.yarn.ApplicationSubmissionContext\"\x1b\n\x19SubmitApplicationResponse\"Z\n\x1bGetApplicationReportRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\"c\n\x1cGetApplicationReportResponse\x12\x43\n\x12\x61pplication_report\x18\x01 \x01(\x0b\x32\'.shepherd.hadoop.yarn.ApplicationReport\"j\n\x16KillApplicationRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12\x13\n\x0b\x64iagnostics\x18\x02 \x01(\t\";\n\x17KillApplicationResponse\x12 \n\x11is_kill_completed\x18\x01 \x01(\x08:\x05\x66\x61lse\"\x1a\n\x18GetClusterMetricsRequest\"^\n\x19GetClusterMetricsResponse\x12\x41\n\x0f\x63luster_metrics\x18\x01 \x01(\x0b\x32(.shepherd.hadoop.yarn.YarnClusterMetrics\"\xa3\x02\n\x16GetApplicationsRequest\x12\x19\n\x11\x61pplication_types\x18\x01 \x03(\t\x12\x46\n\x12\x61pplication_states\x18\x02 \x03(\x0e\x32*.shepherd.hadoop.yarn.YarnApplicationState\x12\r\n\x05users\x18\x03 \x03(\t\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12\r\n\x05limit\x18\x05 \x01(\x03\x12\x13\n\x0bstart_begin\x18\x06 \x01(\x03\x12\x11\n\tstart_end\x18\x07 \x01(\x03\x12\x14\n\x0c\x66inish_begin\x18\x08 \x01(\x03\x12\x12\n\nfinish_end\x18\t \x01(\x03\x12\x18\n\x10\x61pplication_tags\x18\n \x03(\t\x12\x0c\n\x04name\x18\x0c \x01(\t\"X\n\x17GetApplicationsResponse\x12=\n\x0c\x61pplications\x18\x01 \x03(\x0b\x32\'.shepherd.hadoop.yarn.ApplicationReport\"N\n\x16GetClusterNodesRequest\x12\x34\n\x0bnode_states\x18\x01 \x03(\x0e\x32\x1f.shepherd.hadoop.yarn.NodeState\"Q\n\x17GetClusterNodesResponse\x12\x36\n\x0cnode_reports\x18\x01 \x03(\x0b\x32 .shepherd.hadoop.yarn.NodeReport\"x\n\x13GetQueueInfoRequest\x12\x12\n\nqueue_name\x18\x01 \x01(\t\x12\x1c\n\x14include_applications\x18\x02 \x01(\x08\x12\x1c\n\x14include_child_queues\x18\x03 \x01(\x08\x12\x11\n\trecursive\x18\x04 \x01(\x08\"K\n\x14GetQueueInfoResponse\x12\x33\n\nqueue_info\x18\x01 \x01(\x0b\x32\x1f.shepherd.hadoop.yarn.QueueInfo\"w\n\"MoveApplicationAcrossQueuesRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12\x14\n\x0ctarget_queue\x18\x02 \x01(\t\"%\n#MoveApplicationAcrossQueuesResponse\"\x9d\x01\n UpdateApplicationPriorityRequest\x12;\n\x0e\x61pplication_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ApplicationId\x12<\n\x14\x61pplication_priority\x18\x02 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Priority\"a\n!UpdateApplicationPriorityResponse\x12<\n\x14\x61pplication_priority\x18\x01 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Priority\"\x1a\n\x18GetNewReservationRequest\"X\n\x19GetNewReservationResponse\x12;\n\x0ereservation_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ReservationId\"\xb7\x01\n\x1cReservationSubmissionRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12K\n\x16reservation_definition\x18\x02 \x01(\x0b\x32+.shepherd.hadoop.yarn.ReservationDefinition\x12;\n\x0ereservation_id\x18\x03 \x01(\x0b\x32#.shepherd.hadoop.yarn.ReservationId\"\x1f\n\x1dReservationSubmissionResponse\"\xa4\x01\n\x18ReservationUpdateRequest\x12K\n\x16reservation_definition\x18\x01 \x01(\x0b\x32+.shepherd.hadoop.yarn.ReservationDefinition\x12;\n\x0ereservation_id\x18\x02 \x01(\x0b\x32#.shepherd.hadoop.yarn.ReservationId\"\x1b\n\x19ReservationUpdateResponse\"W\n\x18ReservationDeleteRequest\x12;\n\x0ereservation_id\x18\x01 \x01(\x0b\x32#.shepherd.hadoop.yarn.ReservationId\"\x1b\n\x19ReservationDeleteResponse\"X\n RegisterApplicationMasterRequest\x12\x0c\n\x04host\x18\x01 \x01(\t\x12\x10\n\x08rpc_port\x18\x02 \x01(\x05\x12\x14\n\x0ctracking_url\x18\x03 \x01(\t\"f\n\x07NMToken\x12-\n\x07node_id\x18\x01 \x01(\x0b\x32\x1c.shepherd.hadoop.yarn.NodeId\x12,\n\x05token\x18\x02 \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\"\xba\x03\n!RegisterApplicationMasterResponse\x12:\n\x12maximum_capability\x18\x01 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\x12%\n\x1d\x63lient_to_am_token_master_key\x18\x02 \x01(\x0c\x12>\n\x10\x61pplication_acls\x18\x03 \x03(\x0b\x32$.shepherd.hadoop.yarn.ApplicationAcl\x12J\n!containers_from_previous_attempts\x18\x04 \x03(\x0b\x32\x1f.shepherd.hadoop.yarn.Container\x12\r\n\x05queue\x18\x05 \x01(\t\x12G\n nm_tokens_from_previous_attempts\x18\x06 \x03(\x0b\x32\x1d.shepherd.hadoop.yarn.NMToken\x12N\n\x18scheduler_resource_types\x18\x07 \x03(\x0e\x32,.shepherd.hadoop.yarn.SchedulerResourceTypes\"S\n\x18ResourceBlacklistRequest\x12\x1b\n\x13\x62lacklist_additions\x18\x01 \x03(\t\x12\x1a\n\x12\x62lacklist_removals\x18\x02 \x03(\t\"\x81\x02\n\x0f\x41llocateRequest\x12\x32\n\x03\x61sk\x18\x01 \x03(\x0b\x32%.shepherd.hadoop.yarn.ResourceRequest\x12\x32\n\x07release\x18\x02 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12I\n\x11\x62lacklist_request\x18\x03 \x01(\x0b\x32..shepherd.hadoop.yarn.ResourceBlacklistRequest\x12\x13\n\x0bresponse_id\x18\x04 \x01(\x05\x12\x10\n\x08progress\x18\x05 \x01(\x02\x12\x14\n\x0ctracking_url\x18\x0b \x01(\t\"\x8f\x04\n\x10\x41llocateResponse\x12\x33\n\nam_command\x18\x01 \x01(\x0e\x32\x1f.shepherd.hadoop.yarn.AMCommand\x12\x13\n\x0bresponse_id\x18\x02 \x01(\x05\x12=\n\x14\x61llocated_containers\x18\x03 \x03(\x0b\x32\x1f.shepherd.hadoop.yarn.Container\x12K\n\x1c\x63ompleted_container_statuses\x18\x04 \x03(\x0b\x32%.shepherd.hadoop.yarn.ContainerStatus\x12-\n\x05limit\x18\x05 \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Resource\x12\x37\n\rupdated_nodes\x18\x06 \x03(\x0b\x32 .shepherd.hadoop.yarn.NodeReport\x12\x19\n\x11num_cluster_nodes\x18\x07 \x01(\x05\x12\x30\n\tnm_tokens\x18\t \x03(\x0b\x32\x1d.shepherd.hadoop.yarn.NMToken\x12\x32\n\x0b\x61m_rm_token\x18\x0c \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\x12<\n\x14\x61pplication_priority\x18\r \x01(\x0b\x32\x1e.shepherd.hadoop.yarn.Priority\"\x9b\x01\n\x1e\x46inishApplicationMasterRequest\x12\x13\n\x0b\x64iagnostics\x18\x01 \x01(\t\x12\x14\n\x0ctracking_url\x18\x02 \x01(\t\x12N\n\x18\x66inal_application_status\x18\x03 \x01(\x0e\x32,.shepherd.hadoop.yarn.FinalApplicationStatus\"A\n\x1f\x46inishApplicationMasterResponse\x12\x1e\n\x0fis_unregistered\x18\x01 \x01(\x08:\x05\x66\x61lse\".\n\x14RefreshQueuesRequest\x12\x16\n\x0esub_cluster_id\x18\x01 \x01(\t\"\x17\n\x15RefreshQueuesResponse\"\x96\x01\n\x13RefreshNodesRequest\x12I\n\x11\x64\x65\x63ommission_type\x18\x01 \x01(\x0e\x32&.shepherd.hadoop.yarn.DecommissionType:\x06NORMAL\x12\x1c\n\x14\x64\x65\x63ommission_timeout\x18\x02 \x01(\x05\x12\x16\n\x0esub_cluster_id\x18\x03 \x01(\t\"\x16\n\x14RefreshNodesResponse\"\x9f\x01\n\x15StartContainerRequest\x12N\n\x18\x63ontainer_launch_context\x18\x01 \x01(\x0b\x32,.shepherd.hadoop.yarn.ContainerLaunchContext\x12\x36\n\x0f\x63ontainer_token\x18\x02 \x01(\x0b\x32\x1d.shepherd.hadoop.common.Token\"f\n\x16StartContainersRequest\x12L\n\x17start_container_request\x18\x01 \x03(\x0b\x32+.shepherd.hadoop.yarn.StartContainerRequest\"\x8e\x01\n\x15\x43ontainerExceptionMap\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x01(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12<\n\texception\x18\x02 \x01(\x0b\x32).shepherd.hadoop.yarn.SerializedException\"\xe0\x01\n\x17StartContainersResponse\x12@\n\x12services_meta_data\x18\x01 \x03(\x0b\x32$.shepherd.hadoop.yarn.StringBytesMap\x12=\n\x12succeeded_requests\x18\x02 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12\x44\n\x0f\x66\x61iled_requests\x18\x03 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap\"P\n\x15StopContainersRequest\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\"\x9d\x01\n\x16StopContainersResponse\x12=\n\x12succeeded_requests\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\x12\x44\n\x0f\x66\x61iled_requests\x18\x02 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap\"V\n\x1bGetContainerStatusesRequest\x12\x37\n\x0c\x63ontainer_id\x18\x01 \x03(\x0b\x32!.shepherd.hadoop.yarn.ContainerId\"\x9b\x01\n\x1cGetContainerStatusesResponse\x12\x35\n\x06status\x18\x01 \x03(\x0b\x32%.shepherd.hadoop.yarn.ContainerStatus\x12\x44\n\x0f\x66\x61iled_requests\x18\x02 \x03(\x0b\x32+.shepherd.hadoop.yarn.ContainerExceptionMap*-\n\x16SchedulerResourceTypes\x12\n\n\x06MEMORY\x10\x00\x12\x07\n\x03\x43PU\x10\x01*+\n\tAMCommand\x12\r\n\tAM_RESYNC\x10\x01\x12\x0f\n\x0b\x41M_SHUTDOWN\x10\x02*:\n\x10\x44\x65\x63ommissionType\x12\n\n\x06NORMAL\x10\x01\x12\x0c\n\x08GRACEFUL\x10\x02\x12\x0c\n\x08\x46ORCEFUL\x10\x03')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'proto.hadoop.yarn_protocols_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SCHEDULERRESOURCETYPES']._serialized_start=4541
-  _globals['_SCHEDULERRESOURCETYPES']._serialized_end=4586
-  _globals['_AMCOMMAND']._serialized_start=4588
-  _globals['_AMCOMMAND']._serialized_end=4631
+  _globals['_SCHEDULERRESOURCETYPES']._serialized_start=5861
+  _globals['_SCHEDULERRESOURCETYPES']._serialized_end=5906
+  _globals['_AMCOMMAND']._serialized_start=5908
+  _globals['_AMCOMMAND']._serialized_end=5951
+  _globals['_DECOMMISSIONTYPE']._serialized_start=5953
+  _globals['_DECOMMISSIONTYPE']._serialized_end=6011
   _globals['_GETNEWAPPLICATIONREQUEST']._serialized_start=116
   _globals['_GETNEWAPPLICATIONREQUEST']._serialized_end=142
   _globals['_GETNEWAPPLICATIONRESPONSE']._serialized_start=145
@@ -69,36 +71,68 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETQUEUEINFOREQUEST']._serialized_end=1597
   _globals['_GETQUEUEINFORESPONSE']._serialized_start=1599
   _globals['_GETQUEUEINFORESPONSE']._serialized_end=1674
-  _globals['_REGISTERAPPLICATIONMASTERREQUEST']._serialized_start=1676
-  _globals['_REGISTERAPPLICATIONMASTERREQUEST']._serialized_end=1764
-  _globals['_NMTOKEN']._serialized_start=1766
-  _globals['_NMTOKEN']._serialized_end=1868
-  _globals['_REGISTERAPPLICATIONMASTERRESPONSE']._serialized_start=1871
-  _globals['_REGISTERAPPLICATIONMASTERRESPONSE']._serialized_end=2313
-  _globals['_RESOURCEBLACKLISTREQUEST']._serialized_start=2315
-  _globals['_RESOURCEBLACKLISTREQUEST']._serialized_end=2398
-  _globals['_ALLOCATEREQUEST']._serialized_start=2401
-  _globals['_ALLOCATEREQUEST']._serialized_end=2658
-  _globals['_ALLOCATERESPONSE']._serialized_start=2661
-  _globals['_ALLOCATERESPONSE']._serialized_end=3188
-  _globals['_FINISHAPPLICATIONMASTERREQUEST']._serialized_start=3191
-  _globals['_FINISHAPPLICATIONMASTERREQUEST']._serialized_end=3346
-  _globals['_FINISHAPPLICATIONMASTERRESPONSE']._serialized_start=3348
-  _globals['_FINISHAPPLICATIONMASTERRESPONSE']._serialized_end=3413
-  _globals['_STARTCONTAINERREQUEST']._serialized_start=3416
-  _globals['_STARTCONTAINERREQUEST']._serialized_end=3575
-  _globals['_STARTCONTAINERSREQUEST']._serialized_start=3577
-  _globals['_STARTCONTAINERSREQUEST']._serialized_end=3679
-  _globals['_CONTAINEREXCEPTIONMAP']._serialized_start=3682
-  _globals['_CONTAINEREXCEPTIONMAP']._serialized_end=3824
-  _globals['_STARTCONTAINERSRESPONSE']._serialized_start=3827
-  _globals['_STARTCONTAINERSRESPONSE']._serialized_end=4051
-  _globals['_STOPCONTAINERSREQUEST']._serialized_start=4053
-  _globals['_STOPCONTAINERSREQUEST']._serialized_end=4133
-  _globals['_STOPCONTAINERSRESPONSE']._serialized_start=4136
-  _globals['_STOPCONTAINERSRESPONSE']._serialized_end=4293
-  _globals['_GETCONTAINERSTATUSESREQUEST']._serialized_start=4295
-  _globals['_GETCONTAINERSTATUSESREQUEST']._serialized_end=4381
-  _globals['_GETCONTAINERSTATUSESRESPONSE']._serialized_start=4384
-  _globals['_GETCONTAINERSTATUSESRESPONSE']._serialized_end=4539
+  _globals['_MOVEAPPLICATIONACROSSQUEUESREQUEST']._serialized_start=1676
+  _globals['_MOVEAPPLICATIONACROSSQUEUESREQUEST']._serialized_end=1795
+  _globals['_MOVEAPPLICATIONACROSSQUEUESRESPONSE']._serialized_start=1797
+  _globals['_MOVEAPPLICATIONACROSSQUEUESRESPONSE']._serialized_end=1834
+  _globals['_UPDATEAPPLICATIONPRIORITYREQUEST']._serialized_start=1837
+  _globals['_UPDATEAPPLICATIONPRIORITYREQUEST']._serialized_end=1994
+  _globals['_UPDATEAPPLICATIONPRIORITYRESPONSE']._serialized_start=1996
+  _globals['_UPDATEAPPLICATIONPRIORITYRESPONSE']._serialized_end=2093
+  _globals['_GETNEWRESERVATIONREQUEST']._serialized_start=2095
+  _globals['_GETNEWRESERVATIONREQUEST']._serialized_end=2121
+  _globals['_GETNEWRESERVATIONRESPONSE']._serialized_start=2123
+  _globals['_GETNEWRESERVATIONRESPONSE']._serialized_end=2211
+  _globals['_RESERVATIONSUBMISSIONREQUEST']._serialized_start=2214
+  _globals['_RESERVATIONSUBMISSIONREQUEST']._serialized_end=2397
+  _globals['_RESERVATIONSUBMISSIONRESPONSE']._serialized_start=2399
+  _globals['_RESERVATIONSUBMISSIONRESPONSE']._serialized_end=2430
+  _globals['_RESERVATIONUPDATEREQUEST']._serialized_start=2433
+  _globals['_RESERVATIONUPDATEREQUEST']._serialized_end=2597
+  _globals['_RESERVATIONUPDATERESPONSE']._serialized_start=2599
+  _globals['_RESERVATIONUPDATERESPONSE']._serialized_end=2626
+  _globals['_RESERVATIONDELETEREQUEST']._serialized_start=2628
+  _globals['_RESERVATIONDELETEREQUEST']._serialized_end=2715
+  _globals['_RESERVATIONDELETERESPONSE']._serialized_start=2717
+  _globals['_RESERVATIONDELETERESPONSE']._serialized_end=2744
+  _globals['_REGISTERAPPLICATIONMASTERREQUEST']._serialized_start=2746
+  _globals['_REGISTERAPPLICATIONMASTERREQUEST']._serialized_end=2834
+  _globals['_NMTOKEN']._serialized_start=2836
+  _globals['_NMTOKEN']._serialized_end=2938
+  _globals['_REGISTERAPPLICATIONMASTERRESPONSE']._serialized_start=2941
+  _globals['_REGISTERAPPLICATIONMASTERRESPONSE']._serialized_end=3383
+  _globals['_RESOURCEBLACKLISTREQUEST']._serialized_start=3385
+  _globals['_RESOURCEBLACKLISTREQUEST']._serialized_end=3468
+  _globals['_ALLOCATEREQUEST']._serialized_start=3471
+  _globals['_ALLOCATEREQUEST']._serialized_end=3728
+  _globals['_ALLOCATERESPONSE']._serialized_start=3731
+  _globals['_ALLOCATERESPONSE']._serialized_end=4258
+  _globals['_FINISHAPPLICATIONMASTERREQUEST']._serialized_start=4261
+  _globals['_FINISHAPPLICATIONMASTERREQUEST']._serialized_end=4416
+  _globals['_FINISHAPPLICATIONMASTERRESPONSE']._serialized_start=4418
+  _globals['_FINISHAPPLICATIONMASTERRESPONSE']._serialized_end=4483
+  _globals['_REFRESHQUEUESREQUEST']._serialized_start=4485
+  _globals['_REFRESHQUEUESREQUEST']._serialized_end=4531
+  _globals['_REFRESHQUEUESRESPONSE']._serialized_start=4533
+  _globals['_REFRESHQUEUESRESPONSE']._serialized_end=4556
+  _globals['_REFRESHNODESREQUEST']._serialized_start=4559
+  _globals['_REFRESHNODESREQUEST']._serialized_end=4709
+  _globals['_REFRESHNODESRESPONSE']._serialized_start=4711
+  _globals['_REFRESHNODESRESPONSE']._serialized_end=4733
+  _globals['_STARTCONTAINERREQUEST']._serialized_start=4736
+  _globals['_STARTCONTAINERREQUEST']._serialized_end=4895
+  _globals['_STARTCONTAINERSREQUEST']._serialized_start=4897
+  _globals['_STARTCONTAINERSREQUEST']._serialized_end=4999
+  _globals['_CONTAINEREXCEPTIONMAP']._serialized_start=5002
+  _globals['_CONTAINEREXCEPTIONMAP']._serialized_end=5144
+  _globals['_STARTCONTAINERSRESPONSE']._serialized_start=5147
+  _globals['_STARTCONTAINERSRESPONSE']._serialized_end=5371
+  _globals['_STOPCONTAINERSREQUEST']._serialized_start=5373
+  _globals['_STOPCONTAINERSREQUEST']._serialized_end=5453
+  _globals['_STOPCONTAINERSRESPONSE']._serialized_start=5456
+  _globals['_STOPCONTAINERSRESPONSE']._serialized_end=5613
+  _globals['_GETCONTAINERSTATUSESREQUEST']._serialized_start=5615
+  _globals['_GETCONTAINERSTATUSESREQUEST']._serialized_end=5701
+  _globals['_GETCONTAINERSTATUSESRESPONSE']._serialized_start=5704
+  _globals['_GETCONTAINERSTATUSESRESPONSE']._serialized_end=5859
 # @@protoc_insertion_point(module_scope)

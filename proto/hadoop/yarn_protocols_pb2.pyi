@@ -18,10 +18,19 @@ class AMCommand(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     AM_RESYNC: _ClassVar[AMCommand]
     AM_SHUTDOWN: _ClassVar[AMCommand]
+
+class DecommissionType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NORMAL: _ClassVar[DecommissionType]
+    GRACEFUL: _ClassVar[DecommissionType]
+    FORCEFUL: _ClassVar[DecommissionType]
 MEMORY: SchedulerResourceTypes
 CPU: SchedulerResourceTypes
 AM_RESYNC: AMCommand
 AM_SHUTDOWN: AMCommand
+NORMAL: DecommissionType
+GRACEFUL: DecommissionType
+FORCEFUL: DecommissionType
 
 class GetNewApplicationRequest(_message.Message):
     __slots__ = ()
@@ -143,6 +152,78 @@ class GetQueueInfoResponse(_message.Message):
     queue_info: _yarn_records_pb2.QueueInfo
     def __init__(self, queue_info: _Optional[_Union[_yarn_records_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
+class MoveApplicationAcrossQueuesRequest(_message.Message):
+    __slots__ = ("application_id", "target_queue")
+    APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    application_id: _yarn_records_pb2.ApplicationId
+    target_queue: str
+    def __init__(self, application_id: _Optional[_Union[_yarn_records_pb2.ApplicationId, _Mapping]] = ..., target_queue: _Optional[str] = ...) -> None: ...
+
+class MoveApplicationAcrossQueuesResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UpdateApplicationPriorityRequest(_message.Message):
+    __slots__ = ("application_id", "application_priority")
+    APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    APPLICATION_PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    application_id: _yarn_records_pb2.ApplicationId
+    application_priority: _yarn_records_pb2.Priority
+    def __init__(self, application_id: _Optional[_Union[_yarn_records_pb2.ApplicationId, _Mapping]] = ..., application_priority: _Optional[_Union[_yarn_records_pb2.Priority, _Mapping]] = ...) -> None: ...
+
+class UpdateApplicationPriorityResponse(_message.Message):
+    __slots__ = ("application_priority",)
+    APPLICATION_PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    application_priority: _yarn_records_pb2.Priority
+    def __init__(self, application_priority: _Optional[_Union[_yarn_records_pb2.Priority, _Mapping]] = ...) -> None: ...
+
+class GetNewReservationRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetNewReservationResponse(_message.Message):
+    __slots__ = ("reservation_id",)
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    reservation_id: _yarn_records_pb2.ReservationId
+    def __init__(self, reservation_id: _Optional[_Union[_yarn_records_pb2.ReservationId, _Mapping]] = ...) -> None: ...
+
+class ReservationSubmissionRequest(_message.Message):
+    __slots__ = ("queue", "reservation_definition", "reservation_id")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    reservation_definition: _yarn_records_pb2.ReservationDefinition
+    reservation_id: _yarn_records_pb2.ReservationId
+    def __init__(self, queue: _Optional[str] = ..., reservation_definition: _Optional[_Union[_yarn_records_pb2.ReservationDefinition, _Mapping]] = ..., reservation_id: _Optional[_Union[_yarn_records_pb2.ReservationId, _Mapping]] = ...) -> None: ...
+
+class ReservationSubmissionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ReservationUpdateRequest(_message.Message):
+    __slots__ = ("reservation_definition", "reservation_id")
+    RESERVATION_DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    reservation_definition: _yarn_records_pb2.ReservationDefinition
+    reservation_id: _yarn_records_pb2.ReservationId
+    def __init__(self, reservation_definition: _Optional[_Union[_yarn_records_pb2.ReservationDefinition, _Mapping]] = ..., reservation_id: _Optional[_Union[_yarn_records_pb2.ReservationId, _Mapping]] = ...) -> None: ...
+
+class ReservationUpdateResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ReservationDeleteRequest(_message.Message):
+    __slots__ = ("reservation_id",)
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    reservation_id: _yarn_records_pb2.ReservationId
+    def __init__(self, reservation_id: _Optional[_Union[_yarn_records_pb2.ReservationId, _Mapping]] = ...) -> None: ...
+
+class ReservationDeleteResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class RegisterApplicationMasterRequest(_message.Message):
     __slots__ = ("host", "rpc_port", "tracking_url")
     HOST_FIELD_NUMBER: _ClassVar[int]
@@ -242,6 +323,30 @@ class FinishApplicationMasterResponse(_message.Message):
     IS_UNREGISTERED_FIELD_NUMBER: _ClassVar[int]
     is_unregistered: bool
     def __init__(self, is_unregistered: _Optional[bool] = ...) -> None: ...
+
+class RefreshQueuesRequest(_message.Message):
+    __slots__ = ("sub_cluster_id",)
+    SUB_CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    sub_cluster_id: str
+    def __init__(self, sub_cluster_id: _Optional[str] = ...) -> None: ...
+
+class RefreshQueuesResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RefreshNodesRequest(_message.Message):
+    __slots__ = ("decommission_type", "decommission_timeout", "sub_cluster_id")
+    DECOMMISSION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DECOMMISSION_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    SUB_CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    decommission_type: DecommissionType
+    decommission_timeout: int
+    sub_cluster_id: str
+    def __init__(self, decommission_type: _Optional[_Union[DecommissionType, str]] = ..., decommission_timeout: _Optional[int] = ..., sub_cluster_id: _Optional[str] = ...) -> None: ...
+
+class RefreshNodesResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class StartContainerRequest(_message.Message):
     __slots__ = ("container_launch_context", "container_token")

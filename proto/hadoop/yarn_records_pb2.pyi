@@ -80,6 +80,13 @@ class QueueState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     Q_STOPPED: _ClassVar[QueueState]
     Q_RUNNING: _ClassVar[QueueState]
     Q_DRAINING: _ClassVar[QueueState]
+
+class ReservationRequestInterpreter(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    R_ANY: _ClassVar[ReservationRequestInterpreter]
+    R_ALL: _ClassVar[ReservationRequestInterpreter]
+    R_ORDER: _ClassVar[ReservationRequestInterpreter]
+    R_ORDER_NO_GAP: _ClassVar[ReservationRequestInterpreter]
 COUNTABLE: ResourceType
 GUARANTEED: ExecutionType
 OPPORTUNISTIC: ExecutionType
@@ -120,6 +127,10 @@ NS_SHUTDOWN: NodeState
 Q_STOPPED: QueueState
 Q_RUNNING: QueueState
 Q_DRAINING: QueueState
+R_ANY: ReservationRequestInterpreter
+R_ALL: ReservationRequestInterpreter
+R_ORDER: ReservationRequestInterpreter
+R_ORDER_NO_GAP: ReservationRequestInterpreter
 
 class ApplicationId(_message.Message):
     __slots__ = ("id", "cluster_timestamp")
@@ -532,3 +543,39 @@ class QueueInfo(_message.Message):
     weight: float
     queue_path: str
     def __init__(self, queue_name: _Optional[str] = ..., capacity: _Optional[float] = ..., maximum_capacity: _Optional[float] = ..., current_capacity: _Optional[float] = ..., state: _Optional[_Union[QueueState, str]] = ..., child_queues: _Optional[_Iterable[_Union[QueueInfo, _Mapping]]] = ..., applications: _Optional[_Iterable[_Union[ApplicationReport, _Mapping]]] = ..., weight: _Optional[float] = ..., queue_path: _Optional[str] = ...) -> None: ...
+
+class ReservationRequest(_message.Message):
+    __slots__ = ("capability", "num_containers", "concurrency", "duration")
+    CAPABILITY_FIELD_NUMBER: _ClassVar[int]
+    NUM_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    capability: Resource
+    num_containers: int
+    concurrency: int
+    duration: int
+    def __init__(self, capability: _Optional[_Union[Resource, _Mapping]] = ..., num_containers: _Optional[int] = ..., concurrency: _Optional[int] = ..., duration: _Optional[int] = ...) -> None: ...
+
+class ReservationRequests(_message.Message):
+    __slots__ = ("reservation_resources", "interpreter")
+    RESERVATION_RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    INTERPRETER_FIELD_NUMBER: _ClassVar[int]
+    reservation_resources: _containers.RepeatedCompositeFieldContainer[ReservationRequest]
+    interpreter: ReservationRequestInterpreter
+    def __init__(self, reservation_resources: _Optional[_Iterable[_Union[ReservationRequest, _Mapping]]] = ..., interpreter: _Optional[_Union[ReservationRequestInterpreter, str]] = ...) -> None: ...
+
+class ReservationDefinition(_message.Message):
+    __slots__ = ("reservation_requests", "arrival", "deadline", "reservation_name", "recurrence_expression", "priority")
+    RESERVATION_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    ARRIVAL_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_NAME_FIELD_NUMBER: _ClassVar[int]
+    RECURRENCE_EXPRESSION_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    reservation_requests: ReservationRequests
+    arrival: int
+    deadline: int
+    reservation_name: str
+    recurrence_expression: str
+    priority: Priority
+    def __init__(self, reservation_requests: _Optional[_Union[ReservationRequests, _Mapping]] = ..., arrival: _Optional[int] = ..., deadline: _Optional[int] = ..., reservation_name: _Optional[str] = ..., recurrence_expression: _Optional[str] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ...) -> None: ...

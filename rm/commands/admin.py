@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -10,6 +13,7 @@ import httpx
 import typer
 from rich.table import Table
 
+from common import credentials
 from rm.client import ClientError
 from rm.commands.common import fail
 from rm.commands.health import check_health
@@ -19,7 +23,7 @@ from rm.commands.shapes import when
 from rm.commands.target import resolve_rest_option
 
 admin_group = typer.Typer(no_args_is_help=True, help="ResourceManager administration: service-state, "
-                          "check-health, refresh-queues, decommission, recommission.")
+                          "check-health, refresh-queues, decommission, recommission, token.")
 
 
 @admin_group.command("service-state")
@@ -110,15 +114,51 @@ def refresh_queues(
         console.print(f"queues refreshed: {', '.join(leaves)}")
 
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
+@admin_group.command("token")
+def token(
+    user: str = typer.Option(..., "--user", help="the user the credentials authenticate"),
+    lifetime: str = typer.Option("7d", "--lifetime", help="how long they work: seconds, or 30m, 12h, 7d"),
+    out_dir: Path = typer.Option(None, "--out", help="write them into this directory (credentials.json and, "
+                                 "when the RM serves Hadoop IPC, hadoop.token; both 0600) and print the exports "
+                                 "the user needs; without it, print the bearer token only"),
+    rest: str | None = typer.Option(None, "--rest", callback=resolve_rest_option,
+                                    help="the RM's REST URL (default: as every command finds it)"),
+) -> None:
+    """Issue a user its own credentials (cluster admins only). With them the user's calls over REST, gRPC and
+    Hadoop IPC are made as that user, and the ACLs (yarn.admin.acl, the queues' acl_submit_applications and
+    acl_administer_queue, the apps' own) are checked for it. The cluster's client secret, by contrast, is the
+    owner's: it may act for any user."""
+    try:
+        with RestClient(rest) as client:
+            issued = client.call("POST", "/ws/v1/shepherd/admin/tokens",
+                                 {"user": user, "lifetimeSeconds": parse_timeout(lifetime)})["userToken"]
+    except ClientError as exc:
+        raise fail(exc) from None
+    if out_dir is None:
+        console.print(issued["token"], soft_wrap=True, highlight=False)
+        return
+    creds = out_dir / credentials.FILE_NAME
+    credentials.write_private(creds, json.dumps({"user": user, "client_secret": issued["token"]}, indent=2) + "\n")
+    lines = [f"export {credentials.ENV_FILE}={creds}"]
+    if issued.get("hadoopTokenFile"):
+        hadoop = out_dir / "hadoop.token"
+        credentials.write_private(hadoop, base64.b64decode(issued["hadoopTokenFile"]))
+        lines.append(f"export HADOOP_TOKEN_FILE_LOCATION={hadoop}")
+    console.print(f"credentials of {user}, valid until {when(issued['expires'])}, in {out_dir}; the user runs:",
+                  highlight=False)
+    for line in lines:
+        console.print(f"  {line}", soft_wrap=True, highlight=False)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 
 def parse_timeout(text: str) -> float:
-    """Seconds from ``600``, ``600s``, ``10m`` or ``1h``."""
+    """Seconds from ``600``, ``600s``, ``10m``, ``1h`` or ``7d``."""
     m = _DURATION.match(text)
     if m is None:
-        raise typer.BadParameter(f"{text!r} is not a timeout; give seconds (600) or 600s, 10m, 1h")
-    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+        raise typer.BadParameter(f"{text!r} is not a duration; give seconds (600) or 600s, 10m, 1h, 7d")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
 def _node_line(node: dict[str, Any]) -> str:

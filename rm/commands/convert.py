@@ -34,6 +34,7 @@ _QUEUE_PROPERTY = re.compile(
     r"(queues|capacity|maximum-capacity|maximum-am-resource-percent|user-limit-factor|state))$")
 # read from yarn-site.xml itself (the Hadoop IPC listeners), not from shepherd's YAML
 _YARN_SITE_ONLY = ("yarn.resourcemanager.address", "yarn.resourcemanager.scheduler.address",
+                   "yarn.resourcemanager.admin.address",
                    "yarn.resourcemanager.ipc.allow-simple-writes", "yarn.admin.acl")
 
 

@@ -38,6 +38,7 @@ PLAN = "Dry Run"
 REFRESH_QUEUES = "Refresh Queues"
 DECOMMISSION_NODE = "Decommission Node"
 RECOMMISSION_NODE = "Recommission Node"
+ISSUE_USER_TOKEN = "Issue User Token"
 
 REST = "RMWebService"
 CLIENT_SERVICE = "ClientRMService"  # gRPC and Hadoop IPC clients

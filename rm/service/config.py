@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import getpass
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from common.acl import AccessList, AclConfig
 from common.credentials import FILE_NAME
 from common.credentials import ensure as ensure_credentials
 from common.resources import Resources
@@ -30,6 +32,7 @@ class RMConfig:
     am_expiry_s: float = 600.0  # yarn.am.liveness-monitor.expiry-interval-ms
     container_alloc_expiry_s: float = 600.0  # yarn.resourcemanager.rm.container-allocation.expiry-interval-ms
     heartbeat_interval_s: float = 1.0  # yarn.resourcemanager.nodemanagers.heartbeat-interval-ms
+    container_key_roll_s: float = 86_400.0  # yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs
     max_app_attempts: int = 2  # yarn.resourcemanager.am.max-attempts
     work_preserving: bool = True  # yarn.resourcemanager.work-preserving-recovery.enabled
     ha_enabled: bool = False  # yarn.resourcemanager.ha.enabled: stand by while another RM holds the store
@@ -49,11 +52,18 @@ class RMConfig:
     credentials_file: Path | None = None  # None: data_dir/credentials.json (created 0600 if missing)
     insecure: bool = False  # no secrets at all: loopback only, and loudly logged
     # Hadoop IPC for stock YARN clients (rm/service/ipc/config.py): None = from yarn-site.xml, else YARN's
-    # 8032/8030; 0 = any free port; negative = no listener
+    # 8032/8030/8033; 0 = any free port; negative = no listener
     ipc_client_port: int | None = None  # yarn.resourcemanager.address
     ipc_scheduler_port: int | None = None  # yarn.resourcemanager.scheduler.address
+    ipc_admin_port: int | None = None  # yarn.resourcemanager.admin.address (None with the client port given: 0/off)
     yarn_site: Path | None = None  # None: $YARN_CONF_DIR or $HADOOP_CONF_DIR/yarn-site.xml, if any
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
+    acls: AclConfig | None = None  # yarn.acl.enable, yarn.admin.acl, the queues' ACLs; None: the defaults
+
+    @property
+    def acl_config(self) -> AclConfig:
+        """The ACLs in force (the defaults: enabled, this process's user the only admin, no queue ACLs)."""
+        return self.acls if self.acls is not None else AclConfig(admins=AccessList(frozenset({own_user()})))
 
     def core(self) -> CoreConfig:
         return CoreConfig(
@@ -61,6 +71,7 @@ class RMConfig:
             am_expiry_s=self.am_expiry_s,
             container_alloc_expiry_s=self.container_alloc_expiry_s,
             heartbeat_interval_s=self.heartbeat_interval_s,
+            container_key_roll_s=self.container_key_roll_s,
             max_app_attempts=self.max_app_attempts,
             work_preserving=self.work_preserving,
             maximum_allocation=self.maximum_allocation,
@@ -106,6 +117,9 @@ class RMConfig:
             raise ValueError("max-app-attempts must be at least 1")
         if self.max_priority < 0:
             raise ValueError("the maximum application priority must not be negative")
+        if not self.container_key_roll_s > 0:
+            raise ValueError(f"the container-token key rolling interval must be positive, got "
+                             f"{self.container_key_roll_s} s")
         if not self.store_lease_s > 0:
             raise ValueError(f"the store lease time must be positive, got {self.store_lease_s} s")
         for name, port in (("gRPC", self.grpc_port), ("REST", self.rest_port)):
@@ -140,3 +154,8 @@ class RMConfig:
 
 def is_loopback(host: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def own_user() -> str:
+    """The user this process runs as: the owner of the cluster's client secret, and its admin by default."""
+    return getpass.getuser()

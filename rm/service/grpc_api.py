@@ -1,17 +1,18 @@
 """gRPC front door: protobuf requests translated into the operations of ``rm.service.operations``
 (which validate, apply in the core, persist and wake the scheduler) and their answers into protobuf.
 
-Refused requests abort with a gRPC status whose details start with YARN's Java exception class name.
+Refused requests end with a gRPC status whose details start with YARN's Java exception class name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 import grpc
 
@@ -21,7 +22,8 @@ from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.core.state_types import NodeStatus, SubmitSpec
-from rm.service import audit, convert, limits
+from rm.service import audit, authz, convert, limits
+from rm.service.authz import Authorizer, Caller
 from rm.service.operations import Operations
 from rm.service.rest import render
 from rm.service.stages import app_stages
@@ -55,17 +57,24 @@ def bearer(context: grpc.aio.ServicerContext) -> str:
     return ""
 
 
-async def _abort(context: grpc.aio.ServicerContext, err: YarnError) -> NoReturn:
+def _refuse(context: grpc.aio.ServicerContext, err: YarnError) -> None:
     code = grpc.StatusCode.UNAUTHENTICATED if isinstance(err, InvalidToken) else \
         _STATUS.get(err.status, grpc.StatusCode.INVALID_ARGUMENT)
-    await context.abort(code, f"{err.java_class}: {err.message}")
+    context.set_code(code)
+    context.set_details(f"{err.java_class}: {limits.error_detail(err.message)}")
 
 
 async def guarded(context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
+    """``fn()``, or the refusal it raised as the call's status (and no message).
+
+    The status is set on the context, not raised with ``context.abort()``: the exception that raises would hold
+    the handler's frames, and so the request, in a reference cycle through the context until a full garbage
+    collection, which a request that was refused for being huge may not wait for (S19)."""
     try:
         return await fn()
     except YarnError as err:
-        await _abort(context, err)
+        _refuse(context, err)
+    return cast(T, None)
 
 
 class NoCredentials(Forbidden):
@@ -101,24 +110,40 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
     """NodeManagers prove they hold the node secret on every call, and each registration gets a session
     (``x-shepherd-node-session`` in the answer's trailing metadata) that the node's heartbeats, its
     unregistration and a re-registration while it is alive must present: a NodeManager cannot register as,
-    heartbeat for or report the containers of another live node."""
+    heartbeat for or report the containers of another live node. The RM keeps a hash of each node's session
+    with the node in its store, so that holds across an RM restart too. Every answer hands the node the
+    container-token keys it is to accept (they roll)."""
 
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
-        self.sessions: dict[str, str] = {}  # node id -> the session of its current registration
+
+    @staticmethod
+    def session_hash(session: str) -> str:
+        return hashlib.sha256(session.encode()).hexdigest()
 
     def _holds_session(self, node_id: str, context: grpc.aio.ServicerContext) -> bool:
-        want = self.sessions.get(node_id)
+        node = self.rm.state.nodes.get(NodeId(node_id))
         given = _metadata(context, NODE_SESSION)
-        return want is not None and hmac.compare_digest(given.encode(), want.encode())
+        if node is None or not node.session_hash or not given:
+            return False
+        return hmac.compare_digest(self.session_hash(given).encode(), node.session_hash.encode())
 
     def _alive(self, node_id: str) -> bool:
-        """Registered and heartbeating: a NodeManager that stopped may be replaced, a live one not."""
+        """Registered with a session and heartbeating: a NodeManager that stopped may be replaced, a live one
+        not. A node an RM restart brought back (NEW) counts as alive until its NodeManager registers again or
+        the node is LOST at the expiry: until then nobody knows that it stopped."""
         node = self.rm.state.nodes.get(NodeId(node_id))
-        if node is None or node.state not in ("NEW", "RUNNING", "UNHEALTHY"):
+        if node is None or not node.session_hash:
+            return False
+        if node.state == "NEW":
+            return True
+        if node.state not in ("RUNNING", "UNHEALTHY", "DECOMMISSIONING"):
             return False
         return self.rm.now() - node.last_heartbeat < max(3 * self.rm.cfg.heartbeat_interval_s, 5.0)
+
+    def _token_keys(self) -> list[pb.TokenKey]:
+        return [pb.TokenKey(key_id=k.key_id, key=k.key) for k in self.rm.state.container_keys.accepted()]
 
     def _own_containers(self, node_id: str, statuses: list[NodeStatus]) -> None:
         for s in statuses:
@@ -132,7 +157,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
             _check_secret(self.rm.cfg.node_secret, context, "node")
             st = self.rm.state
             node_id = convert.node_id_str(request.node_id)
-            if node_id in self.sessions and self._alive(node_id) and not self._holds_session(node_id, context):
+            if self._alive(node_id) and not self._holds_session(node_id, context):
                 raise Forbidden(f"node {node_id} is registered and alive: another NodeManager cannot register "
                                 "as it (a restarted NodeManager presents its session, or waits until the old "
                                 "one stops heartbeating)")
@@ -141,16 +166,17 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 return pb.RegisterNodeResponse(action=pb.NODE_ACTION_SHUTDOWN, diagnostics=refused)
             statuses = [convert.node_status_from_pb(s) for s in request.container_statuses]
             self._own_containers(node_id, statuses)
+            session = secrets.token_urlsafe(32)  # stored (its hash) with the registration, before the answer
             await self.ops.register_node(
                 node_id, request.http_address, request.rack, convert.resources_from_pb(request.capability),
-                statuses, ipc_port=request.ipc_port,
+                statuses, ipc_port=request.ipc_port, session_hash=self.session_hash(session),
             )
-            self.sessions[node_id] = secrets.token_urlsafe(32)
-            context.set_trailing_metadata(((NODE_SESSION, self.sessions[node_id]),))
+            context.set_trailing_metadata(((NODE_SESSION, session),))
             return pb.RegisterNodeResponse(
-                action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=1,
+                action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=st.container_key_id,
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
                 rm_identifier=st.meta.cluster_timestamp, nm_expiry_ms=int(self.rm.cfg.nm_expiry_s * 1000),
+                container_token_keys=self._token_keys(),
             )
 
         async def run() -> pb.RegisterNodeResponse:
@@ -181,7 +207,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 containers_to_cleanup=list(res.containers_to_cleanup),
                 applications_to_cleanup=list(res.apps_to_cleanup),
                 next_heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
-                diagnostics=res.diagnostics,
+                diagnostics=res.diagnostics, container_token_keys=self._token_keys(),
             )
         return await guarded(context, run)
 
@@ -191,13 +217,27 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
             _check_secret(self.rm.cfg.node_secret, context, "node")
             if not self._holds_session(convert.node_id_str(request.node_id), context):
                 raise Forbidden("only the NodeManager registered as this node may unregister it")
-            self.sessions.pop(convert.node_id_str(request.node_id), None)
             await self.ops.unregister_node(convert.node_id_str(request.node_id))
             return pb.UnregisterNodeResponse()
         return await guarded(context, run)
 
 
+def _refusal(check: Callable[[bytes], None]) -> Callable[[bytes], str | None]:
+    """A check of a serialized request (proto/serve.py's precheck): the refusal's details, or None."""
+    def details(raw: bytes) -> str | None:
+        try:
+            check(raw)
+        except YarnError as err:
+            return f"{err.java_class}: {err.message}"
+        return None
+    return details
+
+
 class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
+    # an allocate's asks and releases are counted on its bytes, and too many refused before one ask is built
+    prechecks: ClassVar[dict[str, Callable[[bytes], str | None]]] = {
+        "Allocate": _refusal(limits.allocate_precheck(pb.AllocateRequest, "asks", "releases"))}
+
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
@@ -255,21 +295,28 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
+        self.authz = Authorizer(rm)
 
-    def _auth(self, context: grpc.aio.ServicerContext) -> None:
-        _check_secret(self.rm.cfg.client_secret, context, "client")
+    async def _write(self, context: grpc.aio.ServicerContext, operation: str, acting_for: str, app_id: str,
+                     fn: Callable[[Caller], Awaitable[T]]) -> T:
+        """``fn(caller)`` for the caller the credential proves (:mod:`rm.service.authz`), with its audit line.
+        ``acting_for``: the user the request names, which only the cluster's owner may act for."""
+        ip = audit.peer_ip(context.peer() or "")
 
-    async def _write(self, context: grpc.aio.ServicerContext, operation: str, user: str, app_id: str,
-                     fn: Callable[[], Awaitable[T]]) -> T:
-        async def checked() -> T:
-            self._auth(context)
-            return await fn()
-        return await guarded(context, lambda: audited(context, operation, audit.CLIENT_SERVICE, user, app_id,
-                                                      checked))
+        async def run() -> T:
+            try:
+                who = authz.caller(self.rm.cfg.client_secret, bearer(context), acting_for)
+            except YarnError as err:
+                audit.record(user=acting_for or authz.ANONYMOUS, ip=ip, operation=operation,
+                             target=audit.CLIENT_SERVICE, ok=False, app_id=app_id,
+                             description=f"{err.exception}: {err.message}")
+                raise NoCredentials(err.message) if err.status == 401 else err from None
+            return await audited(context, operation, audit.CLIENT_SERVICE, who.user, app_id, lambda: fn(who))
+        return await guarded(context, run)
 
     async def GetNewApplication(self, request: pb.GetNewApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
-        async def run() -> pb.GetNewApplicationResponse:
+        async def run(who: Caller) -> pb.GetNewApplicationResponse:
             new = await self.ops.new_application()
             mx = new.max_allocation
             return pb.GetNewApplicationResponse(
@@ -278,7 +325,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
 
     async def SubmitApplication(self, request: pb.SubmitApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.SubmitApplicationResponse:
-        async def run() -> pb.SubmitApplicationResponse:
+        async def run(who: Caller) -> pb.SubmitApplicationResponse:
             c = request.context
             spec = c.am_container_spec
             am_launch = {
@@ -289,7 +336,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             }
             kwargs = {"am_resource": convert.resources_from_pb(c.am_resource)} if c.HasField("am_resource") else {}
             sub = SubmitSpec(
-                app_id=c.application_id, name=c.name, queue=c.queue, user=c.user or "dr.who",
+                app_id=c.application_id, name=c.name, queue=c.queue, user=who.user,
                 app_type=c.application_type, priority=c.priority, am_launch=am_launch,
                 max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
@@ -297,15 +344,16 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 keep_containers=c.keep_containers_across_application_attempts, plan_token=c.plan_token.strip(),
                 terms=_terms(c), **kwargs,  # type: ignore[arg-type]
             )
+            self.authz.submit(who, sub.queue, sub.app_id)
             await self.ops.submit(limits.bounded_submission(sub))  # a known id is answered as accepted
             return pb.SubmitApplicationResponse()
-        return await self._write(context, audit.SUBMIT_APP, request.context.user or "dr.who",
+        return await self._write(context, audit.SUBMIT_APP, request.context.user,
                                  request.context.application_id, run)
 
     async def QuoteDeadline(self, request: pb.QuoteDeadlineRequest,
                             context: grpc.aio.ServicerContext) -> pb.QuoteDeadlineResponse:
-        async def run() -> pb.QuoteDeadlineResponse:
-            q = self.ops.quote(queue=request.queue, user=request.user or "dr.who",
+        async def run(who: Caller) -> pb.QuoteDeadlineResponse:
+            q = self.ops.quote(queue=request.queue, user=who.user,
                                name=request.name or "N/A", app_type=request.application_type or "SHEPHERD",
                                job_spec_json=request.job_spec_json, tags=tuple(request.tags))
             est = q.estimate
@@ -314,7 +362,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                 z=est.z, method=est.method, runs=est.runs, critical_path=q.price.critical_path,
                 earliest_finish=q.price.earliest,
                 curve=[pb.PricePoint(deadline=p.deadline, price=p.price) for p in q.price.curve])
-        return await self._write(context, "Quote Deadline", request.user or "dr.who", "", run)
+        return await self._write(context, "Quote Deadline", request.user, "", run)
 
     async def GetApplicationReport(self, request: pb.GetApplicationReportRequest,
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
@@ -336,7 +384,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             states = {s.upper() for s in request.states}
             out = []
             for app in st.apps.values():
-                if states and app.state not in states:
+                if states and st.reported_state(app)[0] not in states:
                     continue
                 if request.queue and app.queue not in (request.queue, f"root.{request.queue}"):
                     continue
@@ -387,11 +435,67 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
 
     async def KillApplication(self, request: pb.KillApplicationRequest,
                               context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
-        async def run() -> pb.KillApplicationResponse:
+        async def run(who: Caller) -> pb.KillApplicationResponse:
+            self.authz.modify(who, self.ops.app(request.application_id))
             await self.ops.kill(request.application_id,  # an ended app: done already
-                                limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS))
+                                limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS), who.user)
             return pb.KillApplicationResponse(is_kill_completed=True)
-        return await self._write(context, audit.KILL_APP, "", request.application_id, run)
+        return await self._write(context, audit.KILL_APP, request.user, request.application_id, run)
+
+    async def MoveApplication(self, request: pb.MoveApplicationRequest,
+                              context: grpc.aio.ServicerContext) -> pb.MoveApplicationResponse:
+        async def run(who: Caller) -> pb.MoveApplicationResponse:
+            self.authz.move(who, self.ops.app(request.application_id), request.queue)
+            return pb.MoveApplicationResponse(queue=str((await self.ops.move(request.application_id,
+                                                                             request.queue)).queue))
+        return await self._write(context, audit.MOVE_APP, request.user, request.application_id, run)
+
+    async def UpdateApplicationPriority(self, request: pb.UpdateApplicationPriorityRequest,
+                                        context: grpc.aio.ServicerContext) -> pb.UpdateApplicationPriorityResponse:
+        async def run(who: Caller) -> pb.UpdateApplicationPriorityResponse:
+            self.authz.modify(who, self.ops.app(request.application_id))
+            app = await self.ops.set_priority(request.application_id, request.priority)
+            return pb.UpdateApplicationPriorityResponse(priority=app.priority)
+        return await self._write(context, audit.UPDATE_PRIORITY, request.user, request.application_id, run)
+
+    async def NewReservation(self, request: pb.NewReservationRequest,
+                             context: grpc.aio.ServicerContext) -> pb.NewReservationResponse:
+        async def run(who: Caller) -> pb.NewReservationResponse:
+            return pb.NewReservationResponse(reservation_id=await self.ops.new_reservation())
+        return await self._write(context, audit.NEW_RESERVATION, request.user, "", run)
+
+    async def SubmitReservation(self, request: pb.SubmitReservationRequest,
+                                context: grpc.aio.ServicerContext) -> pb.SubmitReservationResponse:
+        async def run(who: Caller) -> pb.SubmitReservationResponse:
+            from rm.core.reservation import yarn as reservations
+            from rm.service.rest.reservations import require_reservation_stage
+
+            require_reservation_stage(self.rm)
+            try:
+                definition = json.loads(request.definition_json or "null")
+            except ValueError as exc:
+                raise BadRequest(f"definition_json is not JSON: {exc}") from None
+            body = reservations.parse_submit({"reservation-id": request.reservation_id, "queue": request.queue,
+                                              "reservation-definition": definition})
+            self.authz.reserve(who, body.queue)
+            await self.ops.submit_reservation(body.reservation_id, body.queue, body.definition, who.user)
+            return pb.SubmitReservationResponse()
+        return await self._write(context, audit.SUBMIT_RESERVATION, request.user, "", run)
+
+    async def DeleteReservation(self, request: pb.DeleteReservationRequest,
+                                context: grpc.aio.ServicerContext) -> pb.DeleteReservationResponse:
+        async def run(who: Caller) -> pb.DeleteReservationResponse:
+            self.authz.change_reservation(who, request.reservation_id)
+            await self.ops.delete_reservation(request.reservation_id)
+            return pb.DeleteReservationResponse()
+        return await self._write(context, audit.DELETE_RESERVATION, request.user, "", run)
+
+    async def RefreshQueues(self, request: pb.RefreshQueuesRequest,
+                            context: grpc.aio.ServicerContext) -> pb.RefreshQueuesResponse:
+        async def run(who: Caller) -> pb.RefreshQueuesResponse:
+            self.authz.admin(who, "refreshQueues")
+            return pb.RefreshQueuesResponse(queues=await self.rm.refresh_queues(dry_run=request.dry_run))
+        return await self._write(context, audit.REFRESH_QUEUES, request.user, "", run)
 
     async def GetClusterMetrics(self, request: pb.GetClusterMetricsRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetClusterMetricsResponse:

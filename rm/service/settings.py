@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from common.acl import QUEUE_ACL_NAMES, AccessList, AclConfig, queue_acls
 from common.hadoop_conf import HadoopConfError, capacity_scheduler_queues
 from common.resource_types import RESOURCE_TYPES, ResourceTypes, read_resource_types
 from common.resources import MEMORY, VCORES, Resources
@@ -27,7 +28,7 @@ from common.settings import (
 )
 from rm.core.deadlines.system import DeadlineConfig
 from rm.core.policies.registry import LEFTOVER_CAP
-from rm.service.config import RMConfig
+from rm.service.config import RMConfig, own_user
 
 RM_SETTINGS: tuple[Setting, ...] = (
     *COMMON,
@@ -47,6 +48,9 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("yarn.resourcemanager.rm.container-allocation.expiry-interval-ms", "600000", None,
             "an allocated container never started is taken back"),
     Setting("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "1000"),
+    Setting("yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs", "86400", None,
+            "a new container-token key every this many seconds; it signs 1.5 × the NodeManager expiry later (at "
+            "most a third of this), and NodeManagers accept the current key and the one before it"),
     Setting("yarn.resourcemanager.am.max-attempts", "2"),
     Setting("yarn.resourcemanager.ha.enabled", "false", "SHEPHERD_HA",
             "active/standby: while another RM holds the state store's lease, stand by (redirecting web requests "
@@ -93,6 +97,12 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("shepherd.resourcemanager.credentials-file", None, "SHEPHERD_RM_CREDENTIALS_FILE",
             "secrets not set above come from this file, created 0600 with random ones if missing "
             "(unset: <data-dir>/credentials.json)"),
+    Setting("yarn.acl.enable", "true", None,
+            "check the ACLs: yarn.admin.acl, the queues' acl_* in capacity-scheduler.xml and apps' own (YARN's "
+            "default is false; false lets every authenticated user kill every app)"),
+    Setting("yarn.admin.acl", None, None,
+            "who administers the cluster (Hadoop ACL: users, a space, groups; * everyone); unset: the RM's own "
+            "user"),
     Setting("shepherd.resourcemanager.insecure", "false", "SHEPHERD_INSECURE",
             "true: no secrets at all, anyone on the machine may submit and register nodes (loopback only; "
             "logged as a warning)"),
@@ -269,6 +279,9 @@ def load_rm_settings(
                 "container_alloc_expiry_s"),
             heartbeat_interval_s=either(
                 layers.seconds("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"), "heartbeat_interval_s"),
+            container_key_roll_s=either(
+                layers.number("yarn.resourcemanager.container-tokens.master-key-rolling-interval-secs"),
+                "container_key_roll_s"),
             max_app_attempts=either(layers.integer("yarn.resourcemanager.am.max-attempts"), "max_app_attempts"),
             work_preserving=_flag(layers, "yarn.resourcemanager.work-preserving-recovery.enabled"),
             ha_enabled=_flag(layers, "yarn.resourcemanager.ha.enabled"),
@@ -289,10 +302,39 @@ def load_rm_settings(
             credentials_file=_path(layers.text("shepherd.resourcemanager.credentials-file")),
             insecure=_flag(layers, "shepherd.resourcemanager.insecure"),
             deadlines=_deadlines(layers),
+            acls=_acls(layers, queues),
         )
     except (TypeError, ValueError) as exc:
         raise SettingsError(str(exc)) from exc
     return RMSettings(cfg, layers, queues_source, tuple(warnings))
+
+
+def _acls(layers: Layered, queues: Mapping[str, Any] | None) -> AclConfig:
+    """``yarn.acl.enable``, ``yarn.admin.acl`` and every queue's ACLs: ``yarn.scheduler.capacity.<path>.acl_*``
+    properties, or the same names inside a queue of the YAML tree (the property wins)."""
+    texts: dict[str, dict[str, str]] = {}
+
+    def walk(path: str, children: Mapping[str, Any] | None) -> None:
+        for name, spec in (children or {}).items():
+            child = f"{path}.{name}"
+            texts.setdefault(child, {})
+            if isinstance(spec, Mapping):
+                for acl in QUEUE_ACL_NAMES:
+                    if isinstance(spec.get(acl), str):
+                        texts.setdefault(child, {})[acl] = spec[acl]
+                walk(child, spec.get("queues"))
+
+    texts["root"] = {}
+    walk("root", queues if queues is not None else {"default": {}})
+    for path, acls in texts.items():
+        for acl in QUEUE_ACL_NAMES:
+            value = layers.conf.get(f"yarn.scheduler.capacity.{path}.{acl}")
+            if value is not None:
+                acls[acl] = value
+    admin = layers.conf.get("yarn.admin.acl")
+    return AclConfig(enabled=_flag(layers, "yarn.acl.enable"),
+                     admins=AccessList.parse(admin) if admin is not None else AccessList(frozenset({own_user()})),
+                     queues=queue_acls({p: a for p, a in texts.items() if a}))
 
 
 def _deadlines(layers: Layered) -> DeadlineConfig:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import yaml
 
 from rm.client import ClientError, RMClient
 from rm.local import LocalCluster
@@ -66,15 +67,17 @@ def hadoop_conf(cluster: LocalCluster, where: Path, extra: dict[str, str] | None
 
 
 def run_yarn(conf: Path, tool: str, *args: str, token: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the stock YARN CLI (``application`` or ``node``), with the cluster's token file or without."""
-    main = {"application": "ApplicationCLI", "node": "NodeCLI"}[tool]
+    """Run the stock YARN CLI (``application``, ``node`` or ``rmadmin``), with the cluster's token file or
+    without."""
+    main = {"application": "ApplicationCLI", "node": "NodeCLI", "rmadmin": "RMAdminCLI"}[tool]
+    title = [] if tool == "rmadmin" else [tool]  # `yarn rmadmin` passes its flags alone
     env = {**os.environ, "JAVA_HOME": java_home()}
     env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
     if token:
         env["HADOOP_TOKEN_FILE_LOCATION"] = str(TOKEN_FILES[conf])
     return subprocess.run(
         [JAVA or "java", "-cp", f"{conf}:{pyspark_home() / 'jars'}/*", f"org.apache.hadoop.yarn.client.cli.{main}",
-         tool, *args], check=False, capture_output=True, text=True, timeout=120, env=env,
+         *title, *args], check=False, capture_output=True, text=True, timeout=120, env=env,
     )
 
 
@@ -140,6 +143,40 @@ def test_yarn_cli_lists_shepherds_apps_and_nodes(make_cluster: Callable[..., Loc
     assert listed == ipc_node_ids(cluster)
     assert nodes.count("Configured Resources : <memory:4096, vCores:4>") == 2
     assert "Allocated Resources : <memory:" in nodes
+
+
+def test_yarn_cli_moves_reprioritizes_and_refreshes_queues(make_cluster: Callable[..., LocalCluster],
+                                                           tmp_path: Path) -> None:
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(yaml.safe_dump({"default": {"capacity": 60}, "batch": {"capacity": 40}}))
+    cluster = make_cluster(nodes=1, rm_args=["--queues", str(queues)])
+    assert cluster.ipc_admin_address  # any free port, as the client listener's
+    conf = hadoop_conf(cluster, tmp_path / "conf", {"yarn.resourcemanager.admin.address": cluster.ipc_admin_address})
+    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("cli-move", 60, tasks=1)), tmp_path / "submit")
+    with RMClient(cluster.rm_address) as rm:
+        moved = yarn(conf, "application", "-appId", app_id, "-changeQueue", "batch")
+        assert "Successfully completed move" in moved, moved
+        assert rm.app(app_id).queue.endswith("batch")
+        yarn(conf, "application", "-appId", app_id, "-updatePriority", "3")
+        assert rm.app(app_id).priority == 3
+    queues.write_text(yaml.safe_dump({"default": {"capacity": 50}, "batch": {"capacity": 30},
+                                      "ops": {"capacity": 20}}))
+    # Hadoop's admin client sends no token (its protocol names no token kind), so over SIMPLE it is refused ...
+    refused = run_yarn(conf, "rmadmin", "-refreshQueues")
+    assert refused.returncode != 0, refused.stdout[-3000:]
+    assert "needs an RM delegation token" in refused.stderr, refused.stderr[-3000:]
+    # ... unless the operator trusts SIMPLE names (then the name is checked against yarn.admin.acl)
+    site = tmp_path / "rm-yarn-site.xml"
+    site.write_text("<configuration><property><name>yarn.resourcemanager.ipc.allow-simple-writes</name>"
+                    "<value>true</value></property></configuration>")
+    cluster.rm_args += ["--yarn-site", str(site)]
+    cluster.restart_rm()
+    refreshed = run_yarn(conf, "rmadmin", "-refreshQueues")
+    assert refreshed.returncode == 0, refreshed.stderr[-3000:]
+    log = (cluster.data_dir / "logs" / "rm.log").read_text()
+    assert "queues refreshed: root.batch, root.default, root.ops" in log
+    assert any("Refresh Queues" in line and "AdminService" in line and "RESULT=SUCCESS" in line
+               for line in log.splitlines())
 
 
 def test_spark_client_mode_with_an_unmanaged_am(make_cluster: Callable[..., LocalCluster], tmp_path: Path) -> None:

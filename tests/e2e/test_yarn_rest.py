@@ -3,6 +3,7 @@ RemoteExceptions and changes nothing, plain commands run as AMs, and "why is it 
 
 from __future__ import annotations
 
+import getpass
 import json
 import subprocess
 import sys
@@ -106,7 +107,7 @@ def test_yarn_api_client_runs_every_p0_call(cluster: LocalCluster, yac: Resource
     started = rm.cluster_application(app_id).data["app"]["startedTime"]
     assert app_id in listed(states=["RUNNING"])
     assert app_id not in listed(states=["FINISHED"])
-    assert app_id in listed(queue="default", user="dr.who", limit=10, application_types=["script"],
+    assert app_id in listed(queue="default", user=getpass.getuser(), limit=10, application_types=["script"],
                             application_tags=["E2E"], started_time_begin=started, started_time_end=started)
     assert app_id not in listed(started_time_begin=started + 1)
     app = rm.cluster_application(app_id).data["app"]

@@ -83,3 +83,25 @@ async def grpc_node(server: Any, capability: Any, *, healthy: bool) -> str:
         await tracker.NodeHeartbeat(pb.NodeHeartbeatRequest(node_id=node_id, response_id=0, health=health),
                                     metadata=node)
     return f"127.0.0.1:{node_id.port}"
+
+
+async def unmanaged_am(server: Any, channel: Any, name: str) -> tuple[str, Any, list[tuple[str, str]]]:
+    """An unmanaged app submitted (as alice, with the client secret) to ``server`` (a running ResourceManager) and
+    its AM registered over gRPC: its id, the AM stub, the AM's credentials."""
+    from common import tokens
+    from common.ids import AppId
+    from proto import shepherd_pb2 as pb
+    from proto import shepherd_pb2_grpc as pbg
+
+    secret = [("authorization", f"Bearer {server.cfg.client_secret or ''}")]
+    apps = pbg.ApplicationClientStub(channel)
+    new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
+    await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+        application_id=new.application_id, name=name, queue="default", user="alice", unmanaged_am=True,
+        am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
+    attempt = server.state.apps[AppId(new.application_id)].current
+    assert attempt is not None
+    amrm = [("authorization", f"Bearer {tokens.amrm_token(server.state.amrm_key, attempt.attempt_id)}")]
+    am = pbg.ApplicationMasterStub(channel)
+    await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
+    return new.application_id, am, amrm

@@ -12,7 +12,6 @@ import math
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +19,7 @@ import pytest_asyncio
 
 from common.ids import AppId
 from rm.service.server import ResourceManager
+from tests.integration.conftest import unmanaged_am
 from tests.integration.test_deadlines_rest import SMALL, http, quote, start, submit
 
 pytestmark = pytest.mark.asyncio
@@ -203,7 +203,7 @@ async def test_the_am_hears_the_deadline_and_its_change(rm: ResourceManager) -> 
         apps = pbg.ApplicationClientStub(channel)
         new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
         await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
-            application_id=new.application_id, name="small", queue="default", user="bob", unmanaged_am=True,
+            application_id=new.application_id, name="small", queue="default", user="alice", unmanaged_am=True,
             am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}), job_spec_json=json.dumps(SMALL),
             quote_id=q["id"], deadline=time.time() + 7200)), metadata=secret)
         app = rm.state.apps[AppId(new.application_id)]
@@ -222,7 +222,7 @@ async def test_the_am_hears_the_deadline_and_its_change(rm: ResourceManager) -> 
 
         plain = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
         await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
-            application_id=plain.application_id, name="plain", queue="default", user="bob", unmanaged_am=True,
+            application_id=plain.application_id, name="plain", queue="default", user="alice", unmanaged_am=True,
             am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
         other = rm.state.apps[AppId(plain.application_id)].current
         assert other is not None
@@ -242,7 +242,7 @@ async def test_the_requested_guarantee_survives_a_restart(tmp_path: Path) -> Non
     server = await start(data)
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            app_id, am, amrm = await _unmanaged_am(server, channel, "g")
+            app_id, am, amrm = await unmanaged_am(server, channel, "g")
             await am.Allocate(pb.AllocateRequest(response_id=0, guarantee=pb.Resource(
                 values={"memory-mb": 3072, "vcores": 3})), metadata=amrm)
         async with http(server) as client:
@@ -269,7 +269,7 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
         apps = pbg.ApplicationClientStub(channel)
         new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
         await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
-            application_id=new.application_id, name="c", queue="default", user="bob", unmanaged_am=True,
+            application_id=new.application_id, name="c", queue="default", user="alice", unmanaged_am=True,
             am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
         attempt = rm.state.apps[AppId(new.application_id)].current
         assert attempt is not None
@@ -293,26 +293,6 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
     assert trace[1]["smoothedUnits"] == pytest.approx(5.96)
 
 
-async def _unmanaged_am(server: ResourceManager, channel: Any, name: str) -> tuple[str, Any, list[tuple[str, str]]]:
-    """An unmanaged app submitted and its AM registered over gRPC: its id, the AM stub, the AM's credentials."""
-    from common import tokens
-    from proto import shepherd_pb2 as pb
-    from proto import shepherd_pb2_grpc as pbg
-
-    secret = [("authorization", f"Bearer {server.cfg.client_secret or ''}")]
-    apps = pbg.ApplicationClientStub(channel)
-    new = await apps.GetNewApplication(pb.GetNewApplicationRequest(), metadata=secret)
-    await apps.SubmitApplication(pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
-        application_id=new.application_id, name=name, queue="default", user="bob", unmanaged_am=True,
-        am_resource=pb.Resource(values={"memory-mb": 512, "vcores": 1}))), metadata=secret)
-    attempt = server.state.apps[AppId(new.application_id)].current
-    assert attempt is not None
-    amrm = [("authorization", f"Bearer {tokens.amrm_token(server.state.amrm_key, attempt.attempt_id)}")]
-    am = pbg.ApplicationMasterStub(channel)
-    await am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(), metadata=amrm)
-    return new.application_id, am, amrm
-
-
 async def test_the_am_hears_the_guarantee_the_rm_grants(tmp_path: Path) -> None:
     """Under the jockey scheduler, on one healthy 8-vcore node: an AM asking for 8 units is granted its
     queue's 0.8 of them, in its allocate answers from the first cycle after it asked; an AM asking for none
@@ -333,8 +313,8 @@ async def test_the_am_hears_the_guarantee_the_rm_grants(tmp_path: Path) -> None:
         unit = pb.Resource(values={"memory-mb": 1024, "vcores": 1})
         tasks = [pb.ResourceAsk(allocation_request_id=1, priority=1, capability=unit, num_containers=10)]
         async with http(server) as client, grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            app_id, am, amrm = await _unmanaged_am(server, channel, "jockey")
-            plain_id, plain, plain_amrm = await _unmanaged_am(server, channel, "plain")
+            app_id, am, amrm = await unmanaged_am(server, channel, "jockey")
+            plain_id, plain, plain_amrm = await unmanaged_am(server, channel, "plain")
             first = await am.Allocate(pb.AllocateRequest(response_id=0, asks=tasks, guarantee=pb.Resource(
                 values={"memory-mb": 8192, "vcores": 8})), metadata=amrm)
             assert not first.HasField("granted_guarantee")  # no cycle has seen the request yet
@@ -363,7 +343,7 @@ async def test_an_ended_app_s_control_trace_survives_a_restart(tmp_path: Path) -
     server = await start(data)
     try:
         async with http(server) as client, grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel:
-            app_id, am, amrm = await _unmanaged_am(server, channel, "c")
+            app_id, am, amrm = await unmanaged_am(server, channel, "c")
             await am.Allocate(pb.AllocateRequest(response_id=0, control=[
                 pb.ControlStep(age_s=60, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
                                finish_in_s=300, status="ON_TRACK"),

@@ -27,7 +27,7 @@ NOT_WATCHED = frozenset({
     "rm", "nm", "up", "down", "demo",
     "submit", "kill", "app kill", "app move", "app priority", "app lifetime", "app deadline",
     "slo accept", "slo reject", "reservation create", "reservation update", "reservation delete",
-    "admin refresh-queues", "admin decommission", "admin recommission",
+    "admin refresh-queues", "admin token", "admin decommission", "admin recommission",
     "logs", "app wait", "app attach",
     "job plan", "job quote",
     "admin check-health",  # one line and an exit status, for scripts and monitoring

@@ -65,21 +65,6 @@ def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
         settings(Cfg(yarn_site=bad), env={})
 
 
-def test_admin_acl_users(tmp_path: Path) -> None:
-    import getpass
-
-    from rm.service.ipc.config import admin_acl
-
-    assert admin_acl(None) == frozenset({getpass.getuser()})
-    assert admin_acl("alice,bob admins") == frozenset({"alice", "bob"})
-    assert admin_acl(" * ") == frozenset({"*"})
-    assert admin_acl(" ops") == frozenset()  # groups only: no user
-    path = site(tmp_path, **{"yarn.admin.acl": "carol"})
-    s = settings(Cfg(yarn_site=path), env={})
-    assert s.is_admin("carol")
-    assert not s.is_admin("mallory")
-
-
 def test_an_ha_pair_lists_every_rms_addresses_in_rm_ids_order(tmp_path: Path) -> None:
     path = site(tmp_path, **{"yarn.resourcemanager.ha.enabled": "true",
                              "yarn.resourcemanager.ha.rm-ids": "rm1, rm2",

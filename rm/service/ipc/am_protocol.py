@@ -42,6 +42,13 @@ MAX_ASK_KEYS = 10_000
 
 
 AskKey = tuple[int, tuple[tuple[str, int], ...], int]  # (priority, capability, allocation request id)
+_ALLOCATE_COUNTS = limits.allocate_precheck(yp.AllocateRequest, "ask", "release")
+
+
+def _count_allocate(raw: bytes) -> None:
+    """Too many asks or releases refused on the request's bytes, before one ResourceRequest is built."""
+    with as_rpc_errors():
+        _ALLOCATE_COUNTS(raw)
 
 
 @dataclass
@@ -111,7 +118,7 @@ class ApplicationMaster:
     def protocol(self) -> Protocol:
         return Protocol(NAME, {
             "registerApplicationMaster": Method(yp.RegisterApplicationMasterRequest, self.register),
-            "allocate": Method(yp.AllocateRequest, self.allocate),
+            "allocate": Method(yp.AllocateRequest, self.allocate, precheck=_count_allocate),
             "finishApplicationMaster": Method(yp.FinishApplicationMasterRequest, self.finish),
         }, requires_token=True)
 
@@ -206,8 +213,8 @@ class ApplicationMaster:
             node = st.nodes.get(node_id)
             if node is not None:
                 hid = reports.hadoop_node_id(node)
-                out.nm_tokens.append(yp.NMToken(node_id=records.node_id_pb(hid),
-                                                token=tokens.nm_token(st.container_key, attempt, hid, user)))
+                out.nm_tokens.append(yp.NMToken(node_id=records.node_id_pb(hid), token=tokens.nm_token(
+                    st.container_key, attempt, hid, user, key_id=st.container_key_id)))
         return out
 
     def _forget_finished(self) -> None:

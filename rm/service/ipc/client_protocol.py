@@ -12,16 +12,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from common.errors import BadRequest, Forbidden
+from google.protobuf.message import Message
+
+from common.acl import MODIFY_APP, VIEW_APP
+from common.errors import BadRequest
 from common.hadoop import records, tokens
 from common.hadoop.server import CallContext, Method, Protocol, RpcError
 from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
-from rm.core.reservation.requests import reservation_id
+from rm.core.reservation import yarn as reservations
+from rm.core.reservation.requests import parse_reservation_id, reservation_id
 from rm.core.state_types import SubmitSpec
 from rm.service import audit, limits
+from rm.service.authz import ANONYMOUS, AccessDenied, Caller
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
 
@@ -33,6 +38,8 @@ T = TypeVar("T")
 
 NAME = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 HADOOP_CLC = "hadoop_clc"  # am_launch key: the submitted ContainerLaunchContext, base64
+TOKEN_HINT = ("point HADOOP_TOKEN_FILE_LOCATION at the token file the RM wrote (`shepherd up` prints it, "
+              "`shepherd config hadoop-client` makes one)")
 
 
 def launch_from_clc(clc: yr.ContainerLaunchContext) -> dict[str, object]:
@@ -46,7 +53,14 @@ def launch_from_clc(clc: yr.ContainerLaunchContext) -> dict[str, object]:
             for r in clc.local_resources
         },
         HADOOP_CLC: base64.b64encode(clc.SerializeToString()).decode("ascii"),
+        **({"acls": acls} if (acls := _app_acls(clc)) else {}),
     }
+
+
+def _app_acls(clc: yr.ContainerLaunchContext) -> dict[str, str]:
+    """The app's own ACLs (VIEW_APP, MODIFY_APP), as common.acl reads them."""
+    names = {yr.APPACCESS_VIEW_APP: VIEW_APP, yr.APPACCESS_MODIFY_APP: MODIFY_APP}
+    return {names[a.access_type]: a.acl for a in clc.application_acls if a.access_type in names}
 
 
 def am_resource(ctx: yr.ApplicationSubmissionContext) -> Resources | None:
@@ -58,9 +72,7 @@ def am_resource(ctx: yr.ApplicationSubmissionContext) -> Resources | None:
     return None
 
 
-class AccessControl(Forbidden):
-    exception = "AccessControlException"
-    java_class = "org.apache.hadoop.security.AccessControlException"
+AccessControl = AccessDenied
 
 
 def _app_id(msg: yr.ApplicationId) -> str:
@@ -69,6 +81,47 @@ def _app_id(msg: yr.ApplicationId) -> str:
         return records.app_id_str(msg)
     except ValueError:
         return ""
+
+
+def _reservation_id_pb(rid: str) -> yr.ReservationId:
+    ts, seq = parse_reservation_id(rid)
+    return yr.ReservationId(id=seq, cluster_timestamp=ts)
+
+
+def _reservation_id_str(req: Message, field: str) -> str | None:
+    """The request's reservation id as shepherd spells it (``reservation_<ts>_<seq>``); None if it gives none."""
+    if not req.HasField(field):
+        return None
+    msg: yr.ReservationId = getattr(req, field)
+    return str(reservation_id(msg.cluster_timestamp, msg.id))
+
+
+def _definition_json(req: Message, field: str) -> dict[str, object] | None:
+    """Hadoop's ReservationDefinition in the REST API's JSON shape, so both doors read a definition with the same
+    rules (``rm.core.reservation.yarn.definition_from_json``); a field the request leaves out stays out, and is
+    refused or defaulted there as on REST."""
+    if not req.HasField(field):
+        return None
+    d: yr.ReservationDefinition = getattr(req, field)
+    requests = d.reservation_requests
+    out: dict[str, object] = {
+        "reservation-requests": {
+            "reservation-request-interpreter": requests.interpreter,
+            "reservation-request": [
+                {"capability": reservations.resource_json(records.resources_from_pb(r.capability))
+                 if r.HasField("capability") else {},
+                 "num-containers": r.num_containers, "min-concurrency": r.concurrency, "duration": r.duration}
+                for r in requests.reservation_resources],
+        },
+        "reservation-name": d.reservation_name,
+        "recurrence-expression": d.recurrence_expression,
+        "priority": d.priority.priority,
+    }
+    if d.HasField("arrival"):
+        out["arrival"] = d.arrival
+    if d.HasField("deadline"):
+        out["deadline"] = d.deadline
+    return out
 
 
 class ApplicationClient:
@@ -87,6 +140,12 @@ class ApplicationClient:
             "getClusterMetrics": Method(yp.GetClusterMetricsRequest, self.get_cluster_metrics),
             "getClusterNodes": Method(yp.GetClusterNodesRequest, self.get_cluster_nodes),
             "getQueueInfo": Method(yp.GetQueueInfoRequest, self.get_queue_info),
+            "moveApplicationAcrossQueues": Method(yp.MoveApplicationAcrossQueuesRequest, self.move_application),
+            "updateApplicationPriority": Method(yp.UpdateApplicationPriorityRequest, self.update_priority),
+            "getNewReservation": Method(yp.GetNewReservationRequest, self.get_new_reservation),
+            "submitReservation": Method(yp.ReservationSubmissionRequest, self.submit_reservation),
+            "updateReservation": Method(yp.ReservationUpdateRequest, self.update_reservation),
+            "deleteReservation": Method(yp.ReservationDeleteRequest, self.delete_reservation),
         })
 
     def passwords_for(self, identifier: bytes) -> list[bytes]:
@@ -108,31 +167,32 @@ class ApplicationClient:
         except tokens.TokenError:
             return None
 
-    def _writer(self, ctx: CallContext) -> str:
-        """The user a change is made for: the token's owner. SIMPLE authentication proves nothing, so it may
+    def _writer(self, ctx: CallContext, hint: str) -> Caller:
+        """Whom a change is made for: the token's owner. SIMPLE authentication proves nothing, so it may
         change nothing unless the RM is insecure or the operator allowed it."""
         owner = self.principal(ctx)
         if owner is not None:
-            return owner
+            return Caller(owner)
         if not self.rm.cfg.client_secret or self.facade.settings.allow_simple_writes:
-            return ctx.user
+            return Caller(ctx.user or ANONYMOUS, authenticated=False)
         raise AccessControl(f"{ctx.method} over Hadoop IPC needs an RM delegation token (SIMPLE authentication "
-                        "proves nothing): point HADOOP_TOKEN_FILE_LOCATION at the token file the RM wrote "
-                        "(`shepherd up` prints it)")
+                            f"proves nothing): {hint}")
 
-    async def _audited(self, ctx: CallContext, operation: str, app_id: str,
-                       change: Callable[[str], Awaitable[T]]) -> T:
-        """``change(user)`` after the write check, with its audit line."""
+    async def audited(self, ctx: CallContext, operation: str, app_id: str,
+                      change: Callable[[Caller], Awaitable[T]], *, target: str = audit.CLIENT_SERVICE,
+                      hint: str = TOKEN_HINT) -> T:
+        """``change(caller)`` after the write check, with its audit line (also for the admin listener, whose
+        callers authenticate the same way). ``hint``: how to get a token, for a SIMPLE caller refused."""
         ip = audit.peer_ip(ctx.peer)
         user = self.principal(ctx) or ctx.user
         try:
             with as_rpc_errors():
-                out = await change(self._writer(ctx))
+                out = await change(self._writer(ctx, hint))
         except RpcError as err:
-            audit.record(user=user, ip=ip, operation=operation, target=audit.CLIENT_SERVICE, ok=False,
+            audit.record(user=user, ip=ip, operation=operation, target=target, ok=False,
                          app_id=app_id, description=f"{err.java_class.rsplit('.', 1)[-1]}: {err}")
             raise
-        audit.record(user=user, ip=ip, operation=operation, target=audit.CLIENT_SERVICE, ok=True, app_id=app_id)
+        audit.record(user=user, ip=ip, operation=operation, target=target, ok=True, app_id=app_id)
         return out
 
     def _report(self, app: App, ctx: CallContext) -> yr.ApplicationReport:
@@ -146,18 +206,18 @@ class ApplicationClient:
 
     async def get_new_application(self, ctx: CallContext, req: yp.GetNewApplicationRequest
                                   ) -> yp.GetNewApplicationResponse:
-        async def change(user: str) -> yp.GetNewApplicationResponse:
+        async def change(who: Caller) -> yp.GetNewApplicationResponse:
             new = await self.ops.new_application()
             return yp.GetNewApplicationResponse(application_id=records.app_id_pb(new.app_id),
                                                 maximum_capability=records.resource_pb(
                                                     reports.max_allocation(self.rm.state)))
-        return await self._audited(ctx, audit.NEW_APP, "", change)
+        return await self.audited(ctx, audit.NEW_APP, "", change)
 
     async def submit_application(self, ctx: CallContext, req: yp.SubmitApplicationRequest
                                  ) -> yp.SubmitApplicationResponse:
         sub = req.application_submission_context
 
-        async def change(user: str) -> yp.SubmitApplicationResponse:
+        async def change(who: Caller) -> yp.SubmitApplicationResponse:
             if not sub.HasField("application_id"):
                 raise BadRequest("the submission context has no application id")
             app_id = records.app_id_str(sub.application_id)
@@ -167,16 +227,17 @@ class ApplicationClient:
             if sub.HasField("reservation_id"):
                 rid = reservation_id(sub.reservation_id.cluster_timestamp, sub.reservation_id.id)
             spec = SubmitSpec(
-                app_id=app_id, name=sub.application_name, queue=sub.queue, user=user,
+                app_id=app_id, name=sub.application_name, queue=sub.queue, user=who.user,
                 app_type=sub.application_type, priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
                 max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
                 reservation_id=rid, keep_containers=sub.keep_containers_across_application_attempts,
                 **extra,  # type: ignore[arg-type]
             )
+            self.facade.authz.submit(who, spec.queue, app_id)
             await self.ops.submit(limits.bounded_submission(spec))  # a known id is answered as accepted
             return yp.SubmitApplicationResponse()
-        return await self._audited(ctx, audit.SUBMIT_APP, _app_id(sub.application_id), change)
+        return await self.audited(ctx, audit.SUBMIT_APP, _app_id(sub.application_id), change)
 
     async def get_application_report(self, ctx: CallContext, req: yp.GetApplicationReportRequest
                                      ) -> yp.GetApplicationReportResponse:
@@ -191,7 +252,7 @@ class ApplicationClient:
         users, queues, tags = set(req.users), set(req.queues), {t.lower() for t in req.application_tags}
         out = []
         for app in sorted(self.rm.state.apps.values(), key=lambda a: (a.submit_time, a.app_id)):
-            if (states and app.state not in states) or (types and app.app_type.lower() not in types):
+            if (states and self.rm.state.reported_state(app)[0] not in states) or (types and app.app_type.lower() not in types):
                 continue
             if users and app.user not in users:
                 continue
@@ -213,14 +274,78 @@ class ApplicationClient:
 
     async def force_kill_application(self, ctx: CallContext, req: yp.KillApplicationRequest
                                      ) -> yp.KillApplicationResponse:
-        async def change(user: str) -> yp.KillApplicationResponse:
-            app = self.ops.app(records.app_id_str(req.application_id))
-            if app.user != user and not self.facade.settings.is_admin(user):  # YARN's MODIFY_APP check
-                raise AccessControl(f"User {user} cannot perform operation MODIFY_APP on {app.app_id}")
+        async def change(who: Caller) -> yp.KillApplicationResponse:
+            self.facade.authz.modify(who, self.ops.app(records.app_id_str(req.application_id)))
             await self.ops.kill(records.app_id_str(req.application_id),
-                                limits.cut(req.diagnostics, limits.MAX_DIAGNOSTICS), user)
+                                limits.cut(req.diagnostics, limits.MAX_DIAGNOSTICS), who.user)
             return yp.KillApplicationResponse(is_kill_completed=True)
-        return await self._audited(ctx, audit.KILL_APP, _app_id(req.application_id), change)
+        return await self.audited(ctx, audit.KILL_APP, _app_id(req.application_id), change)
+
+    async def move_application(self, ctx: CallContext, req: yp.MoveApplicationAcrossQueuesRequest
+                               ) -> yp.MoveApplicationAcrossQueuesResponse:
+        """Move an unfinished app to another leaf queue: the caller may modify the app and submit to the target."""
+        async def change(who: Caller) -> yp.MoveApplicationAcrossQueuesResponse:
+            app_id = records.app_id_str(req.application_id)
+            self.facade.authz.move(who, self.ops.app(app_id), req.target_queue)
+            await self.ops.move(app_id, req.target_queue)
+            return yp.MoveApplicationAcrossQueuesResponse()
+        return await self.audited(ctx, audit.MOVE_APP, _app_id(req.application_id), change)
+
+    async def update_priority(self, ctx: CallContext, req: yp.UpdateApplicationPriorityRequest
+                              ) -> yp.UpdateApplicationPriorityResponse:
+        """Change an unfinished app's priority; the answer is the priority in force (capped at the maximum)."""
+        async def change(who: Caller) -> yp.UpdateApplicationPriorityResponse:
+            app_id = records.app_id_str(req.application_id)
+            self.facade.authz.modify(who, self.ops.app(app_id))
+            if not req.HasField("application_priority"):
+                raise BadRequest("the request gives no priority")
+            app = await self.ops.set_priority(app_id, req.application_priority.priority)
+            return yp.UpdateApplicationPriorityResponse(application_priority=yr.Priority(priority=app.priority))
+        return await self.audited(ctx, audit.UPDATE_PRIORITY, _app_id(req.application_id), change)
+
+    async def get_new_reservation(self, ctx: CallContext, req: yp.GetNewReservationRequest
+                                  ) -> yp.GetNewReservationResponse:
+        async def change(who: Caller) -> yp.GetNewReservationResponse:
+            return yp.GetNewReservationResponse(reservation_id=_reservation_id_pb(await self.ops.new_reservation()))
+        return await self.audited(ctx, audit.NEW_RESERVATION, "", change)
+
+    async def submit_reservation(self, ctx: CallContext, req: yp.ReservationSubmissionRequest
+                                 ) -> yp.ReservationSubmissionResponse:
+        """Admit a reservation, or refuse it (the plan has no room): the caller may reserve in the queue."""
+        async def change(who: Caller) -> yp.ReservationSubmissionResponse:
+            from rm.service.rest.reservations import require_reservation_stage
+
+            require_reservation_stage(self.rm)
+            body = reservations.parse_submit({
+                "queue": req.queue, "reservation-id": _reservation_id_str(req, "reservation_id"),
+                "reservation-definition": _definition_json(req, "reservation_definition")})
+            self.facade.authz.reserve(who, body.queue)
+            await self.ops.submit_reservation(body.reservation_id, body.queue, body.definition, who.user)
+            return yp.ReservationSubmissionResponse()
+        return await self.audited(ctx, audit.SUBMIT_RESERVATION, "", change)
+
+    async def update_reservation(self, ctx: CallContext, req: yp.ReservationUpdateRequest
+                                 ) -> yp.ReservationUpdateResponse:
+        """Replace a reservation's definition (the old one stays if the new one does not fit): the caller
+        may administer the reservation."""
+        async def change(who: Caller) -> yp.ReservationUpdateResponse:
+            rid, definition = reservations.parse_update({
+                "reservation-id": _reservation_id_str(req, "reservation_id"),
+                "reservation-definition": _definition_json(req, "reservation_definition")})
+            self.facade.authz.change_reservation(who, rid)
+            await self.ops.update_reservation(rid, definition)
+            return yp.ReservationUpdateResponse()
+        return await self.audited(ctx, audit.UPDATE_RESERVATION, "", change)
+
+    async def delete_reservation(self, ctx: CallContext, req: yp.ReservationDeleteRequest
+                                 ) -> yp.ReservationDeleteResponse:
+        """Delete a reservation: the caller may administer it."""
+        async def change(who: Caller) -> yp.ReservationDeleteResponse:
+            rid = reservations.parse_delete({"reservation-id": _reservation_id_str(req, "reservation_id")})
+            self.facade.authz.change_reservation(who, rid)
+            await self.ops.delete_reservation(rid)
+            return yp.ReservationDeleteResponse()
+        return await self.audited(ctx, audit.DELETE_RESERVATION, "", change)
 
     async def get_cluster_metrics(self, ctx: CallContext, req: yp.GetClusterMetricsRequest
                                   ) -> yp.GetClusterMetricsResponse:

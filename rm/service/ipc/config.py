@@ -1,10 +1,16 @@
 """Where the Hadoop IPC listeners go.
 
-Ports, in order of precedence: the RM's own settings (``ipc_client_port``, ``ipc_scheduler_port``;
-0 = any free port, a negative port = no listener), then the addresses of a ``yarn-site.xml``
-(``yarn.resourcemanager.address``, ``yarn.resourcemanager.scheduler.address``, with
-``${yarn.resourcemanager.hostname}`` substituted), then YARN's defaults 8032 and 8030. The
-listeners bind the RM's own host, so an RM on loopback stays on loopback whatever the file says.
+Ports, in order of precedence: the RM's own settings (``ipc_client_port``, ``ipc_scheduler_port``,
+``ipc_admin_port``; 0 = any free port, a negative port = no listener), then the addresses of a
+``yarn-site.xml`` (``yarn.resourcemanager.address``, ``yarn.resourcemanager.scheduler.address``,
+``yarn.resourcemanager.admin.address``, with ``${yarn.resourcemanager.hostname}`` substituted), then YARN's
+defaults 8032, 8030 and 8033. The listeners bind the RM's own host, so an RM on loopback stays on loopback
+whatever the file says.
+
+The admin listener (ResourceManagerAdministrationProtocol, ``yarn rmadmin``) is the one exception: an RM given
+its client port explicitly but not its admin port opens the admin listener on any free port when the client
+port is 0, and none otherwise, rather than YARN's 8033 (two RMs of a pair on one host, or tests, would contend
+for it).
 
 The file is the RM's ``yarn_site`` setting, else ``$YARN_CONF_DIR/yarn-site.xml``, else
 ``$HADOOP_CONF_DIR/yarn-site.xml``.
@@ -18,7 +24,6 @@ failing over to the other RM presents the same RM delegation token, and an AM th
 
 from __future__ import annotations
 
-import getpass
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -28,10 +33,11 @@ from typing import Any
 
 DEFAULT_CLIENT_PORT = 8032
 DEFAULT_SCHEDULER_PORT = 8030
+DEFAULT_ADMIN_PORT = 8033
 CLIENT_ADDRESS = "yarn.resourcemanager.address"
 SCHEDULER_ADDRESS = "yarn.resourcemanager.scheduler.address"
+ADMIN_ADDRESS = "yarn.resourcemanager.admin.address"
 ALLOW_SIMPLE_WRITES = "yarn.resourcemanager.ipc.allow-simple-writes"
-ADMIN_ACL = "yarn.admin.acl"
 HA_ENABLED = "yarn.resourcemanager.ha.enabled"
 HA_RM_IDS = "yarn.resourcemanager.ha.rm-ids"
 _VAR = re.compile(r"\$\{([^}]+)\}")
@@ -42,13 +48,10 @@ class IpcSettings:
     host: str
     client_port: int  # < 0: no ApplicationClientProtocol listener
     scheduler_port: int  # < 0: no ApplicationMasterProtocol listener
-    allow_simple_writes: bool  # submit/kill over SIMPLE authentication, without an RM delegation token
-    admins: frozenset[str] = frozenset()  # yarn.admin.acl's users ("*": everyone); default: the RM's own user
+    allow_simple_writes: bool  # changes (client and admin calls) over SIMPLE authentication, without a token
+    admin_port: int = -1  # < 0: no ResourceManagerAdministrationProtocol listener
     ha_client_addresses: tuple[str, ...] = ()  # every RM's client address (HA), as the clients are told them
     ha_scheduler_addresses: tuple[str, ...] = ()  # every RM's scheduler address (HA)
-
-    def is_admin(self, user: str) -> bool:
-        return "*" in self.admins or user in self.admins
 
 
 def read_yarn_site(path: Path) -> dict[str, str]:
@@ -100,6 +103,9 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
     site = read_yarn_site(site_path) if site_path is not None else {}
     client = getattr(cfg, "ipc_client_port", None)
     scheduler = getattr(cfg, "ipc_scheduler_port", None)
+    admin = getattr(cfg, "ipc_admin_port", None)
+    if admin is None and site.get(ADMIN_ADDRESS) is None and client is not None:
+        admin = 0 if client == 0 else -1  # see the module's docstring
     host = str(getattr(cfg, "host", "127.0.0.1"))
     allow = site.get(ALLOW_SIMPLE_WRITES, "").lower() == "true" or \
         bool(getattr(cfg, "ipc_allow_simple_writes", False))
@@ -109,7 +115,7 @@ def settings(cfg: Any, env: dict[str, str] | None = None) -> IpcSettings:
         scheduler_port=scheduler if scheduler is not None else _port(site.get(SCHEDULER_ADDRESS),
                                                                      DEFAULT_SCHEDULER_PORT),
         allow_simple_writes=allow,
-        admins=admin_acl(site.get(ADMIN_ACL)),
+        admin_port=admin if admin is not None else _port(site.get(ADMIN_ADDRESS), DEFAULT_ADMIN_PORT),
         ha_client_addresses=ha_addresses(site, CLIENT_ADDRESS, DEFAULT_CLIENT_PORT),
         ha_scheduler_addresses=ha_addresses(site, SCHEDULER_ADDRESS, DEFAULT_SCHEDULER_PORT),
     )
@@ -133,14 +139,3 @@ def ha_addresses(site: dict[str, str], key: str, default_port: int) -> tuple[str
         _port(address, default_port)  # refuse a malformed one here
         out.append(address)
     return tuple(out)
-
-
-def admin_acl(value: str | None) -> frozenset[str]:
-    """The users of a Hadoop ACL (``user1,user2 group1``; groups are not resolved); unset: this process's user
-    (YARN's default ``*`` lets everyone administer)."""
-    if value is None:
-        return frozenset({getpass.getuser()})
-    if value.strip() == "*":
-        return frozenset({"*"})
-    users = value.split(" ", 1)[0]  # a leading space: groups only
-    return frozenset(u.strip() for u in users.split(",") if u.strip())

@@ -1,27 +1,32 @@
-"""The RM's Hadoop IPC facade: ApplicationClientProtocol and ApplicationMasterProtocol listeners
-over the RM's one Ledger, and the launcher that starts Hadoop-submitted AM containers on
-NodeManagers over ContainerManagementProtocol (as YARN's RM does)."""
+"""The RM's Hadoop IPC facade: ApplicationClientProtocol, ApplicationMasterProtocol and
+ResourceManagerAdministrationProtocol listeners over the RM's one Ledger, and the launcher that starts
+Hadoop-submitted AM containers on NodeManagers over ContainerManagementProtocol (as YARN's RM does)."""
 
 from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.credentials import write_private
 from common.hadoop import credentials, tokens
 from common.hadoop.client import IpcClient, RemoteError
-from common.hadoop.server import IpcServer, Protocol, TokenAuth
+from common.hadoop.server import IpcServer, Limits, Protocol, TokenAuth
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import Container
 from rm.core.state_types import LaunchAM
+from rm.service.authz import Authorizer
 from rm.service.ipc import client_protocol, reports
+from rm.service.ipc.admin_protocol import Administration
 from rm.service.ipc.am_protocol import ApplicationMaster
 from rm.service.ipc.client_protocol import ApplicationClient
 from rm.service.ipc.config import IpcSettings, settings
+from rm.service.limits import MAX_MESSAGE
 from rm.service.operations import Operations
 
 if TYPE_CHECKING:
@@ -31,18 +36,39 @@ log = logging.getLogger("shepherd.ipc")
 
 CONTAINER_MANAGEMENT = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
 LAUNCH_TIMEOUT_S = 30.0
+Passwords = Callable[[bytes], Sequence[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Listener:
+    """One listener asked for: what it is called, what it serves, how its tokens are checked, where."""
+
+    name: str  # client, scheduler or admin
+    protocol: Protocol
+    passwords: Passwords | None  # None: SIMPLE only
+    port: int
+
+
+def _any_of(checks: list[Passwords]) -> Passwords:
+    """The passwords any of ``checks`` gives an identifier (a listener serving several protocols)."""
+    def passwords(identifier: bytes) -> list[bytes]:
+        return [pw for check in checks for pw in check(identifier)]
+    return passwords
 
 
 class IpcFacade:
     def __init__(self, rm: ResourceManager, cfg: IpcSettings) -> None:
         self.rm = rm
         self.ops = Operations(rm)
+        self.authz = Authorizer(rm)
         self.settings = cfg
         self.client = ApplicationClient(self)
         self.master = ApplicationMaster(self)
+        self.admin = Administration(self)
         self.servers: list[IpcServer] = []
         self.client_port = -1
         self.scheduler_port = -1
+        self.admin_port = -1
         self._sequence = 0
 
     # ------------------------------------------------------------ addresses
@@ -58,6 +84,10 @@ class IpcFacade:
     @property
     def scheduler_address(self) -> str:
         return f"{self.host}:{self.scheduler_port}" if self.scheduler_port >= 0 else ""
+
+    @property
+    def admin_address(self) -> str:
+        return f"{self.host}:{self.admin_port}" if self.admin_port >= 0 else ""
 
     @property
     def web_url(self) -> str:
@@ -87,27 +117,39 @@ class IpcFacade:
 
     async def start(self) -> None:
         cfg = self.settings
-        client_p, master_p = self.client.protocol(), self.master.protocol()
-        auth = TokenAuth(lambda ident: ApplicationMaster.passwords_for(self.rm.state, ident))
-        # clients prove themselves with an RM delegation token (none on an insecure RM: SIMPLE only)
-        client_auth = TokenAuth(self.client.passwords_for) if self.rm.cfg.client_secret else None
+        # clients and admins prove themselves with an RM delegation token (none on an insecure RM: SIMPLE only)
+        client_passwords = self.client.passwords_for if self.rm.cfg.client_secret else None
+        wanted = [
+            _Listener("client", self.client.protocol(), client_passwords, cfg.client_port),
+            _Listener("scheduler", self.master.protocol(),
+                      lambda ident: ApplicationMaster.passwords_for(self.rm.state, ident), cfg.scheduler_port),
+            _Listener("admin", self.admin.protocol(), client_passwords, cfg.admin_port),
+        ]
+        # listeners asked for on the same fixed port are one listener serving each protocol (calls name theirs)
+        groups: list[list[_Listener]] = []
+        for one in (w for w in wanted if w.port >= 0):
+            same = next((g for g in groups if one.port > 0 and g[0].port == one.port), None)
+            if same is None:
+                groups.append([one])
+            else:
+                same.append(one)
+        bound: dict[str, int] = {}
         try:
-            if cfg.client_port >= 0 and cfg.client_port == cfg.scheduler_port and cfg.client_port != 0:
-                both = TokenAuth(lambda ident: [*ApplicationMaster.passwords_for(self.rm.state, ident),
-                                                *self.client.passwords_for(ident)])
-                port = await self._listen("ipc", [client_p, master_p], both, cfg.client_port)
-                self.client_port = self.scheduler_port = port
-                return
-            if cfg.client_port >= 0:
-                self.client_port = await self._listen("ipc-client", [client_p], client_auth, cfg.client_port)
-            if cfg.scheduler_port >= 0:
-                self.scheduler_port = await self._listen("ipc-scheduler", [master_p], auth, cfg.scheduler_port)
+            for group in groups:
+                checks = [w.passwords for w in group if w.passwords is not None]
+                auth = TokenAuth(_any_of(checks)) if checks else None
+                port = await self._listen("ipc-" + "+".join(w.name for w in group), [w.protocol for w in group],
+                                          auth, group[0].port)
+                bound.update((w.name, port) for w in group)
         except OSError:
             await self.stop()
             raise
+        self.client_port = bound.get("client", -1)
+        self.scheduler_port = bound.get("scheduler", -1)
+        self.admin_port = bound.get("admin", -1)
 
     async def _listen(self, name: str, protocols: list[Protocol], auth: TokenAuth | None, port: int) -> int:
-        server = IpcServer(name, protocols, token_auth=auth)
+        server = IpcServer(name, protocols, token_auth=auth, limits=Limits(max_packet=MAX_MESSAGE))
         try:
             bound = await server.start(self.settings.host, port)
         except OSError as exc:
@@ -133,13 +175,16 @@ class IpcFacade:
                                           now_ms=int(self.rm.now() * 1000), sequence=self._sequence,
                                           renewer=renewer)
 
-    def write_token_file(self, path: Path, owner: str) -> None:
-        """A Hadoop token file (HADOOP_TOKEN_FILE_LOCATION) holding an RM delegation token, readable only by
-        this user."""
+    def token_file(self, owner: str) -> bytes:
+        """A Hadoop token file's bytes (HADOOP_TOKEN_FILE_LOCATION) holding an RM delegation token for ``owner``."""
         creds = credentials.Credentials()
         token = self.delegation_token(owner)
         creds.add(token.service, token)
-        write_private(path, credentials.encode(creds))
+        return credentials.encode(creds)
+
+    def write_token_file(self, path: Path, owner: str) -> None:
+        """:meth:`token_file`, written readable only by this user."""
+        write_private(path, self.token_file(owner))
 
     def container_token(self, c: Container, submitter: str) -> ipc.Token:
         st = self.rm.state
@@ -152,7 +197,7 @@ class IpcFacade:
             allocation_request_id=-1 if c.is_am else c.allocation_request_id,
         )
         return tokens.container_token(st.container_key, grant, rm_identifier=st.meta.cluster_timestamp,
-                                      created_ms=int(c.allocate_time * 1000))
+                                      created_ms=int(c.allocate_time * 1000), key_id=st.container_key_id)
 
     # ------------------------------------------------------------ AM launch
 
@@ -195,7 +240,8 @@ class IpcFacade:
                   reports.amrm_token_for(st, launch.attempt_id, self.amrm_service))
         clc.tokens = credentials.encode(creds)
         hadoop_node = reports.hadoop_node_id(node)
-        nm_token = tokens.nm_token(st.container_key, launch.attempt_id, hadoop_node, app.user)
+        nm_token = tokens.nm_token(st.container_key, launch.attempt_id, hadoop_node, app.user,
+                                   key_id=st.container_key_id)
         request = yp.StartContainersRequest(start_container_request=[yp.StartContainerRequest(
             container_launch_context=clc, container_token=self.container_token(container, app.user))])
         async with IpcClient(node.host, port, CONTAINER_MANAGEMENT, user=launch.attempt_id, token=nm_token,

@@ -60,15 +60,16 @@ def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, ca
                ) -> yr.ApplicationReport:
     """``caller``: the remote user; the submitter of an unmanaged app gets its AMRMToken."""
     att = app.current
+    state, final_status = st.reported_state(app)
     report = yr.ApplicationReport(
         application_id=records.app_id_pb(app.app_id), user=app.user, queue=queue_leaf(app.queue), name=app.name,
         host=(att.host if att and att.host else "N/A"), rpc_port=(att.rpc_port if att and att.host else -1),
-        yarn_application_state=APP_STATES.get(app.state, yr.NEW),
+        yarn_application_state=APP_STATES.get(state, yr.NEW),
         tracking_url=app.tracking_url or f"{web_url}/cluster/app/{app.app_id}",
         original_tracking_url=app.tracking_url or "N/A",
         diagnostics=app.diagnostics or "", start_time=int(app.start_time * 1000),
         finish_time=int(app.finish_time * 1000),
-        final_application_status=FINAL_STATUSES.get(app.final_status, yr.APP_UNDEFINED),
+        final_application_status=FINAL_STATUSES.get(final_status, yr.APP_UNDEFINED),
         progress=app.progress, application_type=app.app_type, application_tags=list(app.tags),
         unmanaged_application=app.unmanaged, priority=yr.Priority(priority=app.priority),
         launch_time=int(app.launch_time * 1000), submit_time=int(app.submit_time * 1000),

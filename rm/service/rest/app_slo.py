@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from common.errors import ApplicationNotFound, BadRequest
 from common.resources import MEMORY, VCORES, Resources
 from rm.service.app_slo import AppSlo, app_slo
+from rm.service.authz import Authorizer
 from rm.service.rest.errors import check_writer, json_object, not_found_app
 from rm.service.rest.extras import SHEPHERD
 
@@ -108,10 +109,11 @@ def add_app_slo_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> No
              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                  "schema": {"type": "object"}, "example": DEADLINE_EXAMPLE}}}})
     async def put_deadline(app_id: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         deadline = parse_deadline(body, rm.now())
         try:
+            Authorizer(rm).modify(who, ops.app(app_id))
             await ops.change_deadline(app_id, deadline)
         except ApplicationNotFound:
             raise not_found_app(app_id) from None

@@ -14,6 +14,7 @@ from common.errors import ApplicationNotFound, BadRequest, NotFound
 from common.ids import QueuePath
 from rm.core.entities import App
 from rm.core.records import APP_STATES, FINAL_STATUSES
+from rm.service.authz import Authorizer
 from rm.service.rest import render
 from rm.service.rest.cluster import BASE, parse_states
 from rm.service.rest.errors import check_writer, json_object, not_found_app
@@ -87,7 +88,8 @@ def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str]) -> l
     user, name = params.get("user"), params.get("name")
     rows: list[dict[str, Any]] = []
     for app in sorted(rm.state.apps.values(), key=lambda a: (a.submit_time, a.app_id)):
-        if (states and app.state not in states) or (finals and app.final_status not in finals):
+        state, final_status = rm.state.reported_state(app)
+        if (states and state not in states) or (finals and final_status not in finals):
             continue
         if (user and app.user != user) or (name and app.name != name):
             continue
@@ -123,6 +125,7 @@ def parse_expiry(text: Any) -> float:
 
 def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
+    authz = Authorizer(rm)
 
     @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters")
     async def apps(request: Request) -> dict[str, Any]:
@@ -147,11 +150,11 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     @api.get(f"{APPS}/{{app_id}}/state", tags=["apps"], summary="Application state")
     async def app_state(app_id: str) -> dict[str, Any]:
-        return {"state": get_app(rm, app_id).state}
+        return {"state": rm.state.reported_state(get_app(rm, app_id))[0]}
 
     @api.put(f"{APPS}/{{app_id}}/state", tags=["apps"], summary="Kill: {\"state\": \"KILLED\"}")
     async def put_state(app_id: str, request: Request) -> JSONResponse:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         target = body.get("state")
         if not isinstance(target, str) or target.upper() not in APP_STATES:
@@ -162,9 +165,9 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
             return JSONResponse({"state": a.state})
         if target.upper() != "KILLED":
             raise BadRequest("Only 'KILLED' is allowed as a target state.")
-        user = request.query_params.get("user.name", "")
+        authz.modify(who, a)
         try:  # an app that has ended is answered with its state, as YARN does
-            killed = await ops.kill(app_id, user=user)
+            killed = await ops.kill(app_id, user=who.user)
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
         return JSONResponse({"state": killed.app.state})
@@ -175,12 +178,12 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     @api.put(f"{APPS}/{{app_id}}/queue", tags=["apps"], summary="Move: {\"queue\": \"name\"}")
     async def put_queue(app_id: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         queue = body.get("queue")
         if not isinstance(queue, str) or not queue.strip():
             raise BadRequest("the body must name the target queue: {\"queue\": \"name\"}")
-        get_app(rm, app_id)
+        authz.move(who, get_app(rm, app_id), queue)
         return {"queue": (await ops.move(app_id, queue)).queue}
 
     @api.get(f"{APPS}/{{app_id}}/priority", tags=["apps"], summary="Application priority")
@@ -189,14 +192,14 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     @api.put(f"{APPS}/{{app_id}}/priority", tags=["apps"], summary="Change priority: {\"priority\": n}")
     async def put_priority(app_id: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         value = body.get("priority")
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise BadRequest("the body must give an integer priority: {\"priority\": n}")
-        get_app(rm, app_id)
+        authz.modify(who, get_app(rm, app_id))
         return {"priority": (await ops.set_priority(app_id, value)).priority}
 
     @api.get(f"{APPS}/{{app_id}}/timeouts", tags=["apps"], summary="Application timeouts")
@@ -213,7 +216,7 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     @api.put(f"{APPS}/{{app_id}}/timeout", tags=["apps"],
              summary="Set the lifetime: {\"timeout\": {\"type\": \"LIFETIME\", \"expiryTime\": ISO-8601}}")
     async def put_timeout(app_id: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         spec = body.get("timeout")
         if not isinstance(spec, dict):
@@ -222,6 +225,6 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
         if not isinstance(kind, str) or kind.upper() != "LIFETIME":
             raise BadRequest(f"Invalid timeout type {kind!r}; the only type is LIFETIME")
         expiry = parse_expiry(spec.get("expiryTime"))
-        get_app(rm, app_id)
+        authz.modify(who, get_app(rm, app_id))
         a = await ops.set_lifetime(app_id, expiry)
         return {"timeout": render.timeout_json(a, rm.now())}

@@ -27,6 +27,7 @@ _OPERATIONS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("POST", "/ws/v1/shepherd/slo/.+/(accept|reject)", audit.SLO_DECISION),
         ("POST", "/ws/v1/shepherd/plan", audit.PLAN),
         ("POST", "/ws/v1/shepherd/admin/refresh-queues", audit.REFRESH_QUEUES),
+        ("POST", "/ws/v1/shepherd/admin/tokens", audit.ISSUE_USER_TOKEN),
         ("POST", "/ws/v1/shepherd/admin/nodes/[^/]+/decommission", audit.DECOMMISSION_NODE),
         ("POST", "/ws/v1/shepherd/admin/nodes/[^/]+/recommission", audit.RECOMMISSION_NODE),
     ))
@@ -51,7 +52,7 @@ def install_audit(api: FastAPI) -> None:
         op, app_id = operation(request.method, request.url.path)
         ok = response.status_code < 400
         audit.record(
-            user=request.query_params.get("user.name", ""), ip=request.client.host if request.client else "",
+            user=getattr(request.state, "audit_user", "") or request.query_params.get("user.name", ""), ip=request.client.host if request.client else "",
             operation=op, target=audit.REST, ok=ok, app_id=app_id or getattr(request.state, "audit_app", ""),
             description="" if ok else getattr(request.state, "audit_refusal", f"HTTP {response.status_code}"))
         return response

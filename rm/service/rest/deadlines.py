@@ -91,9 +91,9 @@ def add_deadline_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> N
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"type": "object"}, "example": QUOTE_EXAMPLE}}}})
     async def quote(request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
-        user = request.query_params.get("user.name") or str(body.get("user") or "dr.who")
+        user = who.user if secret else request.query_params.get("user.name") or str(body.get("user") or "dr.who")
         queue = body.get("queue") or "default"
         if not isinstance(queue, str):
             raise BadRequest("queue: a queue name is a string")

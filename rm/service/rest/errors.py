@@ -4,7 +4,6 @@ and nothing the client sends can produce a 500.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -16,6 +15,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
+from common.errors import Forbidden as CommonForbidden
+from rm.service.authz import Caller, Unauthenticated, caller
 from rm.service.limits import MAX_JSON_DEPTH, json_depth
 
 log = logging.getLogger("shepherd.rm.rest")
@@ -23,10 +24,7 @@ log = logging.getLogger("shepherd.rm.rest")
 MAX_BODY = 4 * 1024 * 1024
 
 
-class Unauthorized(YarnError):
-    status = 401
-    exception = "AuthorizationException"
-    java_class = "org.apache.hadoop.security.authorize.AuthorizationException"
+Unauthorized = Unauthenticated  # no credentials (401)
 
 
 class Forbidden(YarnError):
@@ -104,11 +102,22 @@ def install_handlers(api: FastAPI) -> None:
         return remote_exception(InternalError(f"internal error: {type(exc).__name__}"))
 
 
+async def bounded_body(request: Request) -> bytes:
+    """The request body, refused (413) as soon as more than ``MAX_BODY`` bytes have come: a body sent without a
+    Content-Length (chunked), which the middleware cannot judge up front, is never held whole (S19)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise TooLarge(f"the request body is larger than {MAX_BODY} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def json_object(request: Request, *, required: bool = True) -> dict[str, Any]:
     """The request body as a JSON object (an empty body is ``{}`` unless a body is required)."""
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise TooLarge(f"the request body is larger than {MAX_BODY} bytes")
+    body = await bounded_body(request)
     if not body.strip():
         if required:
             raise BadRequest("the request has no body; a JSON object is expected")
@@ -131,17 +140,20 @@ def _not_json(name: str) -> Any:
     raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
 
 
-def check_writer(request: Request, secret: str | None) -> None:
-    """Writes need the cluster's client secret (``Authorization: Bearer <secret>``) when one is set."""
-    if not secret:
-        return
+def check_writer(request: Request, secret: str | None) -> Caller:
+    """The caller of a write (:mod:`rm.service.authz`): the client secret's owner, acting for ``?doAs=`` or
+    ``?user.name=`` if given, or the user of a user token. Without a client secret (insecure) the name given."""
     header = request.headers.get("authorization", "")
-    if not header:
-        raise Unauthorized("Unable to obtain user name, user not authenticated: send Authorization: Bearer "
-                           "<client secret>")
     token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
-    if not hmac.compare_digest(token.encode(), secret.encode()):
-        raise Forbidden("the client secret does not match")
+    acting_for = request.query_params.get("doAs") or request.query_params.get("user.name") or ""
+    if secret and header and not token:
+        raise Forbidden("the Authorization header must be Bearer <client secret or user token>")
+    try:
+        who = caller(secret, token, acting_for)
+    except CommonForbidden as exc:
+        raise Forbidden(exc.message) from None
+    request.state.audit_user = who.user
+    return who
 
 
 def not_found_app(app_id: str) -> NotFound:

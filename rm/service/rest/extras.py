@@ -17,6 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from common.errors import ApplicationNotFound
 from rm.core.explain import explain
 from rm.core.policies.api import queue_order
+from rm.service.authz import Authorizer
 from rm.service.rest.errors import check_writer, not_found_app
 from rm.service.stages import app_stages
 
@@ -63,7 +64,7 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
                       "refused with the old queues kept when the new tree is invalid or strands unfinished apps. "
                       "With dryRun=true: validate the files against the running RM and apply nothing")
     async def refresh_queues(request: Request, dryRun: bool = False) -> dict[str, Any]:
-        check_writer(request, rm.cfg.client_secret)
+        Authorizer(rm).admin(check_writer(request, rm.cfg.client_secret), "refreshQueues")
         leaves = await rm.refresh_queues(dry_run=dryRun)  # a refusal is answered as a RemoteException
         return {"queues": leaves, "dryRun": dryRun}
 

@@ -60,13 +60,13 @@ def add_plan_routes(api: FastAPI, rm: ResourceManager) -> None:
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"type": "object"}, "example": PLAN_EXAMPLE}}}})
     async def plan(request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
         try:
             job = parse_job(body, where="the job")
         except JobSpecError as exc:
             raise BadRequest(str(exc)) from None
-        user = request.query_params.get("user.name") or job.user or "dr.who"
+        user = who.user if secret else request.query_params.get("user.name") or job.user or "dr.who"
         policy = dry_run_policy(rm)
         config = SimConfig(timing=Timing(cycle_interval_s=rm.cfg.scheduling_interval_s))
         async with one_at_a_time:

@@ -15,6 +15,7 @@ from common.errors import BadRequest
 from rm.core.policies.registry import SCHEDULERS
 from rm.core.reservation import yarn
 from rm.core.reservation.stage import ReservationStage
+from rm.service.authz import Authorizer
 from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
@@ -66,25 +67,27 @@ def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -
     @api.post(f"{RESERVATION}/submit", tags=["reservations"], openapi_extra=body_doc,
               summary="Submit a reservation (200, empty body; 400 when the plan has no room)")
     async def submit(request: Request) -> Response:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         require_reservation_stage(rm)
         body = yarn.parse_submit(await json_object(request))
-        user = request.query_params.get("user.name") or "dr.who"
-        await ops.submit_reservation(body.reservation_id, body.queue, body.definition, user)
+        Authorizer(rm).reserve(who, body.queue)
+        await ops.submit_reservation(body.reservation_id, body.queue, body.definition, who.user)
         return Response(status_code=200)
 
     @api.post(f"{RESERVATION}/update", tags=["reservations"],
               summary="Replace a reservation's definition (try-and-swap: on failure the old one stays)")
     async def update(request: Request) -> Response:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         rid, definition = yarn.parse_update(await json_object(request))
+        Authorizer(rm).change_reservation(who, rid)
         await ops.update_reservation(rid, definition)
         return Response(status_code=200)
 
     @api.post(f"{RESERVATION}/delete", tags=["reservations"], summary="Delete a reservation")
     async def delete(request: Request) -> Response:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         rid = yarn.parse_delete(await json_object(request))
+        Authorizer(rm).change_reservation(who, rid)
         await ops.delete_reservation(rid)
         return Response(status_code=200)
 

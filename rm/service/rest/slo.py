@@ -46,19 +46,19 @@ def add_slo_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
               openapi_extra={"requestBody": {"required": False, "content": {"application/json": {
                   "schema": {"type": "object"}, "example": ACCEPT_EXAMPLE}}}})
     async def accept(job: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         require_reservation_stage(rm)  # an accepted SLO is a periodic reservation
         body = await json_object(request, required=False)
-        user = request.query_params.get("user.name") or ""
+        user = who.user if secret else request.query_params.get("user.name") or ""
         rid, d = await ops.accept_slo(job, body, user)
         return {"reservation-id": rid, "sloProposal": rm.slo.render(d)}
 
     @api.post(f"{SLO}/{{job}}/reject", tags=["shepherd"],
               summary="Reject a proposal: not proposed again until a new run of the job ends")
     async def reject(job: str, request: Request) -> dict[str, Any]:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request, required=False)
         if body:
             raise BadRequest(f"a reject request takes no fields, got {', '.join(sorted(body))}")
-        user = request.query_params.get("user.name") or ""
+        user = who.user if secret else request.query_params.get("user.name") or ""
         return {"sloProposal": rm.slo.render(await ops.reject_slo(job, user))}

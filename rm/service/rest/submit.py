@@ -15,6 +15,7 @@ from common.errors import BadRequest
 from common.resources import Resources
 from rm.core.state_types import SubmitSpec
 from rm.service import limits
+from rm.service.authz import Authorizer
 from rm.service.rest import render
 from rm.service.rest.apps import APPS
 from rm.service.rest.errors import check_writer, json_object
@@ -202,11 +203,11 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> Non
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"type": "object"}, "example": SUBMIT_EXAMPLE}}}})
     async def submit(request: Request) -> Response:
-        check_writer(request, secret)
+        who = check_writer(request, secret)
         body = await json_object(request)
-        user = request.query_params.get("user.name") or "dr.who"
-        spec = limits.bounded_submission(submit_spec(body, user))
+        spec = limits.bounded_submission(submit_spec(body, who.user))
         request.state.audit_app = spec.app_id
+        Authorizer(rm).submit(who, spec.queue, spec.app_id)
         await ops.submit(spec)  # a known id is answered as accepted, as by every door
         location = f"{str(request.base_url).rstrip('/')}{APPS}/{spec.app_id}"
         return Response(status_code=202, headers={"Location": location})
