@@ -114,6 +114,7 @@ def app_report(st: Ledger, app: App, now: float = 0.0) -> pb.ApplicationReport:
     am_node_http = ""
     if att and att.node_id and att.node_id in st.nodes:
         am_node_http = st.nodes[att.node_id].http_address
+    state, final_status = st.reported_state(app)
     return pb.ApplicationReport(
         application_id=app.app_id,
         current_attempt_id=att.attempt_id if att else "",
@@ -122,8 +123,8 @@ def app_report(st: Ledger, app: App, now: float = 0.0) -> pb.ApplicationReport:
         name=app.name,
         host=att.host if att else "",
         rpc_port=att.rpc_port if att else 0,
-        state=app.state,
-        final_status=app.final_status,
+        state=state,
+        final_status=final_status,
         diagnostics=app.report_diagnostics(),
         tracking_url=app.tracking_url,
         start_time_ms=int(app.start_time * 1000),

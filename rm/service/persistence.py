@@ -74,6 +74,7 @@ class StoreWriter:
         *,
         clock: Callable[[], float],
         on_fenced: Callable[[LeaseLost], None] = lambda _: None,
+        on_written: Callable[[list[Record]], None] = lambda _: None,
         retry_first_s: float = RETRY_FIRST_S,
         retry_max_s: float = RETRY_MAX_S,
     ) -> None:
@@ -81,6 +82,7 @@ class StoreWriter:
         self._executor = executor
         self._clock = clock
         self._on_fenced = on_fenced
+        self._on_written = on_written  # told the records of every write, once they are durable
         self._retry_first_s = retry_first_s
         self._retry_max_s = retry_max_s
         self._pending: dict[tuple[str, Any], _Pending] = {}
@@ -167,6 +169,7 @@ class StoreWriter:
             self._inflight = None
 
     def _written(self, batch: dict[tuple[str, Any], Record], upto: int) -> None:
+        self._on_written(list(batch.values()))
         for key, record in batch.items():
             entry = self._pending.get(key)
             if entry is not None and entry.record is record:  # not changed again while it was being written

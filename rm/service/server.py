@@ -29,7 +29,7 @@ from rm.core.policies.registry import make_admission, named_pipeline, scheduler
 from rm.core.queues import QueueConfigError, build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
-from rm.service import convert
+from rm.service import convert, limits
 from rm.service.config import RMConfig
 from rm.service.operations import Operations
 from rm.service.persistence import LeaseKeeper, StoreWriter, lease_owner, open_store
@@ -61,7 +61,8 @@ class ResourceManager:
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
         self.store = Store(self.store_url)
         self.store_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
-        self.writer = StoreWriter(self.store, self.store_executor, clock=self.now, on_fenced=self._lost_store)
+        self.writer = StoreWriter(self.store, self.store_executor, clock=self.now, on_fenced=self._lost_store,
+                                  on_written=lambda records: self.state.stored(records))
         self.lease_owner = lease_owner()  # host:pid:random, this RM's name in the store lease
         self.halted = asyncio.Event()  # set when the RM stops itself: another RM took its state store over
         self.state: Ledger
@@ -143,7 +144,7 @@ class ResourceManager:
             return sorted(str(p) for p, q in queues.items() if q.is_leaf)
         self.state.refresh_queues(queues)
         self.queues = queues
-        self.cfg = dataclasses.replace(self.cfg, queues=cfg.queues)
+        self.cfg = dataclasses.replace(self.cfg, queues=cfg.queues, acls=cfg.acls)
         self.kick()
         leaves = sorted(str(p) for p, q in queues.items() if q.is_leaf)
         log.info("queues refreshed: %s", ", ".join(leaves))
@@ -260,7 +261,7 @@ class ResourceManager:
             ResourceTrackerServicer,
         )
 
-        server = grpc.aio.server(options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)])
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", limits.MAX_MESSAGE)])
         add_servicer(server, "ResourceTracker", ResourceTrackerServicer(self))
         add_servicer(server, "ApplicationMaster", ApplicationMasterServicer(self))
         add_servicer(server, "ApplicationClient", ApplicationClientServicer(self))
@@ -289,7 +290,11 @@ class ResourceManager:
 
     async def _serve_http(self, app: Any, name: str) -> _Uvicorn:
         host = self.cfg.http_host
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says TCP, and an
+        # accepted connection inherits this one's; with Nagle on, a response whose body is written after its
+        # headers waits for the client's delayed ACK, some 40 ms on every keep-alive request
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM,
+                             socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, self.rest_port))  # the port bound before, if any (a standby becoming active)
         self.rest_port = sock.getsockname()[1]
@@ -487,8 +492,12 @@ class ResourceManager:
                 events = self.state.check_liveness(self.now())
                 for e in events:
                     log.warning("%s", e)
+                rolled = self.state.roll_container_keys(self.now())  # container-token keys
+                for e in rolled:
+                    log.info("%s", e)
                 if events:
                     self.kick()
+                if events or rolled:
                     with contextlib.suppress(StoreUnavailable):  # queued and retried; the writer logs the outage
                         await self.persist()
                 self.state.forget_completed_containers()

@@ -530,7 +530,7 @@ class _RM:
         return self.clock + 60
 
     async def persist(self) -> None:
-        self.state.drain_records()
+        self.state.stored(self.state.drain_records())
 
     def kick(self) -> None:
         pass

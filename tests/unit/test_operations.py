@@ -47,6 +47,7 @@ class FakeRM:
         if self.down:
             raise StoreDown("the state store is unavailable")
         self.stored += self.queued
+        self.state.stored(self.queued)
         self.queued = []
 
     def kick(self) -> None:

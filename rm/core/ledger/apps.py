@@ -20,10 +20,25 @@ from rm.core.ledger.base import LedgerBase
 from rm.core.model import QueueView
 from rm.core.plan_token import ClusterBasis, check_token, cluster_basis
 from rm.core.queues import QueueConfigError, resolve_queue
+from rm.core.records import APP_FINAL_STATES, AppRecord, Record
 from rm.core.state_types import SubmitSpec
 
 
 class AppCommands(LedgerBase):
+
+    def stored(self, records: Iterable[Record]) -> None:
+        """The service has written these records to the store: an ended app whose final record is among them is
+        reported as ended from now on."""
+        for r in records:
+            if isinstance(r, AppRecord) and r.state in APP_FINAL_STATES:
+                self.saving.discard(AppId(r.app_id))
+
+    def reported_state(self, app: App) -> tuple[str, str]:
+        """(state, final status) as clients are told them. An app whose end is not in the store yet is shown as it
+        was before it ended (YARN's FINAL_SAVING), so that no client acts on an end a restart would undo."""
+        if app.app_id not in self.saving:
+            return app.state, app.final_status
+        return ("RUNNING" if any(a.registered for a in app.attempts) else "ACCEPTED"), "UNDEFINED"
 
     def new_application(self, now: float) -> AppId:
         seq = self.meta.next_app_seq

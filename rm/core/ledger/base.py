@@ -10,7 +10,6 @@ it answers the caller. Validation happens before any mutation, so a refused requ
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 
 from common import ids, tokens
@@ -42,6 +41,7 @@ from rm.core.events import (
 )
 from rm.core.explain import WaitingNotes
 from rm.core.ledger import limits
+from rm.core.ledger.keys import KeyRing
 from rm.core.ledger.views import ViewCache
 from rm.core.model import ClusterSnapshot, LayoutMemo, QueueView
 from rm.core.plan import Plan
@@ -71,6 +71,7 @@ class LedgerBase:
         self.nodes: dict[NodeId, Node] = {}
         self.apps: dict[AppId, App] = {}
         self.active: dict[AppId, App] = {}  # the apps not yet in a final state
+        self.saving: set[AppId] = set()  # ended apps whose end the store does not hold yet (YARN's FINAL_SAVING)
         self.containers: dict[ContainerId, Container] = {}
         # after a restart: containers stored as allocated whose NodeManager has yet to say whether they run
         self.unconfirmed: dict[ContainerId, ContainerRecord] = {}
@@ -78,7 +79,8 @@ class LedgerBase:
         self.journal = Journal(keep=self.config.durable)
         self._launches: list[LaunchAM] = []
         self.amrm_key = bytes.fromhex(meta.amrm_key_hex)
-        self.container_key = bytes.fromhex(meta.container_key_hex)
+        # the container-token keys (container and NM tokens): the one that signs, and those NodeManagers accept
+        self.container_keys = KeyRing.from_records(meta.container_keys, meta.container_key_hex)
         self.last_plan: Plan | None = None
         # since this process started: containers_allocated, leftover_containers, containers_preempted,
         # reservation_reclaims, placed_in_reservation, reservation_extension_containers (DRA)
@@ -117,15 +119,14 @@ class LedgerBase:
         self.attached_views = False  # the last snapshot had apps in reservations
         self.amrm_tokens: tokens.Remembered[tuple[AppId, AttemptId]] = tokens.Remembered()  # the attempts they stand for
 
-    @staticmethod
-    def fresh_meta(cluster_timestamp: int) -> MetaRecord:
-        return MetaRecord(
-            cluster_timestamp=cluster_timestamp,
-            next_app_seq=1,
-            epoch=0,
-            amrm_key_hex=secrets.token_hex(32),
-            container_key_hex=secrets.token_hex(32),
-        )
+    @property
+    def container_key(self) -> bytes:
+        """The container-token key that signs now."""
+        return self.container_keys.current.key
+
+    @property
+    def container_key_id(self) -> int:
+        return self.container_keys.current.key_id
 
     def _mark(self, item: Record | App | Attempt | Node | Container) -> None:
         """``item`` changed: its durable record goes to the journal (built only when the ledger is durable)."""
@@ -283,6 +284,8 @@ class LedgerBase:
         app.final_status = final_status
         app.diagnostics = diag
         app.finish_time = now
+        if self.journal.keep:  # reported as still running until the service stores it (AppCommands.stored)
+            self.saving.add(app.app_id)
         if state == "FINISHED" and final_status == "SUCCEEDED":
             app.progress = 1.0
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,

@@ -80,13 +80,14 @@ def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True) -> di
     q = st.queues.get(app.queue)
     guaranteed = Resources({r: int(v * q.abs_capacity) for r, v in capacity.amounts.items()}) if q else Resources()
     registered = att is not None and att.registered
+    state, final_status = st.reported_state(app)
     out: dict[str, Any] = {
         "id": app.app_id,
         "user": app.user,
         "name": app.name,
         "queue": app.queue,
-        "state": app.state,
-        "finalStatus": app.final_status,
+        "state": state,
+        "finalStatus": final_status,
         "progress": round(app.progress * 100, 2),
         "trackingUI": "History" if app.final else ("ApplicationMaster" if registered else "UNASSIGNED"),
         "diagnostics": app.report_diagnostics(),
