@@ -1,5 +1,7 @@
 """Registering gRPC servicers so that a request that does not parse gets INVALID_ARGUMENT with a clear
-message (grpc's own decoding answers UNKNOWN with an internal exception text)."""
+message (grpc's own decoding answers UNKNOWN with an internal exception text), and a servicer may check a
+request on its bytes before it is parsed (its ``prechecks``: method name -> a function of the serialized request
+that returns the details of a refusal, or None)."""
 
 from __future__ import annotations
 
@@ -16,13 +18,24 @@ from proto import shepherd_pb2 as pb
 MALFORMED = "org.apache.hadoop.ipc.RpcServerException: malformed request"
 
 
+Precheck = Callable[[bytes], str | None]
+
+
 def _handler(method: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]], request_cls: Any,
-             name: str) -> grpc.RpcMethodHandler:
+             name: str, precheck: Precheck | None = None) -> grpc.RpcMethodHandler:
     async def handle(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            request = request_cls.FromString(raw)
-        except (DecodeError, ValueError) as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{MALFORMED} for {name}: {exc}")
+        # a refusal is the call's status, set rather than raised with context.abort(): the exception would keep
+        # this frame, and so the request, in a reference cycle through the context until a full collection
+        refusal = precheck(raw) if precheck is not None else None
+        if refusal is None:
+            try:
+                request = request_cls.FromString(raw)
+            except (DecodeError, ValueError) as exc:
+                refusal = f"{MALFORMED} for {name}: {exc}"
+        if refusal is not None:
+            context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+            context.set_details(refusal)
+            return None
         return await method(request, context)
 
     return grpc.unary_unary_rpc_method_handler(
@@ -33,8 +46,10 @@ def _handler(method: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]], 
 def add_servicer(server: grpc.aio.Server, service_name: str, servicer: object) -> None:
     """Register ``servicer`` for the service ``shepherd.v1.<service_name>``."""
     service = pb.DESCRIPTOR.services_by_name[service_name]
+    prechecks: dict[str, Precheck] = getattr(servicer, "prechecks", {})
     handlers = {
-        m.name: _handler(getattr(servicer, m.name), getattr(pb, m.input_type.name), f"{service_name}.{m.name}")
+        m.name: _handler(getattr(servicer, m.name), getattr(pb, m.input_type.name), f"{service_name}.{m.name}",
+                         prechecks.get(m.name))
         for m in service.methods
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))

@@ -1,13 +1,19 @@
 """Bounds on what a caller can make the RM hold or chew on, the same through every door (S19).
 
 Strings are cut, not refused, before they are stored (as YARN cuts an application type to 20 characters);
-an allocate call with more asks than ``MAX_ASKS_PER_ALLOCATE`` is refused whole, before any of it is applied.
+an allocate call with more asks than ``MAX_ASKS_PER_ALLOCATE`` is refused whole, before any of it is applied,
+and before any of its asks is even built: the doors count them on the serialized request (``allocate_precheck``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 
 from common.errors import BadRequest
 
@@ -18,11 +24,27 @@ MAX_DIAGNOSTICS = 64 * 1024  # kill reasons and an AM's final diagnostics
 MAX_ASKS_PER_ALLOCATE = 10_000
 MAX_RELEASES_PER_ALLOCATE = 100_000
 MAX_JSON_DEPTH = 64
+# the largest gRPC message and Hadoop IPC packet the RM reads: a bigger one is refused from its announced length,
+# before any of it is held (Hadoop allows 128 MB, ipc.maximum.data.length; the calls of YARN clients are far smaller)
+MAX_MESSAGE = 16 * 1024 * 1024
 T = TypeVar("T")
 
 
 def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit]
+
+
+# the longest message a gRPC refusal carries, in UTF-8 bytes: the details travel percent-encoded (up to 3 bytes
+# each) in the grpc-message trailer, and a client drops the whole answer when its metadata is over 8 KB
+MAX_ERROR_DETAIL = 2048
+
+
+def error_detail(message: str) -> str:
+    """``message`` cut to ``MAX_ERROR_DETAIL`` bytes (a refusal may quote what the caller sent, however big)."""
+    data = message.encode("utf-8", "replace")
+    if len(data) <= MAX_ERROR_DETAIL:
+        return message
+    return data[:MAX_ERROR_DETAIL].decode("utf-8", "ignore") + f"... ({len(message)} characters in all)"
 
 
 def bounded_submission(spec: T) -> T:
@@ -44,6 +66,45 @@ def check_allocate(asks: int, releases: int) -> None:
     if releases > MAX_RELEASES_PER_ALLOCATE:
         raise BadRequest(f"an allocate call may release at most {MAX_RELEASES_PER_ALLOCATE} containers, "
                          f"not {releases}")
+
+
+def repeated_counter(message: type[Message], *fields: str) -> Callable[[bytes], tuple[int, ...]]:
+    """How many elements the repeated fields ``fields`` (of messages or strings) of a serialized ``message`` hold,
+    read without building any of them: the bytes are parsed as a message that has only these fields, each element
+    kept as its raw bytes (for 100,000 asks, a fifth of the time of a full parse and none of its objects)."""
+    desc = message.DESCRIPTOR
+    proto = descriptor_pb2.FileDescriptorProto(name=f"shepherd/counting/{desc.full_name}.proto",
+                                               package="shepherd.counting", syntax="proto3")
+    shadow = proto.message_type.add(name=desc.name)
+    for name in fields:
+        field = desc.fields_by_name[name]
+        if not field.is_repeated or field.type not in (
+                FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
+            raise ValueError(f"{desc.full_name}.{name} is not a repeated field of messages or strings")
+        shadow.field.add(name=name, number=field.number, type=FieldDescriptor.TYPE_BYTES,
+                         label=FieldDescriptor.LABEL_REPEATED)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    counting = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"shepherd.counting.{desc.name}"))
+
+    def count(raw: bytes) -> tuple[int, ...]:
+        parsed = counting.FromString(raw)
+        return tuple(len(getattr(parsed, name)) for name in fields)
+    return count
+
+
+def allocate_precheck(message: type[Message], asks: str, releases: str) -> Callable[[bytes], None]:
+    """``check_allocate`` on a serialized allocate request (``message``, with its ask and release fields), before
+    it is parsed: raises BadRequest. Bytes that do not parse are left to the parse that follows."""
+    count = repeated_counter(message, asks, releases)
+
+    def check(raw: bytes) -> None:
+        try:
+            n_asks, n_releases = count(raw)
+        except DecodeError:
+            return
+        check_allocate(n_asks, n_releases)
+    return check
 
 
 def json_depth(value: Any) -> int:

@@ -1,0 +1,732 @@
+"""S19, huge and invalid requests, measured on a live local cluster: what each request of the catalogue gets, how
+much the RM's memory grows, and whether other callers notice.
+
+A local cluster (one RM, one NodeManager, real processes) serves three well-behaved callers, each in a loop of
+its own: a REST client listing the apps, a gRPC client listing them, and an ApplicationMaster heartbeating
+(``Allocate`` with no asks, every 50 ms). An attacker process, holding credentials (it is a cluster user with
+an AM of its own: the worst case, since it gets past authentication), sends the S19 catalogue of the
+reliability notes in a loop, one request after another, each built once beforehand so the attacker's own CPU
+goes into sending:
+
+* allocate with 100,000 asks (gRPC, and Hadoop IPC's ApplicationMasterProtocol), 100,001 releases, one ask
+  of 1,000,001 containers, one of 1,000,000 containers of the node's whole memory (within the documented
+  rule, so it is taken and waits), a resource above the maximum allocation, negative and overflowing values,
+  a 10 MB AM checkpoint;
+* submissions with a 10 MB name (gRPC, Hadoop IPC, REST), 100,000 tags (gRPC, REST), NaN, negative and
+  2^64 resources (REST), JSON nested 100,000 deep, 50 MB bodies with and without a Content-Length (REST),
+  a 50 MB gRPC message and a 50 MB Hadoop IPC call (SIMPLE, no credentials);
+* a kill with 1 MB of diagnostics (gRPC) and, once per attack phase, an AM finishing with 1 MB of
+  diagnostics (Hadoop IPC).
+
+Baseline and attack phases alternate (B A B A ... B), so that the machine's other load falls on both alike.
+Measured: per request kind the answers and how long they took; the RM's RSS (psutil, every 20 ms) before,
+at its peak and after; the callers' latency p50/p99 under baseline and attack (pooled over the phases, and per
+phase to show the noise); the RM's own scheduling-cycle, event-loop-lag and node-heartbeat histograms
+(``/metrics``) per phase kind. At the end the RM is restarted on its store (it must recover every app) and
+the stored diagnostics are checked against the 64 KB cap.
+
+The attacker runs at nice 19 by default: on this one machine its client-side work (building and pushing
+50 MB bodies) would otherwise compete with the RM for the same two cores, which a remote attacker's would not.
+
+    python bench/security_bounded.py [--rounds 6] [--phase-s 10] [--attacker-nice 19] [--interval S] \
+        [--only "KIND|KIND"] [--json FILE]
+    python bench/security_bounded.py --per-kind 4      # each kind alone, 4 s after 4 s of baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from common.hadoop import credentials as hadoop_credentials
+from common.hadoop import records, wire
+from common.hadoop.client import IpcClient, RemoteError
+from common.resources import Resources
+from proto import shepherd_pb2 as pb
+from proto import shepherd_pb2_grpc as pbg
+from proto.hadoop import ipc_pb2 as ipc
+from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
+from rm.local import LocalCluster
+
+APPS = "/ws/v1/cluster/apps"
+CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
+MASTER = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
+MB = 1024 * 1024
+NODE_MEMORY_MB = 4096
+VICTIM_PERIOD_S = 0.05
+TARGET_RSS_MB = 50.0
+TARGET_LATENCY = 1.2  # attack p50/p99 at most 20 % above baseline
+DIAGNOSTICS_CAP = 64 * 1024
+
+
+# ------------------------------------------------------------------------------------------ shared helpers
+def token_dumping_am(rest: str, secret: str, token_file: Path, name: str) -> str:
+    """Submit an app whose AM container writes its AMRM token to ``token_file`` and sleeps: whoever reads the
+    file can act as that AM over gRPC. Returns the app id once the token is there."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    with httpx.Client(base_url=rest, headers=headers, timeout=30) as http:
+        app_id = http.post(f"{APPS}/new-application").json()["application-id"]
+        tmp = token_file.with_suffix(".tmp")
+        command = f'echo "$SHEPHERD_AMRM_TOKEN" > {tmp} && mv {tmp} {token_file} && exec sleep 3600'
+        body = {"application-id": app_id, "application-name": name, "resource": {"memory": 256, "vCores": 1},
+                "am-container-spec": {"commands": {"command": command}}}
+        resp = http.post(APPS, json=body, params={"user.name": name})
+        if resp.status_code != 202:
+            raise RuntimeError(f"submitting {name}: {resp.status_code} {resp.text}")
+    deadline = time.monotonic() + 60
+    while not token_file.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the AM of {name} did not start within 60 s")
+        time.sleep(0.1)
+    return str(app_id)
+
+
+def amrm_metadata(token_file: Path) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token_file.read_text().strip()}")]
+
+
+def split(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+# ------------------------------------------------------------------------------------------------ attacker
+@dataclass
+class Tally:
+    answers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    seconds: list[float] = field(default_factory=list)
+
+
+class Attacker:
+    """The catalogue, each request built once; :meth:`phase` sends them in turn for a while."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.rest = spec["rest"]
+        self.secret = spec["secret"]
+        self.writer = {"Authorization": f"Bearer {self.secret}"}
+        self.delegation: ipc.Token = next(t for t in hadoop_credentials.decode(
+            Path(spec["hadoop_token"]).read_bytes()).tokens.values() if t.kind == "RM_DELEGATION_TOKEN")
+        self.tallies: dict[str, Tally] = defaultdict(Tally)
+        self.finished_apps: list[str] = []  # apps whose AM finished with 1 MB of diagnostics
+        self.response_id = 0  # the attacker's gRPC AM keeps its allocate sequence (a stale one gets a replay)
+        self.interval = float(spec.get("interval", 0.0))  # seconds between two requests (0: back to back)
+        self.killed_app = ""
+
+    # --- setup: the attacker's own AMs and apps, the payloads
+    async def setup(self) -> None:
+        work = Path(self.spec["work"])
+        token_file = work / "attacker.amrm"
+        await asyncio.to_thread(token_dumping_am, self.rest, self.secret, token_file, "mallory")
+        self.amrm = amrm_metadata(token_file)
+        self.channel = grpc.aio.insecure_channel(self.spec["grpc"], options=[
+            ("grpc.max_send_message_length", 64 * MB), ("grpc.max_receive_message_length", 64 * MB)])
+        self.am = pbg.ApplicationMasterStub(self.channel)
+        self.client = pbg.ApplicationClientStub(self.channel)
+        await self.am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(host="attacker"),
+                                                metadata=self.amrm)
+        self.raw_allocate = self.channel.unary_unary("/shepherd.v1.ApplicationMaster/Allocate")
+        self.raw_submit = self.channel.unary_unary("/shepherd.v1.ApplicationClient/SubmitApplication")
+        self.raw_kill = self.channel.unary_unary("/shepherd.v1.ApplicationClient/KillApplication")
+        self.http = httpx.AsyncClient(base_url=self.rest, timeout=60)
+        # the Hadoop IPC AM: an unmanaged app, submitted with the RM delegation token the RM wrote
+        self.ipc_am, _ = await self.unmanaged_ipc_am("mallory-ipc")
+        # the ids the submissions go to (a known id is answered as accepted: each submission is received,
+        # parsed and cut in full, and no app piles up)
+        self.ids = {k: (await self.http.post(f"{APPS}/new-application", headers=self.writer)).json()[
+            "application-id"] for k in ("grpc-name", "grpc-tags", "rest-tags", "rest-name", "rest-nan",
+                                        "rest-negative", "rest-huge")}
+        self.ipc_name_id = await self.ipc_new_app()
+        self.killed_app = self.ids["grpc-name"]
+        self.build()
+
+    async def ipc_new_app(self) -> yr.ApplicationId:
+        async with IpcClient(*split(self.spec["ipc_client"]), CLIENT, user="root", token=self.delegation) as c:
+            new = await c.call("getNewApplication", yp.GetNewApplicationRequest(), yp.GetNewApplicationResponse)
+            return new.application_id
+
+    async def unmanaged_ipc_am(self, name: str) -> tuple[IpcClient, str]:
+        """A registered unmanaged AM over Hadoop IPC (its connection) and its app's id."""
+        app = await self.ipc_new_app()
+        async with IpcClient(*split(self.spec["ipc_client"]), CLIENT, user="root", token=self.delegation) as c:
+            await c.call("submitApplication", yp.SubmitApplicationRequest(
+                application_submission_context=yr.ApplicationSubmissionContext(
+                    application_id=app, application_name=name, unmanaged_am=True,
+                    resource=records.resource_pb(Resources.of(memory_mb=256, vcores=1)))),
+                yp.SubmitApplicationResponse)
+            report = await c.call("getApplicationReport", yp.GetApplicationReportRequest(application_id=app),
+                                  yp.GetApplicationReportResponse)
+        am = IpcClient(*split(self.spec["ipc_scheduler"]), MASTER, user="root",
+                       token=report.application_report.am_rm_token)
+        await am.connect()
+        await am.call("registerApplicationMaster", yp.RegisterApplicationMasterRequest(host="attacker"),
+                      yp.RegisterApplicationMasterResponse)
+        return am, records.app_id_str(app)
+
+    def build(self) -> None:
+        def mem(mb: int) -> pb.Resource:
+            return pb.Resource(values={"memory-mb": mb, "vcores": 1})
+
+        def ask(i: int, n: int = 1, r: pb.Resource | None = None) -> pb.ResourceAsk:
+            return pb.ResourceAsk(allocation_request_id=i, priority=1, num_containers=n, capability=r or mem(128))
+
+        def allocate(*asks: pb.ResourceAsk, **kw: Any) -> bytes:
+            return pb.AllocateRequest(response_id=0, asks=list(asks), **kw).SerializeToString()
+
+        ten_mb = "n" * (10 * MB)
+        self.grpc_allocates = {
+            "grpc allocate 100,000 asks": allocate(*(ask(i) for i in range(100_000))),
+            "grpc allocate 100,001 releases": allocate(releases=[f"container_1_0001_01_{i:06d}"
+                                                                 for i in range(100_001)]),
+            "grpc allocate 1 ask of 1,000,001 containers": allocate(ask(1, 1_000_001)),
+            "grpc allocate 1 ask of 1,000,000 node-sized containers": allocate(ask(2, 1_000_000,
+                                                                                     mem(NODE_MEMORY_MB))),
+            "grpc allocate resource above the maximum": allocate(ask(3, 1, mem(10**9))),
+            "grpc allocate negative containers": allocate(ask(4, -1)),
+            "grpc allocate negative memory": allocate(ask(5, 1, mem(-512))),
+            "grpc allocate int64-max memory": allocate(ask(6, 1, mem(2**63 - 1))),
+            "grpc allocate 10 MB checkpoint": allocate(checkpoint=ten_mb),
+        }
+
+        def submission(app_id: str, **kw: Any) -> bytes:
+            return pb.SubmitApplicationRequest(context=pb.ApplicationSubmissionContext(
+                application_id=app_id, queue="default", user="mallory", unmanaged_am=True,
+                am_resource=mem(256), **kw)).SerializeToString()
+
+        self.grpc_submits = {
+            "grpc submit 10 MB name": submission(self.ids["grpc-name"], name=ten_mb),
+            "grpc submit 100,000 tags": submission(self.ids["grpc-tags"], name="tags",
+                                                   tags=[f"t{i}" for i in range(100_000)]),
+            "grpc 50 MB message": submission(self.ids["grpc-name"], name="n" * (50 * MB)),
+        }
+        self.grpc_kill = pb.KillApplicationRequest(application_id=self.killed_app,
+                                                   diagnostics="d" * MB).SerializeToString()
+
+        def rest_body(app_id: str, *, managed: bool = False) -> dict[str, Any]:
+            """A submission; ``managed``: with an AM container, so that its resource counts."""
+            return {"application-id": app_id, "application-name": "x", "unmanaged-AM": not managed,
+                    "resource": {"memory": 256, "vCores": 1},
+                    "am-container-spec": {"commands": {"command": "true"}}}
+
+        self.rest_bodies: dict[str, bytes] = {
+            "rest submit 10 MB name": json.dumps(rest_body(self.ids["rest-name"]) | {
+                "application-name": ten_mb}).encode(),
+            "rest submit 100,000 tags": json.dumps(rest_body(self.ids["rest-tags"]) | {
+                "application-tags": {"tag": [f"t{i}" for i in range(100_000)]}}).encode(),
+            "rest submit NaN resources": json.dumps(rest_body(self.ids["rest-nan"], managed=True) | {
+                "resource": {"memory": float("nan"), "vCores": 1}}).encode(),
+            "rest submit negative resources": json.dumps(rest_body(self.ids["rest-negative"], managed=True) | {
+                "resource": {"memory": -512, "vCores": -1}}).encode(),
+            "rest submit 2^64 memory": json.dumps(rest_body(self.ids["rest-huge"], managed=True) | {
+                "resource": {"memory": 2**64, "vCores": 1}}).encode(),
+            "rest nested JSON 100,000 deep": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+            "rest 50 MB body with Content-Length": b"x" * (50 * MB),
+        }
+        self.chunk = b"x" * MB  # the 50 MB chunked body: 50 of these, no Content-Length
+        ipc_ask = yr.ResourceRequest(priority=yr.Priority(priority=1), resource_name="*", num_containers=1,
+                                     capability=records.resource_pb(Resources.of(memory_mb=128, vcores=1)))
+        self.ipc_allocate = yp.AllocateRequest(response_id=0, ask=[ipc_ask] * 100_000).SerializeToString()
+        self.ipc_name = yp.SubmitApplicationRequest(application_submission_context=yr.ApplicationSubmissionContext(
+            application_id=self.ipc_name_id, application_name=ten_mb, unmanaged_am=True,
+            resource=records.resource_pb(Resources.of(memory_mb=256, vcores=1)))).SerializeToString()
+        self.ipc_big = yp.GetApplicationsRequest(application_types=["t" * 1000] * (50 * 1024)).SerializeToString()
+        self.diagnostics = "d" * MB
+
+    # --- the requests
+    async def grpc_raw(self, method: Any, payload: bytes, metadata: list[tuple[str, str]]) -> str:
+        try:
+            await method(payload, metadata=metadata, timeout=60)
+            return "OK"
+        except grpc.aio.AioRpcError as err:
+            return err.code().name
+
+    async def grpc_allocate(self, payload: bytes) -> str:
+        """An allocate built beforehand, with the current response id appended (the last value of a field wins)."""
+        suffix = pb.AllocateRequest(response_id=self.response_id).SerializeToString()
+        try:
+            raw = await self.raw_allocate(payload + suffix, metadata=self.amrm, timeout=60)
+        except grpc.aio.AioRpcError as err:
+            return err.code().name
+        self.response_id = pb.AllocateResponse.FromString(raw).response_id
+        return "OK"
+
+    async def rest_post(self, body: bytes | None = None, chunked: bool = False) -> str:
+        content: Any = body
+        if chunked:
+            async def chunks() -> Any:
+                for _ in range(50):
+                    yield self.chunk
+            content = chunks()
+        try:
+            resp = await self.http.post(APPS, content=content, headers={**self.writer,
+                                                                         "Content-Type": "application/json"})
+            return str(resp.status_code)
+        except httpx.HTTPError as err:
+            return f"connection ended ({type(err).__name__})"
+
+    @staticmethod
+    async def ipc_raw(client: IpcClient, method: str, payload: bytes, response: type[Any]) -> str:
+        """A call whose request is already serialized (the client's own serialization, skipped)."""
+        if client._writer is None:
+            await client.connect()
+        call_id = client._next_id
+        client._next_id += 1
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        client._pending[call_id] = fut
+        head = ipc.RequestHeader(method_name=method, declaring_class_protocol_name=client.protocol,
+                                 client_protocol_version=1)
+        packet = wire.delimited(wire.request_header(call_id, client.client_id), head)
+        assert client._writer is not None
+        try:
+            client._writer.write(wire.frame(packet + wire.encode_varint(len(payload)) + payload))
+            await client._writer.drain()
+        except ConnectionError:  # the server closed the connection while the call was still going out
+            await asyncio.sleep(0.1)
+            refusal = fut.exception() if fut.done() else None
+            if isinstance(refusal, RemoteError):  # the fatal answer that closed it
+                return f"fatal {refusal.java_class.rsplit('.', 1)[-1]}"
+            raise
+        header, _, _ = await asyncio.wait_for(fut, 60)
+        if header.status != ipc.RpcResponseHeader.SUCCESS:
+            return header.exception_class_name.rsplit(".", 1)[-1]
+        return "OK"
+
+    async def ipc_simple_big(self) -> str:
+        try:
+            async with IpcClient(*split(self.spec["ipc_client"]), CLIENT, user="dr.who", timeout=60) as c:
+                return await self.ipc_raw(c, "getApplications", self.ipc_big, yp.GetApplicationsResponse)
+        except (RemoteError, ConnectionError, asyncio.IncompleteReadError) as err:
+            return f"connection ended ({type(err).__name__})"
+
+    async def ipc_name_submit(self) -> str:
+        async with IpcClient(*split(self.spec["ipc_client"]), CLIENT, user="root", token=self.delegation) as c:
+            return await self.ipc_raw(c, "submitApplication", self.ipc_name, yp.SubmitApplicationResponse)
+
+    async def ipc_finish(self) -> str:
+        """A fresh unmanaged AM that finishes with 1 MB of diagnostics (an attempt finishes once)."""
+        am, app_id = await self.unmanaged_ipc_am("mallory-finish")
+        try:
+            done = await am.call("finishApplicationMaster", yp.FinishApplicationMasterRequest(
+                diagnostics=self.diagnostics, final_application_status=yr.APP_SUCCEEDED),
+                yp.FinishApplicationMasterResponse)
+            self.finished_apps.append(app_id)
+            return "OK" if done.is_unregistered else "not unregistered"
+        except RemoteError as err:
+            return err.java_class.rsplit(".", 1)[-1]
+        finally:
+            await am.close()
+
+    def catalogue(self) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
+        items: list[tuple[str, Callable[[], Awaitable[str]]]] = []
+        for kind, payload in self.grpc_allocates.items():
+            items.append((kind, partial(self.grpc_allocate, payload)))
+        for kind, payload in self.grpc_submits.items():
+            items.append((kind, partial(self.grpc_raw, self.raw_submit, payload, self.writer_md)))
+        items.append(("grpc kill with 1 MB diagnostics",
+                      partial(self.grpc_raw, self.raw_kill, self.grpc_kill, self.writer_md)))
+        items.append(("ipc allocate 100,000 asks",
+                      partial(self.ipc_raw, self.ipc_am, "allocate", self.ipc_allocate, yp.AllocateResponse)))
+        items.append(("ipc submit 10 MB name", self.ipc_name_submit))
+        items.append(("ipc 50 MB call, SIMPLE, no credentials", self.ipc_simple_big))
+        for kind, body in self.rest_bodies.items():
+            items.append((kind, partial(self.rest_post, body)))
+        items.append(("rest 50 MB body, chunked", partial(self.rest_post, chunked=True)))
+        return items
+
+    @property
+    def writer_md(self) -> list[tuple[str, str]]:
+        return [("authorization", f"Bearer {self.secret}")]
+
+    async def phase(self, seconds: float, only: list[str]) -> None:
+        """The catalogue in a loop for ``seconds`` (``only``: those kinds alone)."""
+        finish = "ipc AM finish with 1 MB diagnostics"
+        items = [(k, f) for k, f in self.catalogue() if k in only or not only]
+        if not only or finish in only:  # an attempt finishes once: one fresh AM per phase
+            started = time.monotonic()
+            answer = await self.ipc_finish()
+            self.record(finish, answer, time.monotonic() - started)
+        if only == [finish]:
+            await asyncio.sleep(seconds)
+            return
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for kind, send in items:
+                if time.monotonic() >= end:
+                    break
+                started = time.monotonic()
+                try:
+                    answer = await send()
+                except (grpc.aio.AioRpcError, httpx.HTTPError, RemoteError, OSError, EOFError, TimeoutError,
+                        wire.WireError) as err:  # a door that broke the connection: what happened, not a crash
+                    answer = f"error ({type(err).__name__}: {str(err)[:80]})"
+                self.record(kind, answer, time.monotonic() - started)
+                if self.interval:  # paced: one request per interval, as an AM's heartbeat would send it
+                    await asyncio.sleep(max(0.0, min(self.interval, end - time.monotonic())))
+
+    def record(self, kind: str, answer: str, seconds: float) -> None:
+        self.tallies[kind].answers[answer] += 1
+        self.tallies[kind].seconds.append(seconds)
+
+    def report(self) -> dict[str, Any]:
+        return {"kinds": {k: {"answers": dict(t.answers), "n": len(t.seconds),
+                              "p50_s": quantile(t.seconds, 0.5), "max_s": max(t.seconds, default=math.nan)}
+                          for k, t in self.tallies.items()},
+                "finished_apps": self.finished_apps, "killed_app": self.killed_app}
+
+
+async def attacker_main(spec: dict[str, Any]) -> None:
+    attacker = Attacker(spec)
+    await attacker.setup()
+    print("ready " + json.dumps([k for k, _ in attacker.catalogue()]), flush=True)
+    loop = asyncio.get_running_loop()
+    while True:
+        line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+        if not line or line == "quit":
+            break
+        _, seconds, *only = line.split(" ", 2)
+        await attacker.phase(float(seconds), only[0].split("|") if only else [])
+        print("done", flush=True)
+    print(json.dumps(attacker.report()), flush=True)
+
+
+# ------------------------------------------------------------------------------------------------- victims
+class Victims:
+    """Three well-behaved callers in loops of their own; each call's (monotonic time, latency) is kept."""
+
+    def __init__(self, cluster: LocalCluster, am_token: Path) -> None:
+        self.cluster = cluster
+        self.amrm = amrm_metadata(am_token)
+        self.samples: dict[str, list[tuple[float, float]]] = {"rest GET apps": [], "grpc GetApplications": [],
+                                                              "AM allocate heartbeat": []}
+        self.errors: dict[str, int] = defaultdict(int)
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._loop, args=(name,), daemon=True, name=name)
+                        for name in self.samples]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def _loop(self, name: str) -> None:
+        http = httpx.Client(base_url=self.cluster.rest_url, timeout=30)
+        channel = grpc.insecure_channel(self.cluster.rm_address)
+        client, am = pbg.ApplicationClientStub(channel), pbg.ApplicationMasterStub(channel)
+        response_id = 0
+        if name == "AM allocate heartbeat":
+            am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(host="victim"), metadata=self.amrm)
+        while not self.stop.is_set():
+            started = time.monotonic()
+            try:
+                if name == "rest GET apps":
+                    http.get(APPS).raise_for_status()
+                elif name == "grpc GetApplications":
+                    client.GetApplications(pb.GetApplicationsRequest(), timeout=30)
+                else:
+                    response_id = am.Allocate(pb.AllocateRequest(response_id=response_id, progress=0.5),
+                                              metadata=self.amrm, timeout=30).response_id
+            except (httpx.HTTPError, grpc.RpcError) as err:
+                self.errors[f"{name}: {type(err).__name__}"] += 1
+            done = time.monotonic()
+            self.samples[name].append((started, done - started))
+            self.stop.wait(max(0.0, VICTIM_PERIOD_S - (done - started)))
+        http.close()
+        channel.close()
+
+    def halt(self) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(60)
+
+
+class RssSampler:
+    def __init__(self, pid: int) -> None:
+        self.proc = psutil.Process(pid)
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True, name="rss")
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.samples.append((time.monotonic(), self.proc.memory_info().rss / MB))
+            except psutil.Error:
+                return
+            self.stop.wait(0.02)
+
+    def within(self, start: float, end: float) -> list[float]:
+        return [v for t, v in self.samples if start <= t < end]
+
+
+HISTOGRAMS = {"scheduling cycle": "shepherd_scheduling_cycle_seconds",
+              "event-loop lag": "shepherd_event_loop_lag_seconds",
+              "node heartbeat handling": "shepherd_node_heartbeat_seconds"}
+
+
+def scrape(rest: str) -> dict[str, list[tuple[float, float]]]:
+    """Each histogram's cumulative (upper bound, count) buckets."""
+    text = httpx.get(f"{rest}/metrics", timeout=30).text
+    out: dict[str, list[tuple[float, float]]] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name in HISTOGRAMS.values():
+            out[family.name] = [(float(s.labels["le"]), s.value) for s in family.samples
+                                if s.name.endswith("_bucket")]
+    return out
+
+
+def bucket_quantile(buckets: list[tuple[float, float]], q: float) -> float:
+    """The upper bound of the bucket the q-quantile falls in (cumulative counts)."""
+    total = buckets[-1][1] if buckets else 0
+    if not total:
+        return math.nan
+    for bound, count in buckets:
+        if count >= q * total:
+            return bound
+    return math.inf
+
+
+# ---------------------------------------------------------------------------------------------------- run
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="shepherd-s19-"))
+    work.chmod(0o755)
+    cluster = LocalCluster(work / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+                           ipc_scheduler_port=0, node_memory_mb=NODE_MEMORY_MB, node_vcores=4)
+    attacker: subprocess.Popen[str] | None = None
+    try:
+        cluster.start()
+        assert cluster.rm is not None
+        assert cluster.rm.proc is not None
+        rm_pid = cluster.rm.proc.pid
+        victim_token = work / "victim.amrm"
+        token_dumping_am(cluster.rest_url, cluster.client_secret, victim_token, "alice")
+        spec = {"rest": cluster.rest_url, "secret": cluster.client_secret, "grpc": cluster.rm_address,
+                "ipc_client": cluster.ipc_client_address, "ipc_scheduler": cluster.ipc_scheduler_address,
+                "hadoop_token": str(cluster.hadoop_token_path), "work": str(work), "interval": args.interval}
+        nice = ["nice", "-n", str(args.attacker_nice)] if args.attacker_nice else []
+        attacker = subprocess.Popen([*nice, sys.executable, __file__, "--attacker", json.dumps(spec)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert attacker.stdin is not None
+        assert attacker.stdout is not None
+        ready = attacker.stdout.readline().strip()
+        if not ready.startswith("ready "):
+            raise RuntimeError("the attacker did not get ready")
+        kinds = ["ipc AM finish with 1 MB diagnostics", *json.loads(ready.removeprefix("ready "))]
+
+        rss = RssSampler(rm_pid)
+        rss.thread.start()
+        victims = Victims(cluster, victim_token)
+        victims.start()
+        time.sleep(args.warmup_s)
+        phases: list[dict[str, Any]] = []
+        metrics = scrape(cluster.rest_url)
+        if args.per_kind:  # each kind alone, after a baseline of its own
+            plan = [(phase, only) for k in kinds for phase, only in (("baseline", ""), ("attack", k))]
+        else:
+            plan = [*[("baseline", ""), ("attack", args.only)] * args.rounds]
+        plan.append(("baseline", ""))
+        for kind, only in plan:
+            start = time.monotonic()
+            if kind == "attack":
+                attacker.stdin.write(f"attack {args.per_kind or args.phase_s} {only}".strip() + "\n")
+                attacker.stdin.flush()
+                if attacker.stdout.readline().strip() != "done":
+                    raise RuntimeError("the attacker stopped")
+            else:
+                time.sleep(args.per_kind or args.phase_s)
+            end = time.monotonic()
+            now = scrape(cluster.rest_url)
+            delta = {name: [(b, c - dict(metrics.get(name, [])).get(b, 0.0)) for b, c in buckets]
+                     for name, buckets in now.items()}
+            metrics = now
+            phases.append({"kind": kind, "only": only, "start": start, "end": end, "histograms": delta})
+        victims.halt()
+        rss.stop.set()
+        attacker.stdin.write("quit\n")
+        attacker.stdin.flush()
+        attacked = json.loads(attacker.stdout.read().strip().splitlines()[-1])
+        attacker.wait(60)
+        alive = cluster.alive()
+
+        # what was stored: the diagnostics cut; then the RM restarted on its store recovers every app
+        with httpx.Client(base_url=cluster.rest_url, timeout=30) as http:
+            apps = {a["id"]: a for a in (http.get(APPS).json()["apps"] or {}).get("app", []) or []}
+        diag = {app_id: len(apps[app_id]["diagnostics"]) for app_id in [*attacked["finished_apps"],
+                                                                      attacked["killed_app"]] if app_id in apps}
+        names = max((len(a["name"]) for a in apps.values()), default=0)
+        tags = max((len(a.get("applicationTags", "").split(",")) for a in apps.values()), default=0)
+        restart_started = time.monotonic()
+        cluster.restart_rm()
+        restart_s = time.monotonic() - restart_started
+        with httpx.Client(base_url=cluster.rest_url, timeout=30) as http:
+            after = {a["id"] for a in (http.get(APPS).json()["apps"] or {}).get("app", []) or []}
+        return summarize(args, phases, victims, rss, attacked, alive=alive, diagnostics=diag, longest_name=names,
+                         most_tags=tags, apps_before=len(apps), recovered=len(after & set(apps)),
+                         restart_s=restart_s)
+    finally:
+        if attacker is not None and attacker.poll() is None:
+            attacker.kill()
+        cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def summarize(args: argparse.Namespace, phases: list[dict[str, Any]], victims: Victims, rss: RssSampler,
+              attacked: dict[str, Any], **facts: Any) -> dict[str, Any]:
+    def of(kind: str) -> list[dict[str, Any]]:
+        return [p for p in phases if p["kind"] == kind]
+
+    callers: dict[str, Any] = {}
+    for name, samples in victims.samples.items():
+        row: dict[str, Any] = {}
+        for kind in ("baseline", "attack"):
+            per = [[lat for t, lat in samples if p["start"] <= t < p["end"]] for p in of(kind)]
+            pooled = [x for xs in per for x in xs]
+            row[kind] = {"n": len(pooled), "p50_ms": 1000 * quantile(pooled, 0.5),
+                         "p99_ms": 1000 * quantile(pooled, 0.99),
+                         "per_phase_p50_ms": [round(1000 * quantile(xs, 0.5), 2) for xs in per],
+                         "per_phase_p99_ms": [round(1000 * quantile(xs, 0.99), 2) for xs in per]}
+        row["p50_ratio"] = row["attack"]["p50_ms"] / row["baseline"]["p50_ms"]
+        row["p99_ratio"] = row["attack"]["p99_ms"] / row["baseline"]["p99_ms"]
+        callers[name] = row
+    histograms: dict[str, Any] = {}
+    for label, name in HISTOGRAMS.items():
+        row = {}
+        for kind in ("baseline", "attack"):
+            summed: dict[float, float] = defaultdict(float)
+            for p in of(kind):
+                for bound, count in p["histograms"].get(name, []):
+                    summed[bound] += count
+            buckets = sorted(summed.items())
+            row[kind] = {"n": buckets[-1][1] if buckets else 0, "p50_le_s": bucket_quantile(buckets, 0.5),
+                         "p99_le_s": bucket_quantile(buckets, 0.99)}
+        histograms[label] = row
+    first = of("baseline")[0]
+    before = rss.within(first["start"], first["end"])
+    during = [v for p in of("attack") for v in rss.within(p["start"], p["end"])]
+    last = phases[-1]
+    after = rss.within(last["start"], last["end"])
+    memory: dict[str, Any] = {"before_mb": statistics.median(before), "peak_mb": max(during),
+                              "after_mb": statistics.median(after), "baseline_peak_mb": max(before)}
+    memory["growth_mb"] = memory["peak_mb"] - memory["before_mb"]
+    # the highest RSS of each phase in turn: a leak climbs phase after phase, a high-water mark levels off
+    memory["per_phase_peak_mb"] = [round(max(rss.within(p["start"], p["end"]), default=math.nan), 1) for p in phases]
+    alone: dict[str, Any] = {}  # --per-kind: each kind against the baseline just before it
+    for i, p in enumerate(phases):
+        if p["kind"] != "attack" or not args.per_kind:
+            continue
+        base = phases[i - 1]
+
+        def lat(phase: dict[str, Any]) -> list[float]:
+            return [1000 * x for xs in victims.samples.values() for t, x in xs if phase["start"] <= t < phase["end"]]
+
+        b_rss = rss.within(base["start"], base["end"])
+        alone[p["only"]] = {"baseline_p99_ms": quantile(lat(base), 0.99), "attack_p99_ms": quantile(lat(p), 0.99),
+                            "attack_max_ms": max(lat(p), default=math.nan),
+                            "rss_growth_mb": max(rss.within(p["start"], p["end"]), default=math.nan)
+                            - statistics.median(b_rss)}
+    return {"per_kind": alone, "rounds": args.rounds, "phase_s": args.phase_s, "attacker_nice": args.attacker_nice,
+            "interval_s": args.interval, "only": args.only,
+            "requests": attacked["kinds"], "memory": memory, "callers": callers, "rm_histograms": histograms,
+            "victim_errors": dict(victims.errors), **facts}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    if result["per_kind"]:
+        lines = ["| request, alone | callers' p99 before | p99 during | slowest call during | RSS growth MB |",
+                 "|---|---|---|---|---|"]
+        for kind, r in result["per_kind"].items():
+            lines.append(f"| {kind} | {r['baseline_p99_ms']:.1f} ms | {r['attack_p99_ms']:.1f} ms | "
+                         f"{r['attack_max_ms']:.0f} ms | {r['rss_growth_mb']:.1f} |")
+        return "\n".join(lines)
+    lines = ["| request | answers | n | p50 to answer | slowest |", "|---|---|---|---|---|"]
+    for kind, r in result["requests"].items():
+        answers = ", ".join(f"{a} ×{n}" for a, n in sorted(r["answers"].items()))
+        lines.append(f"| {kind} | {answers} | {r['n']} | {1000 * r['p50_s']:.1f} ms | {1000 * r['max_s']:.0f} ms |")
+    m = result["memory"]
+    lines += ["", "| RM RSS | MB |", "|---|---|", f"| before (median of the first baseline) | {m['before_mb']:.1f} |",
+              f"| peak during the attack phases | {m['peak_mb']:.1f} |",
+              f"| growth (peak − before) | {m['growth_mb']:.1f} |",
+              f"| after (median of the last baseline) | {m['after_mb']:.1f} |",
+              f"| each phase's peak, B A B A ... B | {' '.join(map(str, m['per_phase_peak_mb']))} |"]
+    lines += ["", ("| caller | baseline p50 | attack p50 | ratio | baseline p99 | attack p99 | ratio | "
+                   "per-phase p99 baseline / attack (ms) |"), "|---|---|---|---|---|---|---|---|"]
+    for name, r in result["callers"].items():
+        b, a = r["baseline"], r["attack"]
+        lines.append(f"| {name} | {b['p50_ms']:.1f} ms | {a['p50_ms']:.1f} ms | {r['p50_ratio']:.2f} | "
+                     f"{b['p99_ms']:.1f} ms | {a['p99_ms']:.1f} ms | {r['p99_ratio']:.2f} | "
+                     f"{' '.join(map(str, b['per_phase_p99_ms']))} / {' '.join(map(str, a['per_phase_p99_ms']))} |")
+    lines += ["", "| RM histogram | baseline p50 ≤ | attack p50 ≤ | baseline p99 ≤ | attack p99 ≤ | n (b/a) |",
+              "|---|---|---|---|---|---|"]
+    for label, r in result["rm_histograms"].items():
+        b, a = r["baseline"], r["attack"]
+        lines.append(f"| {label} | {b['p50_le_s'] * 1000:g} ms | {a['p50_le_s'] * 1000:g} ms | "
+                     f"{b['p99_le_s'] * 1000:g} ms | {a['p99_le_s'] * 1000:g} ms | {b['n']:.0f}/{a['n']:.0f} |")
+    lines += ["", (f"RM alive after the attack: {result['alive']}; apps {result['apps_before']}, recovered after "
+                   f"a restart {result['recovered']} ({result['restart_s']:.1f} s); longest stored name "
+                   f"{result['longest_name']} characters, most tags {result['most_tags']}; stored diagnostics "
+                   f"(characters): {sorted(set(result['diagnostics'].values()))}; victim errors: "
+                   f"{result['victim_errors'] or 'none'}")]
+    worst = max(max(r["p50_ratio"], r["p99_ratio"]) for r in result["callers"].values())
+    stored = max(result["diagnostics"].values(), default=0)
+    lines += ["", (f"targets: RSS growth {m['growth_mb']:.0f} MB at the peak, "
+                   f"{m['after_mb'] - m['before_mb']:.0f} MB after (≤ {TARGET_RSS_MB:g}); callers' worst "
+                   f"attack/baseline ratio {worst:.2f} (≤ {TARGET_LATENCY:g}); stored diagnostics {stored} "
+                   f"characters (≤ {DIAGNOSTICS_CAP})")]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=6, help="baseline/attack pairs")
+    ap.add_argument("--phase-s", type=float, default=10.0, help="seconds of each phase")
+    ap.add_argument("--warmup-s", type=float, default=5.0)
+    ap.add_argument("--attacker-nice", type=int, default=19, help="the attacker's niceness (0: as the RM)")
+    ap.add_argument("--per-kind", type=float, default=0.0, metavar="S",
+                    help="instead: each request kind alone for S seconds, after S seconds of baseline")
+    ap.add_argument("--interval", type=float, default=0.0, metavar="S",
+                    help="the attacker waits S seconds after each request (default: none, a flood)")
+    ap.add_argument("--only", default="", metavar="KIND|KIND",
+                    help="attack with these request kinds only (their names as the table gives them)")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--attacker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.attacker:
+        asyncio.run(attacker_main(json.loads(args.attacker)))
+        return
+    result = run(args)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=str))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
