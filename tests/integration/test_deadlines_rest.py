@@ -160,3 +160,43 @@ async def test_quote_and_buy_over_grpc_and_keep_it_across_a_restart(tmp_path: Pa
         assert book.claims[app_id].deadline == deadline
     finally:
         await again.stop()
+
+
+async def test_no_capacity_huge_jobs_and_far_deadlines_are_refused_not_a_500(tmp_path: Path) -> None:
+    """Found by bench/fuzz_rest.py: with no NodeManager registered a quote laid the job out one step a second
+    until it would fit (a 3 TB array: MemoryError, a 500); a job of decades of work or a deadline decades ahead
+    did the same (GBs, which the RM may get). Each is a refusal now, and nothing changes."""
+    server = ResourceManager(RMConfig(data_dir=tmp_path / "rm", create_store=True, grpc_port=0, rest_port=0,
+                                      ipc_client_port=-1, ipc_scheduler_port=-1, scheduler="mrm"))
+    await server.start()
+    try:
+        async with http(server) as client:
+            r = await client.post("/ws/v1/shepherd/quotes?user.name=alice", json={"queue": "default", "job": SMALL})
+            assert r.status_code == 409, r.text
+            assert r.json()["RemoteException"]["exception"] == "ConflictException"
+            assert "no capacity" in r.json()["RemoteException"]["message"]
+
+            await unhealthy_node(server, NODE)
+            decades = {"id": "decades", "stages": [{"name": "s", "tasks": 1, "duration_s": 10**9, "memory_mb": 1024,
+                                                    "command": "true"}]}
+            r = await client.post("/ws/v1/shepherd/quotes?user.name=alice", json={"queue": "default", "job": decades})
+            assert r.status_code == 409, r.text
+            assert "cannot finish within" in r.json()["RemoteException"]["message"]
+
+            q = await quote(client, SMALL)
+            far = time.time() + 10 * 365 * 86_400
+            refused = await submit(client, SMALL, f"shepherd.quote={q['id']}", f"shepherd.deadline={far:.3f}")
+            assert refused.status_code == 400, refused.text
+            assert "days ahead" in refused.json()["RemoteException"]["message"]
+            assert (await client.get(f"/ws/v1/cluster/apps/{refused.app_id}")).status_code == 404  # type: ignore[attr-defined]
+
+            bought = await submit(client, SMALL, f"shepherd.quote={q['id']}")
+            assert bought.status_code == 202, bought.text
+            path = f"/ws/v1/shepherd/apps/{bought.app_id}/deadline?user.name=alice"  # type: ignore[attr-defined]
+            before = (await client.get(f"/ws/v1/cluster/apps/{bought.app_id}")).json()["app"]["deadline"]  # type: ignore[attr-defined]
+            moved = await client.put(path, json={"deadline": int(far * 1000)})
+            assert moved.status_code == 400, moved.text
+            after = (await client.get(f"/ws/v1/cluster/apps/{bought.app_id}")).json()["app"]["deadline"]  # type: ignore[attr-defined]
+            assert after["deadline"] == before["deadline"]
+    finally:
+        await server.stop()

@@ -536,3 +536,45 @@ async def test_random_bodies_on_every_write_endpoint_are_never_a_500(rm: Resourc
             if resp.status_code >= 400:
                 assert "RemoteException" in resp.json(), (method, path, body, resp.text[:500])
     assert (await http.get("/ws/v1/cluster/apps")).status_code == 200
+
+
+async def test_a_refusal_quoting_huge_input_still_reaches_the_grpc_client(rm: ResourceManager,
+                                                                          doors: list[Door]) -> None:
+    """Found by bench/fuzz_grpc.py: a refusal that quotes a 4 MB id put it whole in the grpc-message trailer,
+    which the client drops (RESOURCE_EXHAUSTED, "metadata size exceeds hard limit") instead of the refusal."""
+    from rm.service import limits
+
+    grpc_door = doors[1]
+    assert isinstance(grpc_door, Grpc)
+    for bad in ("x" * 4_000_000, "ü" * 1_000_000):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await grpc_door.stub.GetApplicationAttempts(pb.GetApplicationAttemptsRequest(application_id=bad),
+                                                        metadata=grpc_door.metadata)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, refused.value.details()
+        details = refused.value.details() or ""
+        assert details.startswith("org.apache.hadoop.yarn.")
+        assert len(details.encode()) < limits.MAX_ERROR_DETAIL + 200
+
+
+async def test_the_rest_door_answers_keep_alive_requests_without_nagle_delay(rm: ResourceManager) -> None:
+    """Found by bench/fuzz_rest.py (17 requests/s): the web server's socket was made without naming TCP, so
+    asyncio left Nagle on for its connections, and on a kept-alive connection every answer whose body follows
+    its headers waited for the client's delayed ACK: some 40 ms a request."""
+    import asyncio
+    import time
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", rm.rest_port)
+    took = []
+    try:
+        for _ in range(6):
+            t0 = time.monotonic()
+            writer.write(b"GET /ws/v1/cluster/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:")))
+            await reader.readexactly(length)
+            took.append(time.monotonic() - t0)
+    finally:
+        writer.close()
+    assert min(took[1:]) < 0.03, took  # the first one sets the connection up

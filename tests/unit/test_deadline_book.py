@@ -166,3 +166,16 @@ def test_a_maximum_price_buys_the_earliest_deadline_within_it_and_the_curve_reac
     assert pricer.earliest_within(160) == pytest.approx(110)
     assert pricer.earliest_within(100) == pytest.approx(122)  # 2·80/((d - 110)/20 + 1) <= 100
     assert pricer.earliest_within(79) is None  # below the job's own work
+
+
+def test_no_capacity_decades_of_work_and_far_deadlines_are_not_laid_out() -> None:
+    """Found by fuzzing: each was laid one step a second (TBs, or GBs the RM could get)."""
+    book = DeadlineBook(0.0)
+    assert book.earliest_finish((Phase(100, 2),), now=0) == float("inf")
+    book = DeadlineBook(4.0)
+    assert book.earliest_finish((Phase(1e12, 1),), now=0) == float("inf")
+    assert book.try_place((Phase(100, 2),), book.horizon_s() + 10, now=0) is None
+    with pytest.raises(Infeasible):
+        book.admit("far", (Phase(100, 2),), 30 * 365 * 86_400.0, now=0)
+    assert not book.claims
+    assert book.earliest_finish((Phase(100, 2),), now=0) == pytest.approx(50)

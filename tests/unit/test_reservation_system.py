@@ -202,3 +202,25 @@ def test_greedy_agent_is_selectable_and_unknown_agents_are_not() -> None:
     assert s.plans[Q].bookings[rid][0].start == 25  # latest first
     with pytest.raises(ValueError, match="unknown reservation agent"):
         ReservationSystem(ReservationConfig(agent="nope"), cluster_ts=1)
+
+
+def test_bookings_made_before_the_cluster_gained_a_resource_type_can_be_deleted_and_read() -> None:
+    # found by bench/fuzz_grpc.py: a NodeManager offering a new resource type joined after a reservation was
+    # booked, and deleting that reservation failed in numpy (2 resource rows booked, 3 on the timeline)
+    s = system()
+    old = s.new_reservation_id()
+    s.submit(old, Q, one_off(0, 30, n=2), user="u", now=0)
+    s.set_capacity(Q, Resources.of(memory_mb=10 * 1024, vcores=10, gpu=4))
+    new = s.new_reservation_id()
+    s.submit(new, Q, one_off(0, 30, n=2), user="u", now=0)
+    plan = s.plans[Q]
+    s.update(old, one_off(0, 30, n=3), now=0)  # an old-shaped booking is taken off and a new one made
+    s.update(new, one_off(0, 30, n=1), now=0)
+    active = [plan.active(step) for step in range(30)]
+    assert any(old in a for a in active)
+    assert any(new in a for a in active)
+    assert all(len(v) == 3 for a in active for v in a.values())
+    s.delete(old)
+    s.delete(new)
+    assert not plan.bookings
+    assert not plan.timeline.load(0, 30).any()

@@ -89,6 +89,11 @@ class DeadlineBook:
         last = max([now, *ends, *(c.deadline for c in self.claims.values())])
         return self.step_of(last) + 2
 
+    def horizon_s(self) -> float:
+        """How far ahead of now the book lays work (its arrays hold a step each): a deadline further ahead is
+        not admitted, and a job that cannot finish within it has no earliest finish."""
+        return _MAX_STEPS * self.dt
+
     # ------------------------------------------------------------------------------------------ room
 
     def free(self, s0: int, s1: int, *, without: Iterable[str] = ()) -> FloatArray:
@@ -123,14 +128,16 @@ class DeadlineBook:
         ``phases`` to fit in what is free, reservations included), and the phases' earliest finish."""
         s0 = self.first_step(now)
         skip = tuple(without)
-        need = 4 * (critical_path(phases) + sum(p.work for p in phases) / max(self.capacity, 1e-9))
-        s1 = self._horizon(now, now + need)
+        shortest = critical_path(phases) + sum(p.work for p in phases) / max(self.capacity, 1e-9)
+        if self.capacity <= 0 or shortest > self.horizon_s():  # no room at all, or none within the horizon
+            return s0, np.zeros(0), math.inf
+        s1 = min(self._horizon(now, now + 4 * shortest), s0 + _MAX_STEPS)
         while True:
             free = self.free(s0, s1, without=skip)
             fill = fill_early(free, phases, self.dt, 0.0)  # nothing past the end: extend until it fits
-            if math.isfinite(fill.finish) or s1 - s0 > _MAX_STEPS:
+            if math.isfinite(fill.finish) or s1 - s0 >= _MAX_STEPS:
                 break
-            s1 = s0 + 2 * (s1 - s0)
+            s1 = s0 + min(2 * (s1 - s0), _MAX_STEPS)
         if not math.isfinite(fill.finish):
             fill = fill_early(free, phases, self.dt, self.beyond())
         steps = math.ceil(fill.finish / self.dt - 1e-9)  # admissions lay whole steps: end on a boundary
@@ -139,6 +146,8 @@ class DeadlineBook:
     def try_place(self, phases: tuple[Phase, ...], deadline: float, now: float,
                   *, without: Iterable[str] = (), margin: float | None = None) -> Placed | None:
         """The lazy layout the phases would get with ``deadline``, or None when they do not fit."""
+        if deadline - now > self.horizon_s():  # not laid out that far ahead
+            return None
         s0 = self.first_step(now)
         s1 = self._horizon(now, deadline)
         free = self.free(s0, s1, without=without)
@@ -205,8 +214,8 @@ class DeadlineBook:
             claim.status = ON_TRACK
         else:
             s0 = self.step_of(now)
-            s1 = self._horizon(now, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
-                                               max(self.capacity, 1e-9)))
+            s1 = min(self._horizon(now, now + 4 * (critical_path(phases) + sum(p.work for p in phases) /
+                                                   max(self.capacity, 1e-9))), s0 + _MAX_STEPS)
             fill = fill_early(self.free(s0, s1, without=(key,)), phases, self.dt, self.beyond())
             claim.placed = Placed(s0 + fill.start, fill.rate) if math.isfinite(fill.finish) else Placed(0, np.zeros(0))
             claim.status = AT_RISK

@@ -203,8 +203,11 @@ class DeadlineSystem:
             raise Refusal(f"no estimate for job {job.name!r}: it has no run history and its job file declares "
                           "no task durations", conflict=False)
         phases = est.claim()
-        price = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
-                       avg_duration=self.avg_duration()).quote()
+        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
+                        avg_duration=self.avg_duration())
+        if not math.isfinite(pricer.earliest):
+            raise Refusal(_no_room(queue, book, phases))
+        price = pricer.quote()
         quote_id = f"quote_{int(now * 1000)}_{self.next_quote:04d}"
         self.next_quote += 1
         q = Quote(quote_id, queue, now, now + self.config.quote_ttl_s, job, est, phases, price)
@@ -251,7 +254,11 @@ class DeadlineSystem:
             est, phases = got, got.claim()
         pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
                         avg_duration=self.avg_duration())
+        if not math.isfinite(pricer.earliest):
+            raise Refusal(_no_room(queue, book, phases))
         deadline = terms.deadline
+        if deadline is not None:
+            _check_ahead(book, deadline, now)
         quoted = self.quotes[terms.quote_id].price if terms.quote_id is not None else None
         if deadline is None and quoted is not None and terms.max_price is None:
             deadline = quoted.earliest  # buying a quote as it stands: its earliest finish
@@ -301,6 +308,7 @@ class DeadlineSystem:
         the room the other claims leave; ``Refusal`` (409, with the earliest finish) changes nothing. The
         price stays what was paid."""
         held = self.held[app_id]
+        _check_ahead(self.books[held.queue], deadline, now)
         try:
             self.books[held.queue].move(app_id, self._remaining(held), deadline, now)
         except Infeasible as exc:
@@ -489,5 +497,21 @@ def units_done(resource: Resources, seconds: float, unit: Resources) -> float:
     return units_of(resource, unit) * max(0.0, seconds)
 
 
+def _check_ahead(book: DeadlineBook, deadline: float, now: float) -> None:
+    """A deadline further ahead than the book lays work is refused (400): its layout would need a step each."""
+    if deadline - now > book.horizon_s():
+        raise Refusal(f"the deadline {deadline:.3f} is more than {book.horizon_s() / 86_400:.0f} days ahead; "
+                      "deadlines are booked at most that far ahead", conflict=False)
+
+
+def _no_room(queue: QueuePath, book: DeadlineBook, phases: tuple[Phase, ...]) -> str:
+    work = sum(p.work for p in phases)
+    if book.capacity <= 0:
+        return f"queue {queue} has no capacity now (no NodeManager offers it any): {work:.0f} unit-seconds cannot be " \
+               "laid out"
+    return f"{work:.0f} unit-seconds cannot finish within {book.horizon_s() / 86_400:.0f} days in queue {queue}"
+
+
 __all__ = ["DELAY_BUCKETS", "MET", "MISSED", "DeadlineConfig", "DeadlineSystem", "Histogram", "Outcome", "Quote",
            "Refusal", "units_done"]
+

@@ -71,6 +71,7 @@ class PlanBook:
         items.remove(booking)
         if not items:
             del self.bookings[rid]
+        self._grow_types(booking)  # booked before the timeline gained a type: zero of it
         self.timeline.add(booking.start, booking.loads, period=booking.period, sign=-1.0)
         self._index(rid, booking, -1)
 
@@ -120,8 +121,10 @@ class PlanBook:
                 if kinds is not None and b.kind not in kinds:
                     continue
                 v = b.at(step)
-                if v is not None:
-                    total = v.copy() if total is None else total + v
+                if v is not None:  # a booking made before the timeline gained a type is shorter
+                    if total is None:
+                        total = np.zeros(len(self.timeline.types))
+                    total[: len(v)] += v
             if total is not None and total.any():
                 out[rid] = total
         return out

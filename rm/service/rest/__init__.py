@@ -20,6 +20,7 @@ from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.deadlines import add_deadline_routes
 from rm.service.rest.errors import install_handlers, remote_exception
 from rm.service.rest.extras import add_extra_routes
+from rm.service.rest.openapi import install_openapi
 from rm.service.rest.plan import add_plan_routes
 from rm.service.rest.reservations import add_reservation_routes
 from rm.service.rest.slo import add_slo_routes
@@ -39,6 +40,7 @@ def build_app(rm: ResourceManager) -> FastAPI:
     )
     install_handlers(api)
     install_audit(api)
+    install_openapi(api)
     ops = Operations(rm)
     add_cluster_routes(api, rm)
     add_submit_routes(api, rm, ops)  # before the app routes: /apps/new-application is not an app id
