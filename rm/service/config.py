@@ -59,6 +59,7 @@ class RMConfig:
     yarn_site: Path | None = None  # None: $YARN_CONF_DIR or $HADOOP_CONF_DIR/yarn-site.xml, if any
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
     acls: AclConfig | None = None  # yarn.acl.enable, yarn.admin.acl, the queues' ACLs; None: the defaults
+    authenticate_reads: bool = False  # reads (REST /ws/*, gRPC and Hadoop IPC reports) need a credential too
 
     @property
     def acl_config(self) -> AclConfig:

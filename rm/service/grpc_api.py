@@ -314,6 +314,17 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             return await audited(context, operation, audit.CLIENT_SERVICE, who.user, app_id, lambda: fn(who))
         return await guarded(context, run)
 
+    async def _read(self, context: grpc.aio.ServicerContext, fn: Callable[[], Awaitable[T]]) -> T:
+        """``fn()``; with ``authenticate_reads``, only for a caller with a credential (any user)."""
+        async def run() -> T:
+            if self.rm.cfg.authenticate_reads:
+                try:
+                    authz.caller(self.rm.cfg.client_secret, bearer(context))
+                except YarnError as err:
+                    raise NoCredentials(err.message) if err.status == 401 else err from None
+            return await fn()
+        return await guarded(context, run)
+
     async def GetNewApplication(self, request: pb.GetNewApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
         async def run(who: Caller) -> pb.GetNewApplicationResponse:
@@ -375,7 +386,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             if request.rest_shape:
                 report.rest_json = json.dumps(render.app_json(self.rm, app))
             return pb.GetApplicationReportResponse(report=report)
-        return await guarded(context, run)
+        return await self._read(context, run)
 
     async def GetApplications(self, request: pb.GetApplicationsRequest,
                               context: grpc.aio.ServicerContext) -> pb.GetApplicationsResponse:
@@ -397,7 +408,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             if request.limit > 0:
                 out = out[-request.limit:]
             return pb.GetApplicationsResponse(applications=out)
-        return await guarded(context, run)
+        return await self._read(context, run)
 
     async def GetApplicationAttempts(self, request: pb.GetApplicationAttemptsRequest,
                                      context: grpc.aio.ServicerContext) -> pb.GetApplicationAttemptsResponse:
@@ -413,7 +424,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     diagnostics=a.diagnostics,
                 ) for a in app.attempts
             ])
-        return await guarded(context, run)
+        return await self._read(context, run)
 
     async def GetContainers(self, request: pb.GetContainersRequest,
                             context: grpc.aio.ServicerContext) -> pb.GetContainersResponse:
@@ -431,7 +442,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     log_url=f"http://{http}/ws/v1/node/containers/{c.container_id}/logs" if http else "",
                 ))
             return pb.GetContainersResponse(containers=out)
-        return await guarded(context, run)
+        return await self._read(context, run)
 
     async def KillApplication(self, request: pb.KillApplicationRequest,
                               context: grpc.aio.ServicerContext) -> pb.KillApplicationResponse:
@@ -501,23 +512,28 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                                 context: grpc.aio.ServicerContext) -> pb.GetClusterMetricsResponse:
         from rm.service.views import cluster_metrics
 
-        m = cluster_metrics(self.rm.state)
-        r = convert.resources_to_pb
-        return pb.GetClusterMetricsResponse(metrics=pb.ClusterMetrics(
-            apps_submitted=m.apps_submitted, apps_pending=m.apps_pending, apps_running=m.apps_running,
-            apps_completed=m.apps_completed, apps_failed=m.apps_failed, apps_killed=m.apps_killed,
-            total=r(m.total), allocated=r(m.allocated), available=r(m.available), pending=r(m.pending),
-            containers_allocated=m.containers_allocated, containers_pending=m.containers_pending,
-            active_nodes=m.nodes.get("RUNNING", 0), lost_nodes=m.nodes.get("LOST", 0),
-            unhealthy_nodes=m.nodes.get("UNHEALTHY", 0), decommissioned_nodes=m.nodes.get("DECOMMISSIONED", 0),
-            shutdown_nodes=m.nodes.get("SHUTDOWN", 0), cluster_timestamp=self.rm.state.meta.cluster_timestamp,
-        ))
+        async def run() -> pb.GetClusterMetricsResponse:
+            m = cluster_metrics(self.rm.state)
+            r = convert.resources_to_pb
+            return pb.GetClusterMetricsResponse(metrics=pb.ClusterMetrics(
+                apps_submitted=m.apps_submitted, apps_pending=m.apps_pending, apps_running=m.apps_running,
+                apps_completed=m.apps_completed, apps_failed=m.apps_failed, apps_killed=m.apps_killed,
+                total=r(m.total), allocated=r(m.allocated), available=r(m.available), pending=r(m.pending),
+                containers_allocated=m.containers_allocated, containers_pending=m.containers_pending,
+                active_nodes=m.nodes.get("RUNNING", 0), lost_nodes=m.nodes.get("LOST", 0),
+                unhealthy_nodes=m.nodes.get("UNHEALTHY", 0),
+                decommissioned_nodes=m.nodes.get("DECOMMISSIONED", 0), shutdown_nodes=m.nodes.get("SHUTDOWN", 0),
+                cluster_timestamp=self.rm.state.meta.cluster_timestamp,
+            ))
+        return await self._read(context, run)
 
     async def GetClusterNodes(self, request: pb.GetClusterNodesRequest,
                               context: grpc.aio.ServicerContext) -> pb.GetClusterNodesResponse:
-        states = {s.upper() for s in request.states}
-        nodes = [convert.node_report(n) for n in self.rm.state.nodes.values() if not states or n.state in states]
-        return pb.GetClusterNodesResponse(nodes=nodes)
+        async def run() -> pb.GetClusterNodesResponse:
+            states = {s.upper() for s in request.states}
+            return pb.GetClusterNodesResponse(nodes=[
+                convert.node_report(n) for n in self.rm.state.nodes.values() if not states or n.state in states])
+        return await self._read(context, run)
 
     async def GetQueueInfo(self, request: pb.GetQueueInfoRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetQueueInfoResponse:
@@ -538,7 +554,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     children=[build(c) for c in q.children], state="RUNNING" if q.running else "STOPPED",
                 )
             return pb.GetQueueInfoResponse(queue=build(path))
-        return await guarded(context, run)
+        return await self._read(context, run)
 
 
 __all__ = ["ApplicationClientServicer", "ApplicationMasterServicer", "BadRequest", "ResourceTrackerServicer"]

@@ -103,6 +103,9 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("yarn.admin.acl", None, None,
             "who administers the cluster (Hadoop ACL: users, a space, groups; * everyone); unset: the RM's own "
             "user"),
+    Setting("shepherd.resourcemanager.authenticate-reads", "false", None,
+            "true: reads (REST /ws/*, gRPC and Hadoop IPC reports) need the client secret or a user token too; "
+            "the web UI's pages and /metrics stay open"),
     Setting("shepherd.resourcemanager.insecure", "false", "SHEPHERD_INSECURE",
             "true: no secrets at all, anyone on the machine may submit and register nodes (loopback only; "
             "logged as a warning)"),
@@ -303,6 +306,7 @@ def load_rm_settings(
             insecure=_flag(layers, "shepherd.resourcemanager.insecure"),
             deadlines=_deadlines(layers),
             acls=_acls(layers, queues),
+            authenticate_reads=_flag(layers, "shepherd.resourcemanager.authenticate-reads"),
         )
     except (TypeError, ValueError) as exc:
         raise SettingsError(str(exc)) from exc

@@ -35,7 +35,7 @@ def write_site(path: Path, props: dict[str, str]) -> None:
 
 
 def hadoop_conf(conf: Path, work: Path, *, dev_capacity: int = 30) -> dict[str, int]:
-    ports = {name: _free_port() for name in ("web", "grpc", "ipc_client", "ipc_scheduler")}
+    ports = {name: _free_port() for name in ("web", "grpc", "ipc_client", "ipc_scheduler", "ipc_admin")}
     conf.mkdir(parents=True, exist_ok=True)
     write_site(conf / "yarn-site.xml", {
         "yarn.resourcemanager.hostname": "127.0.0.1",
@@ -44,6 +44,7 @@ def hadoop_conf(conf: Path, work: Path, *, dev_capacity: int = 30) -> dict[str, 
         "shepherd.resourcemanager.grpc.address": f"${{yarn.resourcemanager.hostname}}:{ports['grpc']}",
         "yarn.resourcemanager.address": f"${{yarn.resourcemanager.hostname}}:{ports['ipc_client']}",
         "yarn.resourcemanager.scheduler.address": f"${{yarn.resourcemanager.hostname}}:{ports['ipc_scheduler']}",
+        "yarn.resourcemanager.admin.address": f"${{yarn.resourcemanager.hostname}}:{ports['ipc_admin']}",
         "shepherd.resourcemanager.data-dir": str(work / "rm"),
         "yarn.resourcemanager.am.max-attempts": "3",
         "yarn.nodemanager.resource.memory-mb": "3072",

@@ -239,14 +239,23 @@ class ApplicationClient:
             return yp.SubmitApplicationResponse()
         return await self.audited(ctx, audit.SUBMIT_APP, _app_id(sub.application_id), change)
 
+    def _reader(self, ctx: CallContext) -> None:
+        """With ``authenticate_reads``, a read needs what a write needs: an RM delegation token (or SIMPLE writes
+        allowed)."""
+        if self.rm.cfg.authenticate_reads:
+            with as_rpc_errors():
+                self._writer(ctx, TOKEN_HINT)
+
     async def get_application_report(self, ctx: CallContext, req: yp.GetApplicationReportRequest
                                      ) -> yp.GetApplicationReportResponse:
+        self._reader(ctx)
         with as_rpc_errors():
             app = self.ops.app(records.app_id_str(req.application_id))
             return yp.GetApplicationReportResponse(application_report=self._report(app, ctx))
 
     async def get_applications(self, ctx: CallContext, req: yp.GetApplicationsRequest
                                ) -> yp.GetApplicationsResponse:
+        self._reader(ctx)
         states = {reports.APP_STATE_NAMES[s] for s in req.application_states if s in reports.APP_STATE_NAMES}
         types = {t.lower() for t in req.application_types}
         users, queues, tags = set(req.users), set(req.queues), {t.lower() for t in req.application_tags}
@@ -349,16 +358,19 @@ class ApplicationClient:
 
     async def get_cluster_metrics(self, ctx: CallContext, req: yp.GetClusterMetricsRequest
                                   ) -> yp.GetClusterMetricsResponse:
+        self._reader(ctx)
         return yp.GetClusterMetricsResponse(cluster_metrics=reports.cluster_metrics(self.rm.state))
 
     async def get_cluster_nodes(self, ctx: CallContext, req: yp.GetClusterNodesRequest
                                 ) -> yp.GetClusterNodesResponse:
+        self._reader(ctx)
         states = {reports.NODE_STATE_NAMES[s] for s in req.node_states if s in reports.NODE_STATE_NAMES}
         nodes = sorted(self.rm.state.nodes.values(), key=lambda n: n.node_id)
         return yp.GetClusterNodesResponse(
             node_reports=[reports.node_report(n) for n in nodes if not states or n.state in states])
 
     async def get_queue_info(self, ctx: CallContext, req: yp.GetQueueInfoRequest) -> yp.GetQueueInfoResponse:
+        self._reader(ctx)
         with as_rpc_errors():
             st = self.rm.state
             path = self.ops.queue_path(req.queue_name)

@@ -18,7 +18,7 @@ from rm.service.rest.apps import add_app_routes
 from rm.service.rest.audit import install_audit
 from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.deadlines import add_deadline_routes
-from rm.service.rest.errors import install_handlers, remote_exception
+from rm.service.rest.errors import install_handlers, install_read_check, remote_exception
 from rm.service.rest.extras import add_extra_routes
 from rm.service.rest.openapi import install_openapi
 from rm.service.rest.plan import add_plan_routes
@@ -40,6 +40,8 @@ def build_app(rm: ResourceManager) -> FastAPI:
     )
     install_handlers(api)
     install_audit(api)
+    if rm.cfg.authenticate_reads and rm.cfg.client_secret:
+        install_read_check(api, rm.cfg.client_secret)
     install_openapi(api)
     ops = Operations(rm)
     add_cluster_routes(api, rm)

@@ -156,6 +156,19 @@ def check_writer(request: Request, secret: str | None) -> Caller:
     return who
 
 
+def install_read_check(api: FastAPI, secret: str) -> None:
+    """With ``shepherd.resourcemanager.authenticate-reads``: every read under ``/ws/`` needs a credential as a write
+    does (the web UI's pages and ``/metrics`` stay open)."""
+    @api.middleware("http")
+    async def _reads(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.method in ("GET", "HEAD") and request.url.path.startswith("/ws/"):
+            try:
+                check_writer(request, secret)
+            except YarnError as err:
+                return remote_exception(err)
+        return await call_next(request)
+
+
 def not_found_app(app_id: str) -> NotFound:
     return NotFound(f"app with id: {app_id} not found")
 
