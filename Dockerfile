@@ -41,12 +41,13 @@ COPY --from=build /opt/shepherd /opt/shepherd
 ENV PATH=/opt/shepherd/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     SHEPHERD_LOG_FORMAT=json \
-    HADOOP_CONF_DIR=/etc/shepherd/hadoop
+    HADOOP_CONF_DIR=/etc/shepherd/hadoop \
+    MALLOC_ARENA_MAX=2
 USER shepherd
 WORKDIR /var/lib/shepherd
 VOLUME /var/lib/shepherd
-# RM: gRPC, REST/web, Hadoop IPC client and scheduler; NodeManager: ContainerManager gRPC, web
-EXPOSE 7030 8088 8032 8030 7040 8042
+# RM: gRPC, REST/web, Hadoop IPC client, scheduler and admin; NodeManager: ContainerManager gRPC, web
+EXPOSE 7030 8088 8032 8030 8033 7040 8042
 # gRPC health of the daemon running as process 1 (its --grpc-port/--port, or $SHEPHERD_HEALTH_ADDRESS)
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD ["python", "-m", "proto.probe"]
 ENTRYPOINT ["shepherd"]
