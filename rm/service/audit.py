@@ -39,10 +39,12 @@ REFRESH_QUEUES = "Refresh Queues"
 DECOMMISSION_NODE = "Decommission Node"
 RECOMMISSION_NODE = "Recommission Node"
 ISSUE_USER_TOKEN = "Issue User Token"
+REFRESH_NODES = "Refresh Nodes"
 
 REST = "RMWebService"
 CLIENT_SERVICE = "ClientRMService"  # gRPC and Hadoop IPC clients
 RESOURCE_TRACKER = "ResourceTrackerService"
+ADMIN_SERVICE = "AdminService"  # the Hadoop IPC admin protocol (rmadmin)
 
 
 def clean(value: object) -> str:

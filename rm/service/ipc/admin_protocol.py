@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("shepherd.ipc.admin")
 
 NAME = "org.apache.hadoop.yarn.server.api.ResourceManagerAdministrationProtocolPB"
-ADMIN_SERVICE = "AdminService"  # YARN's audit target for the admin protocol
-REFRESH_NODES = "Refresh Nodes"
 HINT = ("Hadoop's admin client sends none (the stock `yarn rmadmin` can only authenticate SIMPLE here): use "
         "`shepherd admin`, or set yarn.resourcemanager.ipc.allow-simple-writes where every user is trusted")
 
@@ -49,7 +47,7 @@ class Administration:
             await self.rm.refresh_queues()
             return yp.RefreshQueuesResponse()
         return await self.facade.client.audited(ctx, audit.REFRESH_QUEUES, "", change,
-                                                target=ADMIN_SERVICE, hint=HINT)
+                                                target=audit.ADMIN_SERVICE, hint=HINT)
 
     async def refresh_nodes(self, ctx: CallContext, req: yp.RefreshNodesRequest) -> yp.RefreshNodesResponse:
         """YARN re-reads its include and exclude files here; shepherd has none (nodes are decommissioned one by
@@ -59,5 +57,5 @@ class Administration:
             log.info("refreshNodes from %s: no include or exclude files to read; decommission nodes with "
                      "`shepherd admin decommission`", who)
             return yp.RefreshNodesResponse()
-        return await self.facade.client.audited(ctx, REFRESH_NODES, "", change,
-                                                target=ADMIN_SERVICE, hint=HINT)
+        return await self.facade.client.audited(ctx, audit.REFRESH_NODES, "", change,
+                                                target=audit.ADMIN_SERVICE, hint=HINT)
