@@ -16,7 +16,8 @@ from common.resources import Resources
 from rm.core.deadlines.book import FixedLoad, no_fixed_load
 from rm.core.deadlines.estimate import JobFeatures, RunRecord, features_from_dict, features_to_dict
 from rm.core.deadlines.features import Declared, Span, features, run_record
-from rm.core.deadlines.system import DeadlineSystem, units_done
+from rm.core.deadlines.system import DeadlineSystem
+from rm.core.deadlines.view import units_done
 from rm.core.entities import App, Node
 from rm.core.events import AppFinished, ContainerCompleted, Event, Journal
 from rm.core.model import QueueView

@@ -224,7 +224,7 @@ def test_kill_move_priority_and_lifetime(rm: FakeRM, client: TestClient) -> None
     node = att.node_id or ""
     st.node_heartbeat(node, 5, [NodeStatus(att.am_container_id or "", "COMPLETE", 0)], True, "", rm.clock)
     # its end is reported once the store holds it (YARN's FINAL_SAVING); until then, as it was before
-    assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "ACCEPTED"}
+    assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "RUNNING"}
     records = rm.state.drain_records()  # the heartbeat's changes, as the RM would have stored them
     rm.stored += records
     rm.state.stored(records)

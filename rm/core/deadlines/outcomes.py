@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from common.ids import AppId, QueuePath
+from rm.core.deadlines.book import DeadlineBook
 from rm.core.deadlines.estimate import JobFeatures, WorkEstimate
 from rm.core.deadlines.layout import Phase
 from rm.core.deadlines.pricing import PriceQuote
@@ -63,3 +64,18 @@ class Refusal(Exception):
         self.reason = reason
         self.quote = dict(quote or {})
         self.conflict = conflict
+
+
+def check_ahead(book: DeadlineBook, deadline: float, now: float) -> None:
+    """A deadline further ahead than the book lays work is refused (400): its layout would need a step each."""
+    if deadline - now > book.horizon_s():
+        raise Refusal(f"the deadline {deadline:.3f} is more than {book.horizon_s() / 86_400:.0f} days ahead; "
+                      "deadlines are booked at most that far ahead", conflict=False)
+
+
+def no_room(queue: QueuePath, book: DeadlineBook, phases: tuple[Phase, ...]) -> str:
+    work = sum(p.work for p in phases)
+    if book.capacity <= 0:
+        return f"queue {queue} has no capacity now (no NodeManager offers it any): {work:.0f} unit-seconds cannot be " \
+               "laid out"
+    return f"{work:.0f} unit-seconds cannot finish within {book.horizon_s() / 86_400:.0f} days in queue {queue}"

@@ -30,6 +30,7 @@ import numpy as np
 from common.ids import AppId, QueuePath
 from common.resources import Resources
 from common.terms import AppTerms, DeadlineClaim
+from rm.core.deadlines import outcomes
 from rm.core.deadlines.book import AT_RISK, Claim, DeadlineBook, FixedLoad, Infeasible, no_fixed_load
 from rm.core.deadlines.estimate import (
     DEFAULT_Z,
@@ -45,7 +46,7 @@ from rm.core.deadlines.layout import Phase
 from rm.core.deadlines.outcomes import DELAY_BUCKETS, MET, MISSED, Histogram, Outcome, Quote, Refusal
 from rm.core.deadlines.pricing import DEFAULT_KAPPA, Pricer
 from rm.core.deadlines.runs import RecentRuns
-from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView, units_of
+from rm.core.deadlines.view import NO_DEADLINES, DeadlineEntry, DeadlineView
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,14 @@ class DeadlineSystem:
 
     # --------------------------------------------------------------------------------------- quotes
 
+    def _pricer(self, queue: QueuePath, book: DeadlineBook, phases: tuple[Phase, ...], now: float) -> Pricer:
+        """The prices of ``phases`` in ``book``; ``Refusal`` when they cannot be laid out at all."""
+        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
+                        avg_duration=self.avg_duration())
+        if not math.isfinite(pricer.earliest):
+            raise Refusal(outcomes.no_room(queue, book, phases))
+        return pricer
+
     def quote(self, job: JobFeatures, declared: Declared | None, queue: QueuePath, now: float) -> Quote:
         """A fresh quote for the job in ``queue`` (Refusal, 400, when nothing can estimate it)."""
         book = self.book(queue)
@@ -203,11 +212,7 @@ class DeadlineSystem:
             raise Refusal(f"no estimate for job {job.name!r}: it has no run history and its job file declares "
                           "no task durations", conflict=False)
         phases = est.claim()
-        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
-                        avg_duration=self.avg_duration())
-        if not math.isfinite(pricer.earliest):
-            raise Refusal(_no_room(queue, book, phases))
-        price = pricer.quote()
+        price = self._pricer(queue, book, phases, now).quote()
         quote_id = f"quote_{int(now * 1000)}_{self.next_quote:04d}"
         self.next_quote += 1
         q = Quote(quote_id, queue, now, now + self.config.quote_ttl_s, job, est, phases, price)
@@ -252,13 +257,10 @@ class DeadlineSystem:
                 raise Refusal(f"no estimate for job {job.name!r}: it has no run history and its job file "
                               "declares no task durations", conflict=False)
             est, phases = got, got.claim()
-        pricer = Pricer(book, phases, now, kappa=self.config.kappa, avg_work=self.avg_work(),
-                        avg_duration=self.avg_duration())
-        if not math.isfinite(pricer.earliest):
-            raise Refusal(_no_room(queue, book, phases))
+        pricer = self._pricer(queue, book, phases, now)
         deadline = terms.deadline
         if deadline is not None:
-            _check_ahead(book, deadline, now)
+            outcomes.check_ahead(book, deadline, now)
         quoted = self.quotes[terms.quote_id].price if terms.quote_id is not None else None
         if deadline is None and quoted is not None and terms.max_price is None:
             deadline = quoted.earliest  # buying a quote as it stands: its earliest finish
@@ -308,7 +310,7 @@ class DeadlineSystem:
         the room the other claims leave; ``Refusal`` (409, with the earliest finish) changes nothing. The
         price stays what was paid."""
         held = self.held[app_id]
-        _check_ahead(self.books[held.queue], deadline, now)
+        outcomes.check_ahead(self.books[held.queue], deadline, now)
         try:
             self.books[held.queue].move(app_id, self._remaining(held), deadline, now)
         except Infeasible as exc:
@@ -493,25 +495,5 @@ def _next_change(start: int, rate: np.ndarray, s: int) -> float:
     return float(start + n) if cur > 0 else math.inf
 
 
-def units_done(resource: Resources, seconds: float, unit: Resources) -> float:
-    return units_of(resource, unit) * max(0.0, seconds)
-
-
-def _check_ahead(book: DeadlineBook, deadline: float, now: float) -> None:
-    """A deadline further ahead than the book lays work is refused (400): its layout would need a step each."""
-    if deadline - now > book.horizon_s():
-        raise Refusal(f"the deadline {deadline:.3f} is more than {book.horizon_s() / 86_400:.0f} days ahead; "
-                      "deadlines are booked at most that far ahead", conflict=False)
-
-
-def _no_room(queue: QueuePath, book: DeadlineBook, phases: tuple[Phase, ...]) -> str:
-    work = sum(p.work for p in phases)
-    if book.capacity <= 0:
-        return f"queue {queue} has no capacity now (no NodeManager offers it any): {work:.0f} unit-seconds cannot be " \
-               "laid out"
-    return f"{work:.0f} unit-seconds cannot finish within {book.horizon_s() / 86_400:.0f} days in queue {queue}"
-
-
 __all__ = ["DELAY_BUCKETS", "MET", "MISSED", "DeadlineConfig", "DeadlineSystem", "Histogram", "Outcome", "Quote",
-           "Refusal", "units_done"]
-
+           "Refusal"]

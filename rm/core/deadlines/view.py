@@ -45,3 +45,8 @@ def units_of(r: Resources, unit: Resources) -> float:
         if u > 0:
             out = max(out, v / u)
     return out
+
+
+def units_done(resource: Resources, seconds: float, unit: Resources) -> float:
+    """The deadline units a container of ``resource`` did in ``seconds``."""
+    return units_of(resource, unit) * max(0.0, seconds)

@@ -31,14 +31,13 @@ class AppCommands(LedgerBase):
         reported as ended from now on."""
         for r in records:
             if isinstance(r, AppRecord) and r.state in APP_FINAL_STATES:
-                self.saving.discard(AppId(r.app_id))
+                self.saving.pop(AppId(r.app_id), None)
 
     def reported_state(self, app: App) -> tuple[str, str]:
         """(state, final status) as clients are told them. An app whose end is not in the store yet is shown as it
         was before it ended (YARN's FINAL_SAVING), so that no client acts on an end a restart would undo."""
-        if app.app_id not in self.saving:
-            return app.state, app.final_status
-        return ("RUNNING" if any(a.registered for a in app.attempts) else "ACCEPTED"), "UNDEFINED"
+        before = self.saving.get(app.app_id)
+        return (app.state, app.final_status) if before is None else (before, "UNDEFINED")
 
     def new_application(self, now: float) -> AppId:
         seq = self.meta.next_app_seq

@@ -71,7 +71,8 @@ class LedgerBase:
         self.nodes: dict[NodeId, Node] = {}
         self.apps: dict[AppId, App] = {}
         self.active: dict[AppId, App] = {}  # the apps not yet in a final state
-        self.saving: set[AppId] = set()  # ended apps whose end the store does not hold yet (YARN's FINAL_SAVING)
+        # ended apps whose end the store does not hold yet (YARN's FINAL_SAVING), with the state they had before
+        self.saving: dict[AppId, str] = {}
         self.containers: dict[ContainerId, Container] = {}
         # after a restart: containers stored as allocated whose NodeManager has yet to say whether they run
         self.unconfirmed: dict[ContainerId, ContainerRecord] = {}
@@ -280,12 +281,12 @@ class LedgerBase:
 
 
     def _finish_app(self, app: App, state: str, final_status: str, diag: str, now: float) -> None:
+        if self.journal.keep and not app.final:  # reported as it was until the service stores it (AppCommands)
+            self.saving[app.app_id] = app.state
         app.state = state
         app.final_status = final_status
         app.diagnostics = diag
         app.finish_time = now
-        if self.journal.keep:  # reported as still running until the service stores it (AppCommands.stored)
-            self.saving.add(app.app_id)
         if state == "FINISHED" and final_status == "SUCCEEDED":
             app.progress = 1.0
         self._release_app_containers(app, now, EXIT_KILLED_AFTER_APP_COMPLETION,

@@ -11,8 +11,7 @@ from common.exits import EXIT_PREEMPTED
 from common.ids import AppId, ContainerId, NodeId
 from common.resources import Resources
 from rm.core.deadlines.book import no_fixed_load
-from rm.core.deadlines.system import units_done
-from rm.core.deadlines.view import NO_DEADLINES
+from rm.core.deadlines.view import NO_DEADLINES, units_done
 from rm.core.entities import App, Container
 from rm.core.events import PlanApplied
 from rm.core.ledger.base import LedgerBase
