@@ -17,6 +17,7 @@ import yaml
 
 from rm.client import RMClient
 from rm.local import LocalCluster
+from rm.netns import Network, unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL = {"FINISHED", "FAILED", "KILLED"}
@@ -127,3 +128,19 @@ def fresh_pg_database():  # type: ignore[no-untyped-def]
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
+
+
+@pytest.fixture
+def network() -> Iterator[Network]:
+    """Hosts in network namespaces on a bridge (rm/netns.py); the test is skipped where the machine allows none."""
+    why = unavailable()
+    if why:
+        pytest.skip(why)
+    net = Network()
+    refused = net.make()
+    if refused:
+        pytest.skip(refused)
+    try:
+        yield net
+    finally:
+        net.remove()

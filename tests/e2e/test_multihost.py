@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from rm.local import NM_READY, RM_READY, Daemon
-from rm.netns import SUBNET, Network, in_ns, unavailable
+from rm.netns import SUBNET, Network, in_ns
 from tests.e2e.conftest import ROOT, kill_strays, sleep_job, wait_until, write_job
 from tests.e2e.test_yarn_clients import (
     JAVA,
@@ -41,21 +41,6 @@ from tests.e2e.test_yarn_clients import (
 RM_IP = f"{SUBNET}.1"
 CLIENT_IP = f"{SUBNET}.5"
 EXPIRY_S = 6.0
-
-
-@pytest.fixture
-def network() -> Iterator[Network]:
-    why = unavailable()
-    if why:
-        pytest.skip(why)
-    net = Network()
-    refused = net.make()
-    if refused:
-        pytest.skip(refused)
-    try:
-        yield net
-    finally:
-        net.remove()
 
 
 def _container_flags() -> list[str]:

@@ -28,7 +28,6 @@ import os
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -49,7 +48,7 @@ from proto import shepherd_pb2_grpc as pbg
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.local import NM_READY, RM_READY, Daemon, LocalCluster
-from rm.netns import SUBNET, Network, in_ns, unavailable
+from rm.netns import SUBNET, Network, in_ns
 from tests.e2e.conftest import ROOT, kill_strays, wait_until
 
 pytestmark = pytest.mark.slow
@@ -333,21 +332,6 @@ def test_every_door_refuses_the_replay_on_loopback_and_no_node_starts_anything(m
 
 
 # ----------------------------------------------------------------------------------- from another host
-@pytest.fixture
-def network() -> Iterator[Network]:
-    why = unavailable()
-    if why:
-        pytest.skip(why)
-    net = Network()
-    refused = net.make()
-    if refused:
-        pytest.skip(refused)
-    try:
-        yield net
-    finally:
-        net.remove()
-
-
 def _env(tmp_path: Path) -> dict[str, str]:
     # the index of local clusters (~/.shepherd/clusters) stays the test's: a namespace's 127.0.0.1:7030 is not
     # this machine's
