@@ -62,6 +62,7 @@ from fuzz_report import PAGE, log_problems, percentile, table, write_section
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from common.hadoop.wire import encode_varint
 from proto import shepherd_pb2 as pb
 from rm.local import LocalCluster
 
@@ -216,10 +217,10 @@ class Mutator:
         elif op == 8:  # a known field number with the wrong wire type
             number = rng.randint(1, 20)
             wire = rng.choice((0, 1, 2, 5))
-            b += _varint(number << 3 | wire) + _payload(wire, rng)
+            b += encode_varint(number << 3 | wire) + _payload(wire, rng)
         elif op == 9:  # an overlong varint, a length past the end, field number 0 or a bad wire type
             b += rng.choice((b"\x08" + b"\xff" * 11, b"\x0a\xff\xff\xff\xff\x0f", b"\x00\x01",
-                             b"\x0e", b"\x0f", b"\x0a" + _varint(2**31) + b"x", b"\x08\x80"))
+                             b"\x0e", b"\x0f", b"\x0a" + encode_varint(2**31) + b"x", b"\x08\x80"))
         elif op == 10:  # nested groups beyond the recursion limit, or an unterminated one
             depth = rng.choice((50, 101, 1_000, 100_000))
             b += b"\x0b" * depth + (b"\x0c" * depth if rng.random() < 0.5 else b"")
@@ -254,7 +255,7 @@ class Mutator:
         strings = [f for f in seed.DESCRIPTOR.fields if f.type == FieldDescriptor.TYPE_STRING]
         if strings:
             f = rng.choice(strings)
-            return base + _varint(f.number << 3 | 2) + _varint(target) + b"x" * target
+            return base + encode_varint(f.number << 3 | 2) + encode_varint(target) + b"x" * target
         return base + _unknown_field(rng) * 1000
 
     def mutate(self, seeds: list[Message], encoded: list[bytes], rng: random.Random) -> tuple[str, bytes]:
@@ -275,34 +276,21 @@ class Mutator:
         return "seed", encoded[i]
 
 
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _payload(wire: int, rng: random.Random) -> bytes:
     if wire == 0:
-        return _varint(rng.choice((0, 1, 2**63, 2**64 - 1, rng.getrandbits(64))))
+        return encode_varint(rng.choice((0, 1, 2**63, 2**64 - 1, rng.getrandbits(64))))
     if wire == 1:
         return struct.pack("<d", rng.choice(FLOATS))
     if wire == 5:
         return struct.pack("<f", rng.choice((0.0, math.nan, math.inf)))
     data = rng.randbytes(rng.randint(0, 64))
-    return _varint(len(data)) + data
+    return encode_varint(len(data)) + data
 
 
 def _unknown_field(rng: random.Random) -> bytes:
     number = rng.choice((21, 99, 1000, 19_000, 536_870_911))
     wire = rng.choice((0, 1, 2, 5))
-    return _varint(number << 3 | wire) + _payload(wire, rng)
+    return encode_varint(number << 3 | wire) + _payload(wire, rng)
 
 
 # ------------------------------------------------------------------------------------------- the cluster
