@@ -540,17 +540,23 @@ def test_size_runs_round_trip_and_older_runs_read_back_without_sizes(store: Stor
     assert reload(store_url).work_runs[0].sizes == {}
 
 
-def test_apps_of_a_store_older_than_the_control_trace_read_back_without_one(store: Store, store_url: str) -> None:
-    ended = app(1, state="FINISHED", final_status="SUCCEEDED", finish_time=1732233800.0)
-    store.write([ended])
+def down_and_up(store_url: str, revision: str) -> None:
+    """Migrate the store down to ``revision`` and back up to the newest: what a store written before the later
+    migrations looks like once upgraded."""
     config = _alembic_config()
     engine = make_engine(store_url)
     with engine.begin() as conn:
         config.attributes["connection"] = conn
-        command.downgrade(config, "0012")  # the column goes
+        command.downgrade(config, revision)
         config.attributes["connection"] = conn
-        command.upgrade(config, "head")  # and comes back empty for the apps already there
+        command.upgrade(config, "head")
     engine.dispose()
+
+
+def test_apps_of_a_store_older_than_the_control_trace_read_back_without_one(store: Store, store_url: str) -> None:
+    ended = app(1, state="FINISHED", final_status="SUCCEEDED", finish_time=1732233800.0)
+    store.write([ended])
+    down_and_up(store_url, "0012")  # the column goes, and comes back empty for the apps already there
     assert reload(store_url).apps == (dataclasses.replace(ended, control=()),)
 
 

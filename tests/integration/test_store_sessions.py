@@ -8,14 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
 
 from rm.core.ledger import Ledger
 from rm.core.queues import build_queues
 from rm.core.state_types import CoreConfig
-from rm.service.store import Store, default_sqlite_url, make_engine
+from rm.service.store import Store, default_sqlite_url
 from tests.integration.conftest import empty_pg_database
-from tests.integration.test_store import _alembic_config, meta, node
+from tests.integration.test_store import down_and_up, meta, node
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -50,14 +49,7 @@ def test_a_store_from_before_keys_rolled_reads_back_with_its_key_as_key_1(store_
     store.migrate()
     store.write([meta(), node()])
     store.close()
-    config = _alembic_config()
-    engine = make_engine(store_url)
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0013")  # the columns go
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")  # and come back empty for the rows already there
-    engine.dispose()
+    down_and_up(store_url, "0013")  # the columns go, and come back empty for the rows already there
     stored_meta, nodes = _reload(store_url)
     assert stored_meta == meta()
     assert nodes == (node(session_hash=""),)
