@@ -38,8 +38,8 @@ def test_app_wait_attempts_and_containers(make_cluster, tmp_path: Path) -> None:
 
 
 def test_app_attach_follows_the_am_and_detaches(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import select
     import signal
-    import time
 
     from rm.client import RMClient
     from tests.e2e.conftest import wait_final, wait_until
@@ -62,7 +62,13 @@ def test_app_attach_follows_the_am_and_detaches(make_cluster, tmp_path: Path) ->
     try:
         with RMClient(cluster.rm_address) as client:
             wait_until(lambda: client.app(app_id).state == "RUNNING", 60, f"{app_id} to run")
-            time.sleep(1.0)  # let attach see it running (it polls every second)
+            # Ctrl-C once attach is following: its first line says so (before that, on a loaded machine, the
+            # interpreter may still be importing and dies of the signal instead of detaching)
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "attach printed nothing in 60 s"
+            first = proc.stdout.readline()
+            assert app_id in first, first
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=30)
             assert proc.returncode == 130, out + err
