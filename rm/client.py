@@ -26,6 +26,26 @@ class ClientError(Exception):
         self.exception = message.split(":", 1)[0] if ":" in message else ""
 
 
+def bearer(secret: str | None) -> tuple[tuple[str, str], ...]:
+    """The call metadata that carries the client secret, if there is one."""
+    return (("authorization", f"Bearer {secret}"),) if secret else ()
+
+
+def refused(exc: grpc.RpcError, *, last: bool) -> ClientError | None:
+    """What a failed call raises: the RM's refusal, or None when the RM did not answer (a standby, or down) and
+    another RM of the pair is left to try. The synchronous and asynchronous clients fail over by this rule."""
+    code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == "UNAVAILABLE" and not last:
+        return None
+    return ClientError(code, details or code)
+
+
+def next_address(addresses: list[str], current: str) -> str:
+    """The RM after ``current`` in a pair (or list), round the end."""
+    return addresses[(addresses.index(current) + 1) % len(addresses)]
+
+
 class RMClient:
     def __init__(self, address: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
         # one address, or every RM of an active/standby pair, comma-separated: calls go to the one that answers
@@ -51,18 +71,16 @@ class RMClient:
         self.close()
 
     def _call(self, method: str, request: Any) -> Any:
-        metadata = [("authorization", f"Bearer {self.secret}")] if self.secret else []
+        metadata = bearer(self.secret)
         for tried in range(len(self.addresses)):
             try:
                 return getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
             except grpc.RpcError as exc:
-                code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
-                details = exc.details() if hasattr(exc, "details") else str(exc)
-                if code != "UNAVAILABLE" or tried + 1 == len(self.addresses):
-                    raise ClientError(code, details or code) from None
-            # this RM does not answer (a standby, or down): fail over to the next one
+                refusal = refused(exc, last=tried + 1 == len(self.addresses))
+                if refusal is not None:
+                    raise refusal from None
             self._channel.close()
-            self._connect(self.addresses[(self.addresses.index(self.address) + 1) % len(self.addresses)])
+            self._connect(next_address(self.addresses, self.address))
         raise AssertionError("unreachable")
 
     def new_application(self) -> str:

@@ -18,7 +18,7 @@ import httpx
 from common import credentials
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
-from rm.client import ClientError, RMClient
+from rm.client import ClientError, RMClient, bearer, next_address, refused
 from rm.commands.rest import answer, unreachable
 from rm.sdk.follow import OutageCallback, ProgressCallback, RideThrough, Watch, last_lines, log_names, log_url
 from rm.sdk.jobs import DEFAULT_DATA_DIR, JobInput, job_user, plan_body, read_job, submission_context
@@ -84,16 +84,15 @@ class AsyncClient:
         """One gRPC call; an RM that does not answer is failed over to the next of a pair, as ``RMClient``."""
         if self._channel is None:
             await self._connect(self.address)
-        metadata = (("authorization", f"Bearer {self._secret}"),) if self._secret else ()
+        metadata = bearer(self._secret)
         for tried in range(len(self.addresses)):
             try:
                 return await getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
             except grpc.RpcError as exc:
-                code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
-                details = exc.details() if hasattr(exc, "details") else str(exc)
-                if code != "UNAVAILABLE" or tried + 1 == len(self.addresses):
-                    raise ClientError(code, details or code) from None
-            await self._connect(self.addresses[(self.addresses.index(self.address) + 1) % len(self.addresses)])
+                refusal = refused(exc, last=tried + 1 == len(self.addresses))
+                if refusal is not None:
+                    raise refusal from None
+            await self._connect(next_address(self.addresses, self.address))
         raise AssertionError("unreachable")
 
     @property
