@@ -18,31 +18,29 @@ The bench has no reservations, so ``morpheus`` runs its reservation stage with n
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import time
 from random import Random
 
-from common.ids import AppId, NodeId, QueuePath, app_id
+from cluster_shapes import NODE_CAPACITY, SHAPES, host, node_id, percentile, rack
+
+from common.ids import AppId, QueuePath, app_id
 from common.resources import Resources
 from rm.core.cycle import run_cycle
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
 
-SHAPES = [Resources.of(memory_mb=m, vcores=v) for m, v in ((1024, 1), (2048, 1), (4096, 2), (512, 1), (8192, 4))]
-
 
 def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnapshot:
     rng = Random(seed)
-    cap = Resources.of(memory_mb=65_536, vcores=32)
+    cap = NODE_CAPACITY
     node_views = {}
     for i in range(nodes):
-        nid = NodeId(f"host{i:04d}:8041")
+        nid = node_id(i)
         used = Resources.of(memory_mb=65_536 - rng.choice([0, 256, 512]), vcores=32 - rng.choice([0, 0, 1])) \
             if full else Resources()
-        node_views[nid] = NodeView(node_id=nid, host=f"host{i:04d}", rack=f"/rack{i // 40}", capability=cap,
-                                   allocated=used)
+        node_views[nid] = NodeView(node_id=nid, host=host(i), rack=rack(i), capability=cap, allocated=used)
     apps: dict[AppId, AppView] = {}
     per_app = 50
     n_apps = max(1, asks // per_app)
@@ -59,12 +57,6 @@ def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnap
         apps[aid] = AppView(app_id=aid, queue=QueuePath("root.default"), user="u", priority=0,
                             submit_time=float(a), used=used, asks=tuple(views))
     return ClusterSnapshot(version=1, nodes=node_views, apps=apps, queues=build_queues())
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int) -> tuple[list[float], list[float], int]:

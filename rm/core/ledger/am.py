@@ -3,6 +3,7 @@ containers and completed statuses) and finish."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from common import ids, tokens
@@ -63,13 +64,14 @@ class AmCommands(LedgerBase):
         return att
 
     def validate_asks(self, asks: Iterable[Ask]) -> None:
+        lim = self._resource_limits()  # the same for every ask of the call
         for a in asks:
             if a.num_containers < 0 or a.num_containers > MAX_ASK_CONTAINERS:
                 raise InvalidResourceRequest(f"ask {a.allocation_request_id}: num_containers out of range")
             if a.allocation_request_id < 0:
                 raise InvalidResourceRequest("allocation_request_id must not be negative")
             if a.num_containers:
-                self._check_resource(a.capability, f"ask {a.allocation_request_id}")
+                self.accepted_amounts.check(a.capability, f"ask {a.allocation_request_id}", lim)
 
     def am_allocate(
         self,
@@ -114,11 +116,11 @@ class AmCommands(LedgerBase):
                 raise BadRequest(f"container {cid} does not belong to attempt {att.attempt_id}")
         # --- validated: apply
         changed = False
+        # placed but not yet handed over, per ask: the AM's counts still include them
+        undelivered = Counter(self.containers[cid].allocation_request_id for cid in att.undelivered) \
+            if asks and att.undelivered else Counter()
         for a in asks:
-            undelivered = sum(1 for cid in att.undelivered
-                              if self.containers[cid].allocation_request_id == a.allocation_request_id) \
-                if att.undelivered else 0
-            a.num_containers = max(0, a.num_containers - undelivered)
+            a.num_containers = max(0, a.num_containers - undelivered[a.allocation_request_id])
             if a.num_containers == 0:
                 changed |= att.asks.pop(a.allocation_request_id, None) is not None
             else:

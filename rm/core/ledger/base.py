@@ -22,7 +22,7 @@ from common.exits import (
     NOT_COUNTED_EXITS,
 )
 from common.ids import AppId, AttemptId, ContainerId, NodeId, QueuePath
-from common.resources import MEMORY, VCORES, Resources, component_max
+from common.resources import Resources
 from common.terms import SizeEstimate
 from rm.core import deadlines_glue
 from rm.core import reservations_glue as glue
@@ -42,6 +42,7 @@ from rm.core.events import (
 from rm.core.explain import WaitingNotes
 from rm.core.ledger import limits
 from rm.core.ledger.keys import KeyRing
+from rm.core.ledger.node_facts import NodeFacts
 from rm.core.ledger.views import ViewCache
 from rm.core.model import ClusterSnapshot, LayoutMemo, QueueView
 from rm.core.plan import Plan
@@ -111,12 +112,8 @@ class LedgerBase:
         # capacity came free / an ask grew since the driver last cleared them
         self.capacity_freed = True
         self.asks_grew = False
-        self._free: Resources | None = None  # free room of the schedulable nodes (None: to recompute)
-        self._max_allocation: Resources | None = None
-        self._resource_types: frozenset[str] | None = None
-        self._schedulable = 0
-        self._capacity: Resources | None = None
-        self._nodes_known = False  # the two above are current
+        self.accepted_amounts = limits.AcceptedAmounts()  # ask sizes already checked against the limits now
+        self._facts: NodeFacts | None = None  # free room, capacity, types, bounds of the nodes (None: not asked yet)
         self.attached_views = False  # the last snapshot had apps in reservations
         self.amrm_tokens: tokens.Remembered[tuple[AppId, AttemptId]] = tokens.Remembered()  # the attempts they stand for
 
@@ -146,26 +143,26 @@ class LedgerBase:
         """A node registered, changed state or capability: views, headroom, limits and layout follow."""
         self.views.node_changed(node.node_id)
         self.layout = LayoutMemo()
-        self._free = None
-        self._nodes_known = False
+        if self._facts is not None:
+            self._facts.node_changed(node)
 
     def _allocate_on(self, node: Node, r: Resources) -> None:
-        node.allocated = node.allocated + r
+        before = node.allocated
+        node.allocated = before + r
         self.views.node_changed(node.node_id)
-        if node.schedulable and self._free is not None:
-            self._free = self._free - r
+        if node.schedulable and self._facts is not None:
+            self._facts.allocated(node, before, r)
 
     def _free_on(self, node: Node, r: Resources) -> None:
-        node.allocated = node.allocated - r
+        before = node.allocated
+        node.allocated = before - r
         self.views.node_changed(node.node_id)
-        if node.schedulable and self._free is not None:
-            self._free = self._free + r
+        if node.schedulable and self._facts is not None:
+            self._facts.freed(node, before, r)
 
     def headroom(self) -> Resources:
         """The free room of the schedulable nodes."""
-        if self._free is None:
-            self._free = self._free_afresh()
-        return self._free
+        return self._node_facts().free()
 
     def _free_afresh(self) -> Resources:
         free = Resources()
@@ -175,39 +172,19 @@ class LedgerBase:
         return free
 
     def schedulable_nodes(self) -> int:
-        self._know_nodes()
-        return self._schedulable
+        return self._node_facts().schedulable
 
     def resource_types(self) -> frozenset[str]:
         """The configured types (yarn.resource-types), else memory-mb, vcores and those the nodes offer."""
         if self.config.resource_types is not None:
             return self.config.resource_types
-        self._know_nodes()
-        assert self._resource_types is not None
-        return self._resource_types
+        return self._node_facts().resource_types()
 
-    def _know_nodes(self) -> None:
-        if self._nodes_known:
-            return
-        types = {MEMORY, VCORES}
-        caps = []
-        for n in self.nodes.values():
-            types.update(n.capability.types())
-            if n.state in ("RUNNING", "NEW", "UNHEALTHY"):
-                caps.append(n.capability)
-        self._resource_types = frozenset(types)
-        self._schedulable = sum(1 for n in self.nodes.values() if n.schedulable)
-        capacity: dict[str, int] = {}
-        for n in self.nodes.values():
-            if n.schedulable:
-                for r, v in n.capability.amounts.items():
-                    capacity[r] = capacity.get(r, 0) + v
-        self._capacity = Resources(capacity)
-        out = caps[0] if caps else None
-        for c in caps[1:]:
-            out = component_max(out, c) if out is not None else c
-        self._max_allocation = out
-        self._nodes_known = True
+    def _node_facts(self) -> NodeFacts:
+        """Built from the nodes when first asked for, then kept as they change (``node_facts``)."""
+        if self._facts is None:
+            self._facts = NodeFacts(self.nodes.values())
+        return self._facts
 
     def drain_records(self) -> list[Record]:
         records, meta = glue.drain(self.reservations, self.meta)
@@ -241,18 +218,20 @@ class LedgerBase:
 
     def max_allocation(self) -> Resources | None:
         """Per type, the configured maximum where one is set, else the largest node's amount; None with neither."""
-        self._know_nodes()
-        configured, nodes = self.config.maximum_allocation, self._max_allocation
+        configured, nodes = self.config.maximum_allocation, self._node_facts().max_allocation()
         if configured is None or nodes is None:
             return configured if nodes is None else nodes
         return Resources({**nodes.amounts, **configured.amounts})
 
-    def _check_resource(self, r: Resources, what: str) -> None:
-        """``limits.check_resource`` against the cluster's types (once known: configured, or a node registered)
-        and its maximum allocation."""
+    def _resource_limits(self) -> limits.Limits:
+        """What ``limits.check_resource`` checks against: the cluster's types (once known: configured, or a node
+        registered) and its maximum allocation."""
         known = self.resource_types() if self.config.resource_types is not None or self.nodes else None
-        limits.check_resource(r, what, known=known, maximum=self.max_allocation(),
-                              configured=self.config.maximum_allocation, bounded=self._max_allocation is not None)
+        return limits.Limits(known=known, maximum=self.max_allocation(), configured=self.config.maximum_allocation,
+                             bounded=self._node_facts().max_allocation() is not None)
+
+    def _check_resource(self, r: Resources, what: str) -> None:
+        limits.check_resource(r, what, self._resource_limits())
 
     def _start_attempt(self, app: App, now: float) -> Attempt:
         number = len(app.attempts) + 1
@@ -489,6 +468,4 @@ class LedgerBase:
 
     def cluster_capacity(self) -> Resources:
         """The total capability of the schedulable nodes."""
-        self._know_nodes()
-        assert self._capacity is not None
-        return self._capacity
+        return self._node_facts().capacity()

@@ -15,6 +15,7 @@ from rm.core.deadlines.view import NO_DEADLINES, units_done
 from rm.core.entities import App, Container
 from rm.core.events import PlanApplied
 from rm.core.ledger.base import LedgerBase
+from rm.core.ledger.node_facts import NodeFacts
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 from rm.core.plan import Place, Plan
 from rm.core.preemption import choose_victims
@@ -332,4 +333,5 @@ class PlanCommands(LedgerBase):
                     problems.append(f"{kind} {key}: kept {kept.get(key)} != fresh {fresh.get(key)}")
         if self.headroom() != (free := self._free_afresh()):
             problems.append(f"headroom kept {self.headroom()} != fresh {free}")
+        problems += self._node_facts().differences(NodeFacts(self.nodes.values()))
         return problems
