@@ -119,6 +119,7 @@ class RemainingPath:
         self._order = [names[s.name] for s in job.topological_order()]
         self._names = names
         self._stages: list[_StagePath] = []
+        self.total_s = sum(sum(d) for d in durations)  # every task once: the job's size in task-seconds
         for i, stage in enumerate(job.stages):
             d = durations[i]
             suffix = [0.0] * (len(d) + 1)

@@ -4,13 +4,14 @@ NodeManager knows of each container (``TaskRun``). ``sim.engine`` re-exports the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from am.policies.jockey.controller import ControlConfig
 from am.policies.jockey.profile import JobProfile
 from common.ids import NodeId
 from common.resources import Resources
+from rm.core.sizes.history import JobKey
 from rm.core.state_types import CoreConfig
 from sim.reservations import MorpheusConfig
 
@@ -55,6 +56,9 @@ class SimConfig:
     profiles: Mapping[str, JobProfile] = field(default_factory=dict)
     control: ControlConfig | None = None
     deadline_moves: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # SLearn: earlier runs the RM's history predictor has learnt when the run starts, as (features, total
+    # task-seconds) (``sim.sizes``); empty: no history, as before
+    size_history: Sequence[tuple[JobKey, float]] = ()
 
 
 @dataclass(frozen=True, slots=True)

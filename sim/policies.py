@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from am.policies import ASK_POLICIES
 from rm.core.policies.api import SHARES, SIZES, Pipeline, ShareCalculator, pipeline_reads
-from rm.core.policies.registry import SCHEDULERS, build_pipeline, scheduler
+from rm.core.policies.gs import gs_args
+from rm.core.policies.registry import SCHEDULERS, build_pipeline, scheduler, split_scheduler
 
 BASELINES = ("fifo", "drf", "tetris", "sjf")
 
@@ -29,6 +30,7 @@ class SimPolicy:
     needs_shares: bool = True  # a stage reads the cycle's fair shares: every cycle computes them
     ask_policy: str = "greedy"  # the AM ask policy of jobs that name none (the scheduler's)
     admission: str = "admit-all"  # the rule that admits the jobs' submissions (the scheduler's)
+    estimator: str | None = None  # the size estimator of a GS pipeline (``gs:history``), else None
 
 
 def known_policies() -> list[str]:
@@ -38,16 +40,23 @@ def known_policies() -> list[str]:
 def make_policy(spec: str) -> SimPolicy:
     """A policy by name; ``tetris:0.25`` gives the packing stage a fairness knob of 0.25, ``carbyne:1.5``
     caps each job's take of the leftover at 1.5 times its fair share."""
-    name = spec.partition(":")[0]
+    name = split_scheduler(spec)[0]
     if name not in SCHEDULERS:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(known_policies())}")
     args = scheduler(spec)
     if args.ask_policy not in ASK_POLICIES:
         raise ValueError(f"scheduler {name!r} names an unknown AM ask policy {args.ask_policy!r}")
     pipeline, shares = build_pipeline(args.pipeline)
+    return policy_of(spec, pipeline, shares, args.ask_policy, args.admission)
+
+
+def policy_of(name: str, pipeline: Pipeline, shares: ShareCalculator, ask_policy: str = "greedy",
+              admission: str = "admit-all") -> SimPolicy:
+    """A policy from a built pipeline (what its stages read decides what the simulator provides)."""
     reads = pipeline_reads(pipeline)
-    return SimPolicy(spec, pipeline, shares, needs_sizes=SIZES in reads, needs_shares=SHARES in reads,
-                     ask_policy=args.ask_policy, admission=args.admission)
+    gs = gs_args(pipeline)
+    return SimPolicy(name, pipeline, shares, needs_sizes=SIZES in reads, needs_shares=SHARES in reads,
+                     ask_policy=ask_policy, admission=admission, estimator=None if gs is None else gs.estimator)
 
 
 def parse_policies(text: str) -> list[str]:

@@ -142,6 +142,10 @@ class SizeTracker:
         self.changed = changed
         self.apps: dict[AppId, Sizing] = {}
         self.sampling = False  # the driver's pipeline has the sampling stage
+        # what the tracker reports (``ESTIMATORS``; the pipeline's GS stage chooses, ``policies.gs.size_setup``):
+        # ``slearn`` what it measures (with the history as prior), ``history`` the history's estimate only,
+        # ``las`` the service an app attained so far (its finished tasks' seconds)
+        self.mode: str = "slearn"
         self.gate_timeout_s = GATE_TIMEOUT_S
         self.ratio = AdaptiveRatio()
         self.history = HistoryPredictor() if history else None
@@ -218,6 +222,9 @@ class SizeTracker:
             errors = {src: abs(est - actual) / actual for src, est in ended.first.items()}
             for w in self.watchers:
                 w.app_sized(errors)
+                sized = getattr(w, "job_sized", None)  # an evaluation's recorder: what each job was estimated at
+                if sized is not None:
+                    sized(app.app_id, ended.total_tasks, dict(ended.first), actual)
             if self.history is not None and ended.key is not None:
                 self.history.observe(ended.key, actual)
         if ended.gate is not None and ended.first_task > 0:
@@ -306,7 +313,7 @@ class SizeTracker:
 
     def _report(self, app_id: AppId) -> None:
         sizing = self.apps[app_id]
-        got = sizing.size()
+        got = sizing.size() if self.mode == "slearn" else _baseline(sizing, self.mode)
         if got is None:
             return
         total, done, source, confidence = got
@@ -344,6 +351,17 @@ class SizeTracker:
                         "meanRuntime": round(sum(r) / len(r), 3) if (r := sizing.finished.get(g)) else None}
                        for g in sorted(set(sizing.tasks) | set(sizing.finished))],
         }
+
+
+def _baseline(sizing: Sizing, mode: str) -> tuple[float, float, str, float] | None:
+    """The size a baseline estimator reports: the history's estimate as it stood at the app's start (never
+    refined by its tasks), or the service attained so far (LAS: it starts at 0 and only grows)."""
+    if mode == "las":
+        return sum(sizing.sums.values()), 0.0, "las", 0.0
+    if mode == "history" and sizing.prior is not None:
+        err = sizing.prior[1]
+        return sizing.prior[0], 0.0, "history", 0.5 if err is None else max(0.0, 1.0 - min(1.0, err))
+    return None
 
 
 def _samplable(app: App, sizing: Sizing) -> bool:

@@ -44,7 +44,9 @@ def test_each_scheduler_names_its_am_policy() -> None:
     assert policies == {"carbyne": "carbyne", "carbyne-pack": "carbyne", "morpheus": "carbyne", "mrm": "carbyne",
                         "slearn": "carbyne", "jockey": "jockey",
                         "edf": "greedy",
-                        "drf": "greedy", "fifo": "greedy", "tetris": "greedy", "sjf": "greedy"}
+                        "drf": "greedy", "fifo": "greedy", "tetris": "greedy", "sjf": "greedy",
+                        "gs": "greedy", "gs:slearn": "greedy", "gs:history": "greedy", "gs:las": "greedy",
+                        "gs:oracle": "greedy"}
     assert make_policy("carbyne:1.5").ask_policy == "carbyne"
     assert make_policy("tetris:0.25").ask_policy == "greedy"
 
@@ -99,7 +101,8 @@ def test_pipelines_declare_what_they_read() -> None:
     assert sims == {"sjf": (True, False), "drf": (False, False), "fifo": (False, False),
                     "tetris": (False, False), "carbyne": (False, True), "carbyne-pack": (False, True),
                     "morpheus": (False, True), "mrm": (False, True), "edf": (False, False), "slearn": (False, True),
-                    "jockey": (False, True)}
+                    "jockey": (False, True), "gs": (False, False), "gs:slearn": (False, False),
+                    "gs:history": (False, False), "gs:las": (False, False), "gs:oracle": (True, False)}
 
 
 class _ShortestFirst:
@@ -123,7 +126,7 @@ def test_an_order_s_reads_become_its_stage_s() -> None:
 
 
 def test_knobs_are_the_policies_typed_settings() -> None:
-    assert set(ARGS) == {"leftover", "packing"}
+    assert set(ARGS) == {"leftover", "packing", "gs"}
     assert scheduler("carbyne").pipeline.settings == (LeftoverArgs(3.0),)
     assert scheduler("carbyne:1.5").pipeline.settings == (LeftoverArgs(1.5),)
     assert scheduler("tetris:0.25").pipeline.settings == (PackingArgs(0.25),)
@@ -144,8 +147,11 @@ def test_knobs_are_the_policies_typed_settings() -> None:
 def test_the_live_rm_refuses_sjf_and_says_why() -> None:
     with pytest.raises(ValueError, match=r"'sjf'.*size"):
         RMConfig(scheduler="sjf").validate()
-    for name in ("carbyne", "carbyne-pack", "morpheus", "drf", "fifo", "tetris"):
+    for name in ("carbyne", "carbyne-pack", "morpheus", "drf", "fifo", "tetris", "gs:slearn", "gs:history",
+                 "gs:las"):
         RMConfig(scheduler=name).validate()
+    with pytest.raises(ValueError, match=r"'gs:oracle'.*size"):
+        RMConfig(scheduler="gs:oracle").validate()
     with pytest.raises(ValueError, match="at least 1"):
         RMConfig(leftover_cap=0.5).validate()
     with pytest.raises(ValueError, match="unknown scheduler"):

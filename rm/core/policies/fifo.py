@@ -49,10 +49,18 @@ class GreedyFiller:
                                             key=lambda n: n.node_id)
         self.free = FreeMemo()
         self.full: set[FitKey] = set()
-        self.am_used: dict[QueuePath, Resources] = {}
-        for app in snap.apps.values():
-            extra = ctx.app_am_alloc.get(app.app_id, Resources())
-            self.am_used[app.queue] = self.am_used.get(app.queue, Resources()) + app.am_used + extra
+        self._am_used: dict[QueuePath, Resources] | None = None  # summed when an AM ask first needs it
+        self._fits_somewhere: dict[Resources, bool] = {}
+
+    @property
+    def am_used(self) -> dict[QueuePath, Resources]:
+        """Per queue, what its AM containers hold (this cycle's placements included)."""
+        if self._am_used is None:
+            self._am_used = {}
+            for app in self.snap.apps.values():
+                extra = self.ctx.app_am_alloc.get(app.app_id, Resources())
+                self._am_used[app.queue] = self._am_used.get(app.queue, Resources()) + app.am_used + extra
+        return self._am_used
 
     def best(self, ask: AskView, nodes: Sequence[NodeView] | None = None) -> NodeView | None:
         """The node the scorer likes best for one container of ``ask`` now, or None."""
@@ -89,10 +97,17 @@ class GreedyFiller:
         """Record why ``ask`` keeps waiting: its AM limit, no node big enough, or no room right now."""
         if not self.am_allowed(ask):
             self.ctx.reject(ask, AM_LIMIT, queue=self.snap.apps[ask.app_id].queue)
-        elif not any(ask.capability.fits_in(n.capability) for n in self.nodes):
+        elif not self._fits_anywhere(ask.capability):
             self.ctx.reject(ask, NO_NODE_FITS, nodes=len(self.nodes))
         else:
             self.ctx.reject(ask, NO_CAPACITY_NOW)
+
+    def _fits_anywhere(self, demand: Resources) -> bool:
+        """Some schedulable node is big enough for ``demand`` when empty."""
+        got = self._fits_somewhere.get(demand)
+        if got is None:
+            got = self._fits_somewhere[demand] = any(demand.fits_in(n.capability) for n in self.nodes)
+        return got
 
     def take_all(self, app: AppView) -> None:
         """Every container that fits for each of the app's asks, most important ask first."""

@@ -34,6 +34,7 @@ from rm.core.policies.api import (
 from rm.core.policies.drf import DrfOrder, DrfStage
 from rm.core.policies.drf_shares import DrfShares
 from rm.core.policies.fifo import FifoOrder, FifoStage
+from rm.core.policies.gs import GsArgs, GsStage
 from rm.core.policies.guarantee import GuaranteeStage
 from rm.core.policies.leftover import LeftoverArgs, LeftoverStage, RemainingWorkOrder
 from rm.core.policies.packing import PackingArgs, PackingStage
@@ -77,7 +78,8 @@ ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.
                                              SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder,
                                              EdfOrder.name: EdfOrder}
 ADMISSIONS: dict[str, Callable[[], Admission]] = {AdmitAll.name: AdmitAll, DeadlineAdmission.name: DeadlineAdmission}
-ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs}
+ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs,
+                                     GsArgs.name: GsArgs}
 STAGES: dict[str, StageEntry] = {
     DrfStage.name: StageEntry(lambda scorer, _: DrfStage(scorer)),
     "drf-share": StageEntry(lambda scorer, _: DrfStage(scorer, frozenset({"DEFAULT"}), within_share=True)),
@@ -91,6 +93,8 @@ STAGES: dict[str, StageEntry] = {
     GuaranteeStage.name: StageEntry(lambda scorer, _: GuaranteeStage(scorer)),
     # SLearn: what apps held to their pilots wait for, on capacity nothing else wants
     SamplingStage.name: StageEntry(lambda scorer, _: SamplingStage(scorer)),
+    # SLearn's generic scheduler: weighted priority queues by estimated size, FIFO inside each
+    GsStage.name: StageEntry(lambda scorer, settings: GsStage(scorer, settings.get(GsArgs)), GsArgs),
     # baselines the simulator compares with: FIFO, shortest job first, cross-job packing
     FifoStage.name: StageEntry(lambda scorer, _: FifoStage(scorer)),
     EdfStage.name: StageEntry(lambda scorer, _: EdfStage(scorer)),
@@ -236,15 +240,35 @@ SCHEDULERS: dict[str, SchedulerArgs] = {
     "fifo": SchedulerArgs(PipelineArgs(stages=(FifoStage.name,))),
     "sjf": SchedulerArgs(PipelineArgs(stages=(SjfStage.name,))),
     "tetris": SchedulerArgs(PipelineArgs(stages=(PackingStage.name,))),  # fairness f = 0, Carbyne's baseline
+    # SLearn's generic scheduler (GS) with each size estimator it is compared with; ``gs`` is ``gs:slearn``.
+    # ``gs:ESTIMATOR:Q0`` sets the top queue's bound in task-seconds. The oracle is for the simulator only.
+    **{name: SchedulerArgs(PipelineArgs(stages=stages, settings=(GsArgs(estimator),)))
+       for name, estimator, stages in (("gs", "slearn", (GsStage.name, SamplingStage.name)),
+                                       ("gs:slearn", "slearn", (GsStage.name, SamplingStage.name)),
+                                       ("gs:history", "history", (GsStage.name,)),
+                                       ("gs:las", "las", (GsStage.name,)),
+                                       ("gs:oracle", "oracle", (GsStage.name,)))},
 }
+
+
+def split_scheduler(spec: str) -> tuple[str, str | None]:
+    """A scheduler spec as (registered name, knob or None): the longest registered name that is the spec or
+    its prefix before a colon (``gs:history:500`` is ``gs:history`` with 500, ``carbyne:1.5`` is ``carbyne``
+    with 1.5); an unknown name as it is written before its first colon."""
+    parts = spec.split(":")
+    for n in range(len(parts), 0, -1):
+        name = ":".join(parts[:n])
+        if name in SCHEDULERS:
+            return name, ":".join(parts[n:]) if n < len(parts) else None
+    return parts[0], ":".join(parts[1:]) if len(parts) > 1 else None
 
 
 def scheduler(spec: str) -> SchedulerArgs:
     """A scheduler by name, with an optional knob: ``carbyne``, ``carbyne:1.5``, ``tetris:0.25``."""
-    name, colon, knob = spec.partition(":")
+    name, knob = split_scheduler(spec)
     _check("scheduler", SCHEDULERS, name)
     args = SCHEDULERS[name]
-    if colon:
+    if knob is not None:
         try:
             args = replace(args, pipeline=args.pipeline.with_knob(knob))
         except ValueError as exc:

@@ -1,0 +1,204 @@
+"""Recurring-job workloads calibrated to what SLearn (papers/003, §4.2 Table 4, §4.3 Table 5) measured.
+
+The paper's traces (2Sigma, Google 2011, Google 2019) are not public; what it reports of them is how much a
+job's task runtimes vary *in space* (across the tasks of one job: the CoV of task runtimes) and *in time*
+(across runs of the same recurring job: the CoV of its runs' runtimes), at the median and the 90th
+percentile (Table 4), and how bursty the load is (Table 5: the work arriving per 1,000-s window over the
+cluster's capacity, about 1 on average with a low median and a high 90th percentile). This generator draws
+from distributions with those percentiles:
+
+* ``families`` recurring jobs, each with a width (``thin_share`` of them 1–2 tasks, the others log-uniform
+  over 3..``max_tasks``), a typical task time (log-normal, median ``task_s_median``), a CoV in time (log-normal through the profile's p50 and p90 (capped at ``max_cov``); families recur
+  with Zipf-like popularity;
+* a run's mean task time is its family's times a mean-1 log-normal factor with the family's CoV in time
+  (code and data change between runs), and its tasks' times are that mean times mean-1 log-normal factors
+  with the family's CoV in space;
+* ``history_jobs`` runs form the history half (what a history predictor learns before the test half starts)
+  and ``test_jobs`` runs the test half, drawn from the same families;
+* arrivals come in bursts (geometric burst sizes, short gaps inside a burst, long ones between), then the
+  test half's times are scaled so its average load over ``slots`` single-task slots is ``load``.
+
+``load_stats`` measures Table 5's statistics of a generated half; ``variation_stats`` its Table 4 CoVs.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from random import Random
+
+from am.jobspec import Job, parse_job
+
+
+@dataclass(frozen=True, slots=True)
+class Variation:
+    """Table 4: the CoV of task runtimes over time (runs of a job) and over space (tasks of a job)."""
+
+    time_p50: float
+    time_p90: float
+    space_p50: float
+    space_p90: float
+
+
+PROFILES: dict[str, Variation] = {
+    "2sigma": Variation(1.00, 3.10, 0.18, 0.55),
+    "google2011": Variation(0.20, 0.73, 0.04, 0.58),
+    "google2019": Variation(1.35, 1.67, 0.70, 1.33),
+    # job-wise variation far below task-wise: the case for history
+    "history-wins": Variation(0.05, 0.10, 1.00, 2.00),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SlearnOptions:
+    profile: str = "2sigma"
+    families: int = 150
+    history_jobs: int = 1250
+    test_jobs: int = 1250
+    max_tasks: int = 150
+    thin_share: float = 0.2  # families of 1-2 tasks
+    task_s_median: float = 20.0
+    task_s_sigma: float = 1.0  # of the families' typical task time (log-normal)
+    max_cov: float = 5.0
+    slots: int = 150
+    load: float = 1.0
+    burst_mean: float = 40.0  # jobs per burst, on average (geometric)
+    quiet_factor: float = 1000.0  # a gap between bursts over a gap inside one, on average
+    task_memory_mb: int = 6144  # one task per node of 8 GB, beside AM containers
+    seed: int = 0
+
+    def variation(self) -> Variation:
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown profile {self.profile!r}; known: {', '.join(PROFILES)}")
+        return PROFILES[self.profile]
+
+
+@dataclass(frozen=True, slots=True)
+class _Family:
+    name: str
+    width: int
+    task_s: float
+    cov_time: float
+
+
+def _lognormal_through(rng: Random, p50: float, p90: float, cap: float) -> float:
+    """A log-normal draw whose median is ``p50`` and 90th percentile ``p90``, at most ``cap``."""
+    sigma = math.log(max(p90, p50 * 1.0001) / p50) / 1.2816
+    return min(cap, p50 * math.exp(rng.gauss(0.0, sigma)))
+
+
+def _mean_one(rng: Random, cov: float) -> float:
+    """A log-normal factor of mean 1 and coefficient of variation ``cov``."""
+    if cov <= 0:
+        return 1.0
+    s = math.sqrt(math.log(1.0 + cov * cov))
+    return math.exp(rng.gauss(-s * s / 2.0, s))
+
+
+def _families(rng: Random, o: SlearnOptions) -> list[_Family]:
+    v = o.variation()
+    out = []
+    for i in range(o.families):
+        if rng.random() < o.thin_share:
+            width = rng.choice((1, 2))
+        else:
+            width = round(math.exp(rng.uniform(math.log(3), math.log(o.max_tasks))))
+        task_s = o.task_s_median * math.exp(rng.gauss(0.0, o.task_s_sigma))
+        out.append(_Family(f"f{i:03d}", max(1, min(o.max_tasks, width)), max(1.0, task_s),
+                           _lognormal_through(rng, v.time_p50, v.time_p90, o.max_cov)))
+    return out
+
+
+def _run(rng: Random, fam: _Family, o: SlearnOptions, job_id: str, arrival: float) -> Job:
+    mean = fam.task_s * _mean_one(rng, fam.cov_time)
+    v = o.variation()
+    cov_space = _lognormal_through(rng, v.space_p50, v.space_p90, o.max_cov)  # each run's own spread
+    durations = [round(max(0.5, mean * _mean_one(rng, cov_space)), 3) for _ in range(fam.width)]
+    return parse_job({"id": job_id, "name": fam.name, "arrival_s": round(arrival, 3),
+                      "stages": [{"name": "tasks", "tasks": fam.width, "durations_s": durations,
+                                  "memory_mb": o.task_memory_mb, "vcores": 1}]})
+
+
+def _gaps(rng: Random, n: int, o: SlearnOptions) -> list[float]:
+    """Bursty relative arrival times (unit gap inside a burst)."""
+    times, t, left = [], 0.0, 0
+    for _ in range(n):
+        if left <= 0:
+            left = 1 + int(math.log(1.0 - rng.random()) / math.log(1.0 - 1.0 / o.burst_mean))
+            t += rng.expovariate(1.0 / o.quiet_factor)
+        else:
+            t += rng.expovariate(1.0)
+        left -= 1
+        times.append(t)
+    return times
+
+
+def work_s(job: Job) -> float:
+    """A job's total task-seconds (its true size)."""
+    return sum(sum(s.durations_s or (s.duration_s or 0.0,) * s.tasks) for s in job.stages)
+
+
+def generate(o: SlearnOptions | None = None) -> tuple[list[Job], list[Job]]:
+    """(history half, test half), each in arrival order; the history half ends before the test half starts."""
+    o = o or SlearnOptions()
+    rng = Random(o.seed)
+    fams = _families(rng, o)
+    popularity = [1.0 / (k + 1) ** 0.8 for k in range(len(fams))]
+    halves: list[list[Job]] = []
+    for half, count in (("h", o.history_jobs), ("t", o.test_jobs)):
+        picks = rng.choices(fams, popularity, k=count)
+        jobs = [_run(rng, f, o, f"{half}{i:05d}", 0.0) for i, f in enumerate(picks)]
+        rel = _gaps(rng, count, o)
+        span = sum(work_s(j) for j in jobs) / (o.slots * o.load)  # the time the half's work takes at ``load``
+        scale = span / max(rel[-1], 1e-9)
+        halves.append([j.model_copy(update={"arrival_s": round(r * scale, 3)}) for j, r in zip(jobs, rel,
+                                                                                               strict=True)])
+    history, test = halves
+    shift = (history[-1].arrival_s if history else 0.0) + 3600.0  # the history happened before
+    history = [j.model_copy(update={"arrival_s": max(0.0, j.arrival_s - shift)}) for j in history]
+    return history, test
+
+
+def load_stats(jobs: Sequence[Job], slots: int, window_s: float = 1000.0, step_s: float = 100.0) -> dict[str, float]:
+    """Table 5: the work arriving in each ``window_s`` window (sliding by ``step_s``) over slots × window:
+    average, median, 90th percentile."""
+    if not jobs:
+        return {"avg": 0.0, "p50": 0.0, "p90": 0.0}
+    first = min(j.arrival_s for j in jobs)
+    last = max(j.arrival_s for j in jobs)
+    loads = []
+    start = first
+    while start <= max(first, last - window_s) + 1e-9:
+        w = sum(work_s(j) for j in jobs if start <= j.arrival_s < start + window_s)
+        loads.append(w / (slots * window_s))
+        start += step_s
+    loads.sort()
+    return {"avg": statistics.fmean(loads), "p50": loads[len(loads) // 2],
+            "p90": loads[min(len(loads) - 1, int(0.9 * len(loads)))]}
+
+
+def variation_stats(history: Sequence[Job], test: Sequence[Job]) -> dict[str, float]:
+    """Table 4, measured: per wide test job, the CoV of its task times (space) and of its family's mean task
+    time over its runs in both halves (time); p50 and p90 of each."""
+    means: dict[str, list[float]] = {}
+    for j in (*history, *test):
+        d = j.stages[0].durations_s or ()
+        if d:
+            means.setdefault(j.name or j.id, []).append(statistics.fmean(d))
+    space, time = [], []
+    for j in test:
+        d = j.stages[0].durations_s or ()
+        if len(d) >= 3:
+            space.append(statistics.pstdev(d) / statistics.fmean(d))
+            m = means.get(j.name or j.id, [])
+            if len(m) >= 2:
+                time.append(statistics.pstdev(m) / statistics.fmean(m))
+
+    def pct(xs: list[float], p: float) -> float:
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else math.nan
+
+    return {"time_p50": pct(time, 0.5), "time_p90": pct(time, 0.9),
+            "space_p50": pct(space, 0.5), "space_p90": pct(space, 0.9)}
