@@ -36,6 +36,7 @@ from common import ids
 from common.terms import NO_SIGNALS, AmSignals
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from proto.limits import CLIENT_OPTIONS
 
 log = logging.getLogger("am.client")
 LAUNCH_RETRY_S = 20.0  # how long a container start is retried while its NodeManager does not answer
@@ -211,7 +212,8 @@ class AMRMClient:
 
     def _get_stub(self) -> Any:
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self.address)
+            # allocate responses may be large (thousands of containers): read up to what the RM sends
+            self._channel = grpc.aio.insecure_channel(self.address, options=CLIENT_OPTIONS)
             self._stub = pbg.ApplicationMasterStub(self._channel)  # type: ignore[no-untyped-call]
         return self._stub
 
@@ -353,13 +355,13 @@ class AMRMClient:
             self._pending_releases.discard(status.container_id)
 
     async def finish(
-        self, final_status: pb.FinalStatus, diagnostics: str = "", tracking_url: str = "", *, attempts: int = 20
+        self, final_status: pb.FinalStatus, diagnostics: str = "", tracking_url: str = "", *, attempts: int = 20,
+        stages: Sequence[pb.StageReport] = (),
     ) -> bool:
-        """Unregister; the RM may answer ``is_unregistered = false`` while it persists, so ask again."""
+        """Unregister (with the run per stage, for the job's profile); the RM may answer ``is_unregistered =
+        false`` while it persists, so ask again."""
         request = pb.FinishApplicationMasterRequest(
-            final_status=final_status,
-            diagnostics=diagnostics,
-            tracking_url=tracking_url,
+            final_status=final_status, diagnostics=diagnostics, tracking_url=tracking_url, stages=stages,
         )
         for _ in range(max(1, attempts)):
             response: pb.FinishApplicationMasterResponse = await self._call("FinishApplicationMaster", request)

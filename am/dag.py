@@ -29,7 +29,10 @@ from am.client import AMClientError, AMEnvironment, AMEnvironmentError, AMRMClie
 from am.dag_state import DagState
 from am.jobspec import Job, JobSpecError, Stage, parse_job
 from am.policies import AskDecision, AskPolicy, AskTable, make_ask_policy, stage_index_of
-from am.policies.api import FollowsDeadline, FollowsGrant
+from am.policies.api import FollowsDeadline, FollowsGrant, TakesProfile
+from am.policies.jockey.profile import ProfileError, stage_runs_from_dag
+from am.policies.jockey_policy import TASK_OVERHEAD_S
+from am.profile_wire import profile_from_pb, report_to_pb
 from common.exits import EXIT_INVALID
 from common.resources import Resources
 from proto import shepherd_pb2 as pb
@@ -147,6 +150,7 @@ class DagAM:
             self.job.total_tasks, self.policy.name,
         )
         self._resume(reg)
+        self._take_profile(reg)
         missing = [s.name for s in self.job.stages if s.command is None]
         if missing:
             return await self._finish(pb.FAILED, f"stage(s) {', '.join(missing)} have no command to run")
@@ -238,6 +242,19 @@ class DagAM:
             if self.dag.task_for_container(c.container_id) is None:
                 log.info("releasing %s left by a previous attempt: no task of this one runs in it", c.container_id)
                 self._releases.append(c.container_id)
+
+    def _take_profile(self, reg: pb.RegisterApplicationMasterResponse) -> None:
+        """The profile of the job's earlier runs the RM sent, for a policy that models the job from one."""
+        if not reg.HasField("profile") or not isinstance(self.policy, TakesProfile):
+            return
+        try:
+            profile = profile_from_pb(reg.profile, unmeasured_init_s=TASK_OVERHEAD_S)
+        except (ProfileError, ValueError) as exc:
+            log.warning("ignoring the RM's profile of this job: %s", exc)
+            return
+        self.policy.set_profile(profile)
+        log.info("modelling the job from the profile of %d earlier run(s): %s", len(reg.profile.runs),
+                 ", ".join(reg.profile.runs))
 
     def _on_completed(self, statuses: Iterable[pb.ContainerStatus]) -> bool:
         """Apply finished containers; True when that may have made new tasks runnable."""
@@ -341,7 +358,7 @@ class DagAM:
         name = pb.FinalStatus.Name(status)
         log.info("finishing with %s: %s", name, diagnostics)
         try:
-            done = await self.amrm.finish(status, diagnostics)
+            done = await self.amrm.finish(status, diagnostics, stages=report_to_pb(stage_runs_from_dag(self.dag)))
         except AMClientError as exc:
             log.error("could not unregister from the RM: %s", exc)
             return 1

@@ -278,20 +278,74 @@ class RegisterApplicationMasterRequest(_message.Message):
     def __init__(self, host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., tracking_url: _Optional[str] = ...) -> None: ...
 
 class RegisterApplicationMasterResponse(_message.Message):
-    __slots__ = ("maximum_capability", "queue", "application_id", "attempt_id", "containers_from_previous_attempts", "checkpoint")
+    __slots__ = ("maximum_capability", "queue", "application_id", "attempt_id", "containers_from_previous_attempts", "checkpoint", "profile")
     MAXIMUM_CAPABILITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     CONTAINERS_FROM_PREVIOUS_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     maximum_capability: Resource
     queue: str
     application_id: str
     attempt_id: str
     containers_from_previous_attempts: _containers.RepeatedCompositeFieldContainer[Container]
     checkpoint: str
-    def __init__(self, maximum_capability: _Optional[_Union[Resource, _Mapping]] = ..., queue: _Optional[str] = ..., application_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., containers_from_previous_attempts: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., checkpoint: _Optional[str] = ...) -> None: ...
+    profile: JobProfile
+    def __init__(self, maximum_capability: _Optional[_Union[Resource, _Mapping]] = ..., queue: _Optional[str] = ..., application_id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., containers_from_previous_attempts: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., checkpoint: _Optional[str] = ..., profile: _Optional[_Union[JobProfile, _Mapping]] = ...) -> None: ...
+
+class StageReport(_message.Message):
+    __slots__ = ("name", "tasks", "run_s", "queue_s", "init_s", "attempts", "failed_attempts", "parents", "container")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUN_S_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_S_FIELD_NUMBER: _ClassVar[int]
+    INIT_S_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    tasks: int
+    run_s: _containers.RepeatedScalarFieldContainer[float]
+    queue_s: _containers.RepeatedScalarFieldContainer[float]
+    init_s: _containers.RepeatedScalarFieldContainer[float]
+    attempts: int
+    failed_attempts: int
+    parents: _containers.RepeatedScalarFieldContainer[str]
+    container: Resource
+    def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., run_s: _Optional[_Iterable[float]] = ..., queue_s: _Optional[_Iterable[float]] = ..., init_s: _Optional[_Iterable[float]] = ..., attempts: _Optional[int] = ..., failed_attempts: _Optional[int] = ..., parents: _Optional[_Iterable[str]] = ..., container: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+
+class StageProfile(_message.Message):
+    __slots__ = ("name", "tasks", "run_s", "init_s", "queue_s", "failure_p", "parents", "container")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUN_S_FIELD_NUMBER: _ClassVar[int]
+    INIT_S_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_S_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_P_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    tasks: int
+    run_s: _containers.RepeatedScalarFieldContainer[float]
+    init_s: _containers.RepeatedScalarFieldContainer[float]
+    queue_s: float
+    failure_p: float
+    parents: _containers.RepeatedScalarFieldContainer[str]
+    container: Resource
+    def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., run_s: _Optional[_Iterable[float]] = ..., init_s: _Optional[_Iterable[float]] = ..., queue_s: _Optional[float] = ..., failure_p: _Optional[float] = ..., parents: _Optional[_Iterable[str]] = ..., container: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+
+class JobProfile(_message.Message):
+    __slots__ = ("job", "stages", "runs")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    STAGES_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    job: str
+    stages: _containers.RepeatedCompositeFieldContainer[StageProfile]
+    runs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, job: _Optional[str] = ..., stages: _Optional[_Iterable[_Union[StageProfile, _Mapping]]] = ..., runs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PreemptionNotice(_message.Message):
     __slots__ = ("container_ids",)
@@ -410,14 +464,16 @@ class AllocateResponse(_message.Message):
     def __init__(self, response_id: _Optional[int] = ..., am_command: _Optional[_Union[AMCommand, str]] = ..., allocated_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., completed_container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., available_resources: _Optional[_Union[Resource, _Mapping]] = ..., updated_nodes: _Optional[_Iterable[_Union[NodeReport, _Mapping]]] = ..., preemption: _Optional[_Union[PreemptionNotice, _Mapping]] = ..., num_cluster_nodes: _Optional[int] = ..., nm_tokens: _Optional[_Iterable[_Union[NMToken, _Mapping]]] = ..., deadline_in_s: _Optional[float] = ..., granted_guarantee: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class FinishApplicationMasterRequest(_message.Message):
-    __slots__ = ("final_status", "diagnostics", "tracking_url")
+    __slots__ = ("final_status", "diagnostics", "tracking_url", "stages")
     FINAL_STATUS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
     TRACKING_URL_FIELD_NUMBER: _ClassVar[int]
+    STAGES_FIELD_NUMBER: _ClassVar[int]
     final_status: FinalStatus
     diagnostics: str
     tracking_url: str
-    def __init__(self, final_status: _Optional[_Union[FinalStatus, str]] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ...) -> None: ...
+    stages: _containers.RepeatedCompositeFieldContainer[StageReport]
+    def __init__(self, final_status: _Optional[_Union[FinalStatus, str]] = ..., diagnostics: _Optional[str] = ..., tracking_url: _Optional[str] = ..., stages: _Optional[_Iterable[_Union[StageReport, _Mapping]]] = ...) -> None: ...
 
 class FinishApplicationMasterResponse(_message.Message):
     __slots__ = ("is_unregistered",)

@@ -31,7 +31,7 @@ from random import Random
 
 from am.jobspec import Job
 from am.policies import make_ask_policy
-from am.policies.api import FollowsDeadline
+from am.policies.api import FollowsDeadline, FollowsGrant
 from common.errors import AdmissionRefused
 from common.exits import EXIT_PREEMPTED
 from common.ids import ContainerId, NodeId, QueuePath
@@ -46,6 +46,7 @@ from rm.core.policies.registry import make_admission
 from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
+from sim import sizes as sim_sizes
 from sim.am import Finished, RemainingPath, SimAM
 from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
@@ -97,7 +98,7 @@ class Simulator:
         self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues, SIM_CORE,
                              reservations=self.morpheus.system if self.morpheus is not None else None,
                              admission=make_admission(policy.admission))
-        self.ledger.sizes.sampling = any(s.name == "sampling" for s in policy.pipeline)  # SLearn's gate
+        sim_sizes.setup(self.ledger.sizes, policy, self.cfg.size_history)  # SLearn's gate, GS's estimator
         self.ledger.subscribe(self)
         self.phase: dict[NodeId, float] = {}
         for n in nodes:
@@ -223,10 +224,10 @@ class Simulator:
         deadline = self.now + job.deadline_s if job.deadline_s is not None and not reservation else None
         try:
             self.ledger.submit(SubmitSpec(
-                app_id=app_id, name=job.id, queue=self._queue_of(job), user=job.user or "sim",
-                app_type="SHEPHERD", priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
+                app_id=app_id, name=job.name or job.id, queue=self._queue_of(job), user=job.user or "sim",
+                app_type=sim_sizes.APP_TYPE, priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
                 reservation_id=reservation or "", terms=AppTerms(deadline=deadline),
-                job_spec_json=job.to_json() if deadline is not None and self._prices else "",
+                job_spec_json=job.to_json() if self._reads_spec(deadline) else "",
             ), self.now)
         except AdmissionRefused:  # the scheduler's admission rule turned the job away
             record.status = "REFUSED"
@@ -234,8 +235,8 @@ class Simulator:
             del self.ams[index], self.paths[index], self.planned[index]
             self.usage.pop(index, None)
             return
-        if not self.ledger.sizes.sampling:  # a pipeline that samples learns sizes as the live RM does
-            self.ledger.report_size(app_id, exact(self.paths[index].remaining_s(self.now)))
+        if not self.ledger.sizes.sampling and self.policy.estimator in (None, "oracle"):  # else learnt as live
+            self.ledger.report_size(app_id, exact(self.paths[index], self.now))
 
     def _move_deadline(self, index: int, deadline: float) -> None:
         """The owner moves a running job's deadline: the RM's, when it holds one (admission may refuse the
@@ -255,6 +256,10 @@ class Simulator:
         if isinstance(am.policy, FollowsDeadline):
             am.policy.set_deadline(deadline)
 
+    def _reads_spec(self, deadline: float | None) -> bool:
+        """The RM reads the job file to price a deadline, and to count a job's tasks under GS (as live)."""
+        return (deadline is not None and self._prices) or self.policy.estimator is not None
+
     def _queue_of(self, job: Job) -> QueuePath:
         try:
             return resolve_queue(self.queues, job.queue).path
@@ -271,7 +276,7 @@ class Simulator:
                 app = ledger.apps[self.app_ids[index]]
                 current = app.current
                 if current is not None and any(a.num_containers > 0 for a in current.asks.values()):
-                    ledger.report_size(app.app_id, exact(path.remaining_s(self.now)))
+                    ledger.report_size(app.app_id, exact(path, self.now))
         snap = ledger.snapshot(self.now)
         self.cycles += 1
         shares = self.policy.shares if self.policy.needs_shares or self._share_aware else None
@@ -390,6 +395,8 @@ class Simulator:
         am.response_id = res.response_id
         if res.deadline is not None and isinstance(am.policy, FollowsDeadline):
             am.policy.set_deadline(res.deadline)  # as the DAG AM hears the RM's deadline in every answer
+        if isinstance(am.policy, FollowsGrant):
+            am.policy.set_granted(res.granted_guarantee)  # and the guarantee it grants, as the DAG AM does
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
         path = self.paths[index]
@@ -467,9 +474,10 @@ class Simulator:
         del self.planned[index]
 
 
-def exact(remaining_s: float) -> SizeEstimate:
-    """The simulator's size of a job: its exact remaining critical path (SJF's oracle)."""
-    return SizeEstimate(remaining_s, "oracle", confidence=1.0)
+def exact(path: RemainingPath, now: float = 0.0) -> SizeEstimate:
+    """The simulator's size of a job: its exact remaining critical path (SJF's oracle), and its total
+    task-seconds (GS's oracle)."""
+    return SizeEstimate(path.remaining_s(now), "oracle", path.total_s, confidence=1.0)
 
 
 def simulate(jobs: Sequence[Job], nodes: Sequence[NodeSpec], policy: SimPolicy,

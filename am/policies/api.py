@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 from am.dag_state import DagState
 from common.resources import Resources
 from common.terms import NO_SIGNALS, AmSignals, SizeEstimate
+
+if TYPE_CHECKING:
+    from am.policies.jockey.profile import JobProfile
 
 AskType = Literal["DEFAULT", "ALTRUISTIC"]
 ALTRUISTIC_BASE = 1_000_000
@@ -97,6 +100,14 @@ class FollowsGrant(Protocol):
     heard in every allocate answer: ``None`` when the answer carries none (no such stage, or an older RM)."""
 
     def set_granted(self, granted: Resources | None) -> None: ...
+
+
+@runtime_checkable
+class TakesProfile(Protocol):
+    """A policy that models the job from a profile of its earlier runs when the RM has one (handed to it when
+    the AM registers, before its first decision), instead of from the job file."""
+
+    def set_profile(self, profile: JobProfile) -> None: ...
 
 
 def declared(remaining_s: float | None) -> AmSignals:

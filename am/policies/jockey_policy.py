@@ -34,7 +34,7 @@ from typing import ClassVar
 from am.dag_state import DagState
 from am.jobspec import Job
 from am.policies.altruism import CarbyneAsks, forward_completion, keep_floor, scan, stage_decisions
-from am.policies.api import AskDecision, AskPolicy, FollowsGrant, declared
+from am.policies.api import AskDecision, AskPolicy, FollowsGrant, TakesProfile, declared
 from am.policies.jockey.controller import ControlConfig, Decision, JockeyController
 from am.policies.jockey.model import Amdahl, CpaTable, RemainingModel, build_table
 from am.policies.jockey.profile import JobProfile, allocation_unit, profile_from_job
@@ -128,7 +128,11 @@ class JockeyAsks:
             self.set_deadline(self._heard)
 
     def _control(self, job: Job, utility: Utility) -> None:
-        profile = self.profile or profile_from_job(job, queue_s=self.overhead_s)
+        given = self.profile
+        if given is not None and {s.name for s in given.stages} == {s.name for s in job.stages}:
+            profile = given
+        else:  # none, or one of another shape of the job (its stages changed since those runs)
+            profile = profile_from_job(job, queue_s=self.overhead_s)
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
         self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
         self.unit = allocation_unit(profile)
@@ -155,6 +159,12 @@ class JockeyAsks:
         utility = default_utility(rel) if rel > 0 and not own else ctl.utility.shifted(self._deadline - deadline)
         ctl.set_utility(utility)
         self._deadline = deadline
+
+    def set_profile(self, profile: JobProfile) -> None:
+        """A profile of the job's earlier runs (the RM's, at registration): the model is built from it instead
+        of from the job file. Heard after the first decision it changes nothing: the model is built once."""
+        if not self._started:
+            self.profile = profile
 
     def set_granted(self, granted: Resources | None) -> None:
         """The guarantee the RM grants the job (the floor its ``guarantee`` stage serves, from the last allocate
@@ -246,6 +256,7 @@ class JockeyMaxAsks(JockeyAsks):
 
 _: type[AskPolicy] = JockeyAsks
 _grant: type[FollowsGrant] = JockeyAsks
+_profiled: type[TakesProfile] = JockeyAsks
 _static: type[AskPolicy] = JockeyStaticAsks
 _amdahl: type[AskPolicy] = JockeyAmdahlAsks
 _max: type[AskPolicy] = JockeyMaxAsks

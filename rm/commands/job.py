@@ -31,7 +31,7 @@ from rm.commands.output import (
 from rm.sdk.models import JobPlan
 
 job_group = typer.Typer(no_args_is_help=True, help="Jobs: plan (a dry run of a submission), quote (a price for "
-                        "each deadline).")
+                        "each deadline), profile (what earlier runs say of a recurring job).")
 
 
 @job_group.command("plan")

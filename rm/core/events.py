@@ -27,6 +27,7 @@ from rm.core.records import (
     NodeRecord,
     Record,
     SloDecisionRecord,
+    StageRunsRecord,
     WorkRunRecord,
 )
 from rm.core.reservation.records import ReservationRecord
@@ -104,7 +105,7 @@ def rec_key(rec: Record) -> str:
         return rec.container_id
     if isinstance(rec, AttemptRecord):
         return rec.attempt_id
-    if isinstance(rec, AppRecord | JobRunRecord | WorkRunRecord):
+    if isinstance(rec, AppRecord | JobRunRecord | WorkRunRecord | StageRunsRecord):
         return rec.app_id
     if isinstance(rec, NodeRecord):
         return rec.node_id

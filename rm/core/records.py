@@ -198,8 +198,22 @@ class WorkRunRecord:
     sizes: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class StageRunsRecord:
+    """One ended run's per-stage report from its ApplicationMaster: what a recurring job's profile (Jockey) is
+    built from. ``stages`` holds one ``rm.core.job_profiles.stage_to_dict`` per stage."""
+
+    app_id: str
+    job: str  # the application's name
+    queue: str
+    user: str
+    finish_time: float
+    succeeded: bool
+    stages: tuple[dict[str, Any], ...]
+
+
 Record = (AppRecord | AttemptRecord | ContainerRecord | NodeRecord | MetaRecord | ReservationRecord | JobRunRecord
-          | DatasetAccessRecord | SloDecisionRecord | WorkRunRecord)
+          | DatasetAccessRecord | SloDecisionRecord | WorkRunRecord | StageRunsRecord)
 
 
 @dataclass(frozen=True, slots=True)

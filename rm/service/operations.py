@@ -35,6 +35,7 @@ from common.errors import BadRequest, Conflict, NotFound
 from common.ids import AppId, NodeId, QueuePath
 from common.resources import MEMORY, VCORES, Resources
 from common.terms import NO_SIGNALS, AmSignals, AppTerms
+from rm.core import job_profiles
 from rm.core.deadlines.system import Quote, Refusal
 from rm.core.deadlines_glue import job_of
 from rm.core.entities import App, Ask, Attempt, Container, Node
@@ -47,6 +48,9 @@ from rm.core.run_history import datasets_from_tags
 from rm.core.state_types import AllocatedContainer, AllocateResult, HeartbeatResult, NodeStatus, SubmitSpec
 
 if TYPE_CHECKING:
+    from am.policies.jockey.profile import StageRun
+    from rm.core.job_profiles import StoredProfile
+    from rm.service.job_profiles import ProfileService
     from rm.service.slo import Decided, SloService
 
 log = logging.getLogger("shepherd.rm.ops")
@@ -73,6 +77,9 @@ class RMHandle(Protocol):
 
     @property
     def slo(self) -> SloService: ...
+
+    @property
+    def profiles(self) -> ProfileService: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +114,7 @@ class Registered:
     attempt: Attempt
     max_allocation: Resources | None
     inherited: tuple[AllocatedContainer, ...] = ()  # running containers a failed attempt passed on
+    profile: StoredProfile | None = None  # the job's earlier runs (asked for with ``with_profile``)
 
 
 def normalized(spec: SubmitSpec, now: float) -> SubmitSpec:
@@ -247,11 +255,16 @@ class Operations:
 
     # ------------------------------------------------------------------ ApplicationMasters
 
-    async def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str) -> Registered:
+    async def am_register(self, token: str, host: str, rpc_port: int, tracking_url: str, *,
+                          with_profile: bool = False) -> Registered:
+        """Register an attempt's AM; ``with_profile``: with the profile of the job's earlier runs (same name,
+        queue and user), for a door that can carry it."""
         attempt = self.state.am_register(token, host, rpc_port, tracking_url, self.rm.now())
         await self._commit(wake=False)
-        return Registered(self.state.apps[attempt.app_id], attempt, self.state.max_allocation(),
-                          tuple(self.state.inherited_containers(attempt)))
+        app = self.state.apps[attempt.app_id]
+        profile = await self.rm.profiles.profile(app.name, str(app.queue), app.user) if with_profile else None
+        return Registered(app, attempt, self.state.max_allocation(), tuple(self.state.inherited_containers(attempt)),
+                          profile)
 
     async def am_allocate(self, token: str, response_id: int, asks: list[Ask], releases: Iterable[str],
                           progress: float, blacklist_add: Iterable[str] = (),
@@ -263,9 +276,22 @@ class Operations:
         await self._commit(wake=bool(asks or releases))
         return result
 
-    async def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str) -> bool:
+    async def am_finish(self, token: str, final_status: str, diagnostics: str, tracking_url: str, *,
+                        stages: Iterable[StageRun] = ()) -> bool:
+        """Unregister; ``stages``, the AM's report of this run per stage, is stored with the app's end as its
+        job's history (a malformed one is a 400 and changes nothing), and the job's profile is built again."""
+        report = job_profiles.check_report(list(stages))
+        app = self.state.authenticate_am(token)[0] if report else None
+        ended_before = app is None or app.final
         done = self.state.am_finish(token, final_status, diagnostics, tracking_url, self.rm.now())
+        recorded = app is not None and not ended_before and app.final
+        if recorded and app is not None:
+            self.state.journal.mark(job_profiles.record_of(
+                app.app_id, app.name, str(app.queue), app.user, app.finish_time or self.rm.now(),
+                final_status == "SUCCEEDED", report))
         await self._commit(wake=True)
+        if recorded and app is not None:
+            self.rm.profiles.run_ended(app.name, str(app.queue), app.user)
         return done
 
     async def am_launch_failed(self, container_id: str, error: str) -> None:

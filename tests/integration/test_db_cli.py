@@ -31,9 +31,12 @@ def test_status_and_upgrade_of_an_older_store(tmp_path: Path) -> None:
     assert before.exit_code == 1, before.output  # an upgrade is due
     assert "0010" in before.output
     assert "0011, 0012" in before.output
+    _, head, due = Store(url).revisions()
+    assert due[:2] == ["0011", "0012"]  # every later migration is due, in order
+    assert due[-1] == head
     up = runner.invoke(app, ["db", "upgrade", "--data-dir", str(tmp_path)])
     assert up.exit_code == 0, up.output
-    assert "0010 -> 0014 (0011, 0012, 0013, 0014)" in up.output
+    assert f"0010 -> {head} ({', '.join(due)})" in up.output
     current, head, pending = Store(url).revisions()
     assert (current, pending) == (head, [])
     after = runner.invoke(app, ["db", "status", "--data-dir", str(tmp_path)])

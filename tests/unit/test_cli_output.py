@@ -38,7 +38,7 @@ NOT_WATCHED = frozenset({
 READ_COMMANDS = frozenset({
     "apps", "nodes", "deadlines", "app list", "app status", "app attempts", "app containers", "app explain",
     "app slo", "node list", "node status", "queue status", "slo list", "slo show", "reservation list",
-    "reservation show", "admin service-state",
+    "reservation show", "admin service-state", "job profile",
 })
 
 

@@ -20,6 +20,7 @@ from rm.service.rest.cluster import add_cluster_routes
 from rm.service.rest.deadlines import add_deadline_routes
 from rm.service.rest.errors import install_handlers, install_read_check, remote_exception
 from rm.service.rest.extras import add_extra_routes
+from rm.service.rest.job_profile import add_job_profile_routes
 from rm.service.rest.openapi import install_openapi
 from rm.service.rest.plan import add_plan_routes
 from rm.service.rest.reservations import add_reservation_routes
@@ -49,6 +50,7 @@ def build_app(rm: ResourceManager) -> FastAPI:
     add_app_routes(api, rm, ops)
     add_reservation_routes(api, rm, ops)
     add_slo_routes(api, rm, ops)
+    add_job_profile_routes(api, rm)
     add_plan_routes(api, rm)
     add_deadline_routes(api, rm, ops)
     add_extra_routes(api, rm)

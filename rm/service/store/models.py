@@ -188,6 +188,20 @@ class WorkRunRow(Base):
     sizes: Mapped[str] = mapped_column(Text, server_default="{}")  # JSON object (task runtimes, size features)
 
 
+class StageRunsRow(Base):
+    """One ended run's per-stage report from its ApplicationMaster (a recurring job's profile, Jockey)."""
+
+    __tablename__ = "stage_runs"
+
+    app_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    job: Mapped[str] = mapped_column(Text, index=True)
+    queue: Mapped[str] = mapped_column(Text)
+    user: Mapped[str] = mapped_column(Text)
+    finish_time: Mapped[float] = mapped_column(Double)
+    succeeded: Mapped[bool] = mapped_column(Boolean)
+    stages: Mapped[str] = mapped_column(Text)  # JSON array, one object per stage
+
+
 class DatasetAccessRow(Base):
     """A read or write of a declared dataset by an application."""
 

@@ -39,6 +39,7 @@ from rm.core.records import (
     NodeRecord,
     Record,
     SloDecisionRecord,
+    StageRunsRecord,
     StoredState,
     WorkRunRecord,
 )
@@ -59,6 +60,7 @@ from .models import (
     NodeRow,
     ReservationRow,
     SloDecisionRow,
+    StageRunsRow,
     WorkRunRow,
 )
 
@@ -161,6 +163,7 @@ _TABLES: Final[tuple[_Table, ...]] = (
     _Table(SloDecisionRecord, SloDecisionRow, "job", frozenset({"overrides"})),
     _Table(WorkRunRecord, WorkRunRow, "app_id", frozenset({"features", "work", "longest", "sizes"}),
            frozenset({"work", "longest"})),
+    _Table(StageRunsRecord, StageRunsRow, "app_id", frozenset({"stages"}), frozenset({"stages"})),
 )
 WORK_RUNS_LOADED = 5000  # the newest finished runs read back at start (the estimators' history)
 _BY_RECORD: Final[Mapping[type[Any], _Table]] = {t.record: t for t in _TABLES}
@@ -393,6 +396,33 @@ class Store:
                 query = query.limit(limit)
             rows = [table.from_row(row) for row in conn.execute(query).mappings()]
         return rows[::-1]
+
+    def stage_runs(self, job: str, *, limit: int | None = None) -> list[StageRunsRecord]:
+        """The per-stage reports of one job's runs, oldest first; with ``limit``, only the newest ``limit``."""
+        table = _BY_RECORD[StageRunsRecord]
+        with self._transaction("reading the stage reports") as conn:
+            query = select(StageRunsRow.__table__).where(StageRunsRow.job == job).order_by(
+                StageRunsRow.finish_time.desc(), StageRunsRow.app_id.desc())
+            if limit is not None:
+                query = query.limit(limit)
+            rows = [table.from_row(row) for row in conn.execute(query).mappings()]
+        return rows[::-1]
+
+    def prune_stage_runs(self, keep_per_job: int) -> int:
+        """Delete each job's oldest stage reports beyond its newest ``keep_per_job``; how many were deleted."""
+        if keep_per_job < 0:
+            raise ValueError(f"keep_per_job must be >= 0, got {keep_per_job}")
+        with self._transaction("pruning the stage reports") as conn:
+            self._fence(conn)
+            ranked = select(
+                StageRunsRow.app_id,
+                func.row_number().over(partition_by=StageRunsRow.job, order_by=(
+                    StageRunsRow.finish_time.desc(), StageRunsRow.app_id.desc())).label("n"),
+            ).subquery()
+            old = list(conn.scalars(select(ranked.c.app_id).where(ranked.c.n > keep_per_job)))
+            for start in range(0, len(old), _DELETE_CHUNK):
+                conn.execute(delete(StageRunsRow).where(StageRunsRow.app_id.in_(old[start : start + _DELETE_CHUNK])))
+            return len(old)
 
     def dataset_accesses(self, paths: Collection[str]) -> list[DatasetAccessRecord]:
         """Every recorded access to one of ``paths``, by time."""
