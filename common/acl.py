@@ -15,6 +15,10 @@ Who may do what (YARN's rules, with shepherd's defaults where they differ):
 * **modify an app** (kill, move, priority, timeout, deadline): its owner, a cluster admin, a user of
   ``acl_administer_queue`` of its queue or one above, or one of the app's own ``MODIFY_APP`` ACL. A move also
   needs the right to submit to the target queue.
+* **view an app in full** (its diagnostics, tracking URL, AM host and port, resource usage, attempts,
+  containers): its owner, a cluster admin, a user of ``acl_administer_queue`` of its queue or one above, or one
+  of the app's own ``VIEW_APP`` ACL. Anyone else gets the app's restricted report, as YARN's
+  ``ApplicationAccessType.VIEW_APP`` gives it.
 * **reservations**: creating one in a queue needs ``acl_submit_reservations`` there (unset: the submit rule
   above); updating or deleting another user's needs ``acl_administer_reservations`` (unset: the queue's
   administer rule).
@@ -112,6 +116,14 @@ class AclConfig:
         if user == owner or self.may_administer_queue(user, queue, groups_of):
             return True
         own = (app_acls or {}).get(MODIFY_APP)
+        return own is not None and AccessList.parse(own).allows(user, groups_of)
+
+    def may_view_app(self, user: str, owner: str, queue: str, app_acls: Mapping[str, str] | None = None,
+                     groups_of: GroupsOf = _no_groups) -> bool:
+        """Whether ``user`` sees the app's full report (YARN's VIEW_APP): a ``MODIFY_APP`` ACL does not grant it."""
+        if not self.enabled or user == owner or self.may_administer_queue(user, queue, groups_of):
+            return True
+        own = (app_acls or {}).get(VIEW_APP)
         return own is not None and AccessList.parse(own).allows(user, groups_of)
 
     def may_submit_reservation(self, user: str, queue: str, groups_of: GroupsOf = _no_groups) -> bool:

@@ -18,6 +18,7 @@ import typer
 from rm.client import ClientError, RMClient
 from rm.commands import app_slo as _app_slo  # noqa: F401  (registers app deadline and app slo)
 from rm.commands import attach as _attach  # noqa: F401  (registers app attach)
+from rm.commands import job_profile as _job_profile  # noqa: F401  (registers job profile)
 from rm.commands.admin import admin_group
 from rm.commands.apps import app_group, apps_table, apps_wide
 from rm.commands.cluster import node_group, nodes_table, nodes_wide, queue_group
@@ -212,6 +213,11 @@ def run_rm(
         if not await rm.start_unless(stop):  # a standby (HA) stopped before it became active
             await rm.stop()
             return True
+        # started (ledger recovered, listeners up): freeze that heap out of the collector's way and collect less
+        # often, so full collections do not stall the event loop (rm/service/gc_tuning.py)
+        from rm.service.gc_tuning import tune_gc
+
+        logging.getLogger("shepherd.rm").info("garbage collection: %d start-up objects frozen", tune_gc())
         ipc = (f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
                f" ipc_admin={rm.ipc.admin_address or '-'}")
         ready = f"grpc={rm.grpc_address} rest={rm.rest_url}{ipc}"
@@ -650,7 +656,9 @@ app.add_typer(db_group, name="db", rich_help_panel=RUN)
 def main() -> None:
     from common.credentials import CredentialsError
     from common.user_config import UserConfigError
+    from rm.commands.arenas import restart_rm_with_arenas
 
+    restart_rm_with_arenas()  # a bare `shepherd rm` without MALLOC_ARENA_MAX starts again, once, with it
     try:
         app()
     except (UserConfigError, CredentialsError) as exc:  # found while a command ran: one line, not a traceback

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+from rm.commands.arenas import rm_environment
+
 RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?"
                       r"(?: ipc_admin=(\S+))?")
 NM_READY = re.compile(r"nodemanager ready node_id=(\S+) http=(\S+)")
@@ -173,7 +175,8 @@ class LocalCluster:
             args += ["--ipc-scheduler-port", str(self.ipc_scheduler_port)]
         if self.ipc_admin_port is not None:
             args += ["--ipc-admin-port", str(self.ipc_admin_port)]
-        return Daemon("rm", args, self.data_dir / "logs" / "rm.log", RM_READY)
+        # glibc reads MALLOC_ARENA_MAX at start: the RM gets it in its environment (a value set already is kept)
+        return Daemon("rm", args, self.data_dir / "logs" / "rm.log", RM_READY, env=rm_environment())
 
     def start_rm(self) -> None:
         self.rm = self._rm_daemon()

@@ -224,6 +224,26 @@ class ReservationDeleteResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class ReservationListRequest(_message.Message):
+    __slots__ = ("queue", "reservation_id", "start_time", "end_time", "include_resource_allocations")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_RESOURCE_ALLOCATIONS_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    reservation_id: str
+    start_time: int
+    end_time: int
+    include_resource_allocations: bool
+    def __init__(self, queue: _Optional[str] = ..., reservation_id: _Optional[str] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., include_resource_allocations: _Optional[bool] = ...) -> None: ...
+
+class ReservationListResponse(_message.Message):
+    __slots__ = ("reservations",)
+    RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    reservations: _containers.RepeatedCompositeFieldContainer[_yarn_records_pb2.ReservationAllocationState]
+    def __init__(self, reservations: _Optional[_Iterable[_Union[_yarn_records_pb2.ReservationAllocationState, _Mapping]]] = ...) -> None: ...
+
 class RegisterApplicationMasterRequest(_message.Message):
     __slots__ = ("host", "rpc_port", "tracking_url")
     HOST_FIELD_NUMBER: _ClassVar[int]
@@ -331,6 +351,16 @@ class RefreshQueuesRequest(_message.Message):
     def __init__(self, sub_cluster_id: _Optional[str] = ...) -> None: ...
 
 class RefreshQueuesResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RefreshAdminAclsRequest(_message.Message):
+    __slots__ = ("sub_cluster_id",)
+    SUB_CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    sub_cluster_id: str
+    def __init__(self, sub_cluster_id: _Optional[str] = ...) -> None: ...
+
+class RefreshAdminAclsResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 

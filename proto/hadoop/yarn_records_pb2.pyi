@@ -579,3 +579,33 @@ class ReservationDefinition(_message.Message):
     recurrence_expression: str
     priority: Priority
     def __init__(self, reservation_requests: _Optional[_Union[ReservationRequests, _Mapping]] = ..., arrival: _Optional[int] = ..., deadline: _Optional[int] = ..., reservation_name: _Optional[str] = ..., recurrence_expression: _Optional[str] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ...) -> None: ...
+
+class ResourceAllocationRequest(_message.Message):
+    __slots__ = ("start_time", "end_time", "resource")
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    start_time: int
+    end_time: int
+    resource: Resource
+    def __init__(self, start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+
+class ReservationAllocationState(_message.Message):
+    __slots__ = ("reservation_definition", "allocation_requests", "start_time", "end_time", "user", "contains_gangs", "acceptance_time", "reservation_id")
+    RESERVATION_DEFINITION_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    CONTAINS_GANGS_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTANCE_TIME_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    reservation_definition: ReservationDefinition
+    allocation_requests: _containers.RepeatedCompositeFieldContainer[ResourceAllocationRequest]
+    start_time: int
+    end_time: int
+    user: str
+    contains_gangs: bool
+    acceptance_time: int
+    reservation_id: ReservationId
+    def __init__(self, reservation_definition: _Optional[_Union[ReservationDefinition, _Mapping]] = ..., allocation_requests: _Optional[_Iterable[_Union[ResourceAllocationRequest, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., user: _Optional[str] = ..., contains_gangs: _Optional[bool] = ..., acceptance_time: _Optional[int] = ..., reservation_id: _Optional[_Union[ReservationId, _Mapping]] = ...) -> None: ...

@@ -40,6 +40,7 @@ DECOMMISSION_NODE = "Decommission Node"
 RECOMMISSION_NODE = "Recommission Node"
 ISSUE_USER_TOKEN = "Issue User Token"
 REFRESH_NODES = "Refresh Nodes"
+REFRESH_ADMIN_ACLS = "Refresh Admin ACLs"
 
 REST = "RMWebService"
 CLIENT_SERVICE = "ClientRMService"  # gRPC and Hadoop IPC clients

@@ -12,6 +12,10 @@ gRPC ``authorization`` metadata; Hadoop IPC carries RM delegation tokens instead
 The user is therefore always one the RM authenticated, or one the owner vouched for, never a bare query
 parameter. An RM without a client secret (``--insecure``) believes the name a request gives and checks no ACL.
 
+**Reads** without a credential (open unless ``authenticate_reads``) are made as the anonymous web user
+``dr.who``, as Hadoop's web apps make them: every app is listed, but only a viewer of an app (VIEW_APP) gets its
+full report; the others get YARN's restricted one, and a refusal for its attempts and containers.
+
 **Authorization** is :mod:`common.acl`'s rules on the ACLs in force (``RMConfig.acl_config``): each door calls
 the check for its operation before making the change, so the same ask gets the same answer everywhere, as
 YARN's ``AccessControlException``.
@@ -107,6 +111,17 @@ def caller(client_secret: str | None, bearer: str, acting_for: str = "", *, now:
             from None
 
 
+def viewer(client_secret: str | None, bearer: str, acting_for: str = "", *, now: float | None = None) -> Caller:
+    """The caller of a read: as :func:`caller` when it presents a credential; without one (reads are open unless
+    ``authenticate_reads``) the anonymous web user ``dr.who``, whose name proves nothing and who sees only what
+    the ACLs let everyone see. On an insecure RM, the name given."""
+    if not client_secret:
+        return Caller(acting_for or ANONYMOUS, authenticated=False)
+    if not bearer:
+        return Caller(ANONYMOUS, authenticated=False)
+    return caller(client_secret, bearer, acting_for, now=now)
+
+
 # ------------------------------------------------------------------------------------------------ groups
 
 
@@ -128,6 +143,14 @@ def groups_of(user: str) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------------------------------ checks
+
+
+def app_acls(app: App) -> dict[str, str] | None:
+    """The app's own ACLs (VIEW_APP, MODIFY_APP) from its submission, if it carried any."""
+    acls = app.am_launch.get("acls") if isinstance(app.am_launch, dict) else None
+    if not isinstance(acls, dict):
+        return None
+    return {str(k): str(v) for k, v in acls.items() if isinstance(v, str)}
 
 
 _UNCHECKED = AclConfig(enabled=False)
@@ -163,10 +186,17 @@ class Authorizer:
             raise AccessDenied(f"User {who.user} does not have permission to submit {app_id} to queue {path}")
 
     def modify(self, who: Caller, app: App) -> None:
-        acls = app.am_launch.get("acls") if isinstance(app.am_launch, dict) else None
-        if not self.acls.may_modify_app(who.user, app.user, str(app.queue),
-                                        acls if isinstance(acls, dict) else None, groups_of):
+        if not self.acls.may_modify_app(who.user, app.user, str(app.queue), app_acls(app), groups_of):
             raise AccessDenied(f"User {who.user} cannot perform operation MODIFY_APP on {app.app_id}")
+
+    def may_view(self, who: Caller, app: App) -> bool:
+        """Whether the caller sees the app's full report; the restricted one otherwise (YARN's VIEW_APP)."""
+        return self.acls.may_view_app(who.user, app.user, str(app.queue), app_acls(app), groups_of)
+
+    def view(self, who: Caller, app: App) -> None:
+        """Refuse what only a viewer of the app may read (its attempts, containers, logs), as YARN does."""
+        if not self.may_view(who, app):
+            raise AccessDenied(f"User {who.user} does not have privilege to see this application {app.app_id}")
 
     def move(self, who: Caller, app: App, target: str) -> None:
         self.modify(who, app)

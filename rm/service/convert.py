@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from common.resources import Resources
 from common.terms import NO_SIGNALS, AmSignals, ControlStep, SizeEstimate
@@ -51,19 +51,52 @@ def node_status_from_pb(s: pb.ContainerStatus) -> NodeStatus:
     )
 
 
-def ask_from_pb(a: pb.ResourceAsk) -> Ask:
+def ask_from_pb(a: pb.ResourceAsk, capability: Resources | None = None) -> Ask:
+    """The ask; ``capability``: its capability, already converted."""
     ask_type: AskType = "ALTRUISTIC" if a.ask_type == pb.ALTRUISTIC else "DEFAULT"
     return Ask(
         allocation_request_id=a.allocation_request_id,
         priority=a.priority,
-        capability=resources_from_pb(a.capability),
+        capability=resources_from_pb(a.capability) if capability is None else capability,
         num_containers=a.num_containers,
-        nodes=tuple(a.nodes),
-        racks=tuple(a.racks),
-        relax_locality=a.relax_locality or not (a.nodes or a.racks),
+        nodes=(nodes := tuple(a.nodes)),
+        racks=(racks := tuple(a.racks)),
+        relax_locality=a.relax_locality or not (nodes or racks),
         ask_type=ask_type,
         remaining_work_s=a.remaining_work_s,
         stage=a.stage,
+    )
+
+
+def asks_from_pb(asks: Iterable[pb.ResourceAsk]) -> list[Ask]:
+    """The asks of one allocate call. They repeat a few container sizes, so each distinct capability is converted
+    once and its ``Resources`` shared: fewer objects to build, check and keep in the ask table."""
+    shapes: dict[bytes, Resources] = {}
+    out = []
+    for a in asks:
+        key = a.capability.SerializeToString()  # equal bytes, equal amounts (unequal bytes: just converted again)
+        capability = shapes.get(key)
+        if capability is None:
+            capability = shapes[key] = resources_from_pb(a.capability)
+        out.append(ask_from_pb(a, capability))
+    return out
+
+
+AM_COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
+
+
+def allocate_response_to_pb(res: AllocateResult, now: float) -> pb.AllocateResponse:
+    """The answer to an allocate call (``now``: the RM's clock, for the deadline as seconds from now)."""
+    return pb.AllocateResponse(
+        response_id=res.response_id, am_command=AM_COMMANDS[res.command],
+        allocated_containers=[container_to_pb(c) for c in res.allocated],
+        completed_container_statuses=[completed_to_pb(s) for s in res.completed],
+        fair_share=resources_to_pb(res.fair_share),
+        available_resources=resources_to_pb(res.headroom),
+        num_cluster_nodes=res.num_nodes,
+        nm_tokens=[pb.NMToken(node_id=node_id_pb(n), token=t) for n, t in res.nm_tokens],
+        deadline_in_s=None if res.deadline is None else res.deadline - now,
+        granted_guarantee=granted_pb(res),
     )
 
 
@@ -150,6 +183,19 @@ def app_report(st: Ledger, app: App, now: float = 0.0) -> pb.ApplicationReport:
         leftover_containers=app.leftover_containers,
         deadline=_deadline_pb(st, app, now),
     )
+
+
+def restricted_app_report(st: Ledger, app: App) -> pb.ApplicationReport:
+    """The report of an app for a caller without VIEW_APP on it (YARN's ``createAndGetApplicationReport`` with
+    access refused): who, what and where it is, its state and times; its diagnostics and AM host unavailable,
+    no tracking URL, AM container, usage, attempt id or deadline terms."""
+    state, final_status = st.reported_state(app)
+    return pb.ApplicationReport(
+        application_id=app.app_id, user=app.user, queue=app.queue, name=app.name, host="N/A", rpc_port=-1,
+        state=state, final_status=final_status, diagnostics="N/A", start_time_ms=int(app.start_time * 1000),
+        finish_time_ms=int(app.finish_time * 1000), application_type=app.app_type, tags=list(app.tags),
+        priority=app.priority, submit_time_ms=int(app.submit_time * 1000),
+        launch_time_ms=int(app.launch_time * 1000), attempts=len(app.attempts))
 
 
 def launch_context_pb(launch: Mapping[str, object], extra_env: Mapping[str, str]) -> pb.ContainerLaunchContext:

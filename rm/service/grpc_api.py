@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
 import grpc
 
+from am.profile_wire import profile_to_pb, report_from_pb
 from common.errors import BadRequest, Forbidden, InvalidToken, YarnError
 from common.ids import ContainerId, NodeId
 from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from rm.core.reservation import yarn as reservations
 from rm.core.state_types import NodeStatus, SubmitSpec
 from rm.service import audit, authz, convert, limits
 from rm.service.authz import Authorizer, Caller
 from rm.service.operations import Operations
+from rm.service.reservations import require_reservation_stage
 from rm.service.rest import render
 from rm.service.stages import app_stages
 
@@ -38,7 +41,6 @@ T = TypeVar("T")
 _STATUS = {400: grpc.StatusCode.INVALID_ARGUMENT, 401: grpc.StatusCode.UNAUTHENTICATED, 403: grpc.StatusCode.PERMISSION_DENIED,
            404: grpc.StatusCode.NOT_FOUND, 409: grpc.StatusCode.FAILED_PRECONDITION,
            503: grpc.StatusCode.UNAVAILABLE}
-_COMMANDS = {"NONE": pb.AM_COMMAND_NONE, "RESYNC": pb.AM_RESYNC, "SHUTDOWN": pb.AM_SHUTDOWN}
 _NODE_ACTIONS = {"NORMAL": pb.NODE_ACTION_NORMAL, "RESYNC": pb.NODE_ACTION_RESYNC,
                  "SHUTDOWN": pb.NODE_ACTION_SHUTDOWN}
 
@@ -247,13 +249,15 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
                                         ) -> pb.RegisterApplicationMasterResponse:
         async def run() -> pb.RegisterApplicationMasterResponse:
             reg = await self.ops.am_register(bearer(context), request.host, request.rpc_port,
-                                             request.tracking_url)
+                                             request.tracking_url, with_profile=True)
             mx = reg.max_allocation
+            sp = reg.profile
             return pb.RegisterApplicationMasterResponse(
                 maximum_capability=convert.resources_to_pb(mx) if mx else None, queue=reg.app.queue,
                 application_id=reg.app.app_id, attempt_id=reg.attempt.attempt_id,
                 containers_from_previous_attempts=[convert.container_to_pb(c) for c in reg.inherited],
                 checkpoint=reg.app.am_checkpoint,
+                profile=None if sp is None else profile_to_pb(sp.profile, sp.runs, sp.init_measured),
             )
         return await guarded(context, run)
 
@@ -262,22 +266,12 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
         async def run() -> pb.AllocateResponse:
             limits.check_allocate(len(request.asks), len(request.releases))
             res = await self.ops.am_allocate(
-                bearer(context), request.response_id, [convert.ask_from_pb(a) for a in request.asks],
+                bearer(context), request.response_id, convert.asks_from_pb(request.asks),
                 request.releases, request.progress, request.blacklist_additions, request.blacklist_removals,
                 signals=convert.signals_from_pb(request),
                 checkpoint=request.checkpoint if request.HasField("checkpoint") else None,
             )
-            return pb.AllocateResponse(
-                response_id=res.response_id, am_command=_COMMANDS[res.command],
-                allocated_containers=[convert.container_to_pb(c) for c in res.allocated],
-                completed_container_statuses=[convert.completed_to_pb(s) for s in res.completed],
-                fair_share=convert.resources_to_pb(res.fair_share),
-                available_resources=convert.resources_to_pb(res.headroom),
-                num_cluster_nodes=res.num_nodes,
-                nm_tokens=[pb.NMToken(node_id=convert.node_id_pb(n), token=t) for n, t in res.nm_tokens],
-                deadline_in_s=None if res.deadline is None else res.deadline - self.ops.rm.now(),
-                granted_guarantee=convert.granted_pb(res),
-            )
+            return convert.allocate_response_to_pb(res, self.ops.rm.now())
         return await guarded(context, run)
 
     async def FinishApplicationMaster(self, request: pb.FinishApplicationMasterRequest,
@@ -286,6 +280,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
             done = await self.ops.am_finish(
                 bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
                 limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS), limits.cut(request.tracking_url, limits.MAX_NAME),
+                stages=report_from_pb(request.stages),
             )
             return pb.FinishApplicationMasterResponse(is_unregistered=done)
         return await guarded(context, run)
@@ -324,6 +319,10 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     raise NoCredentials(err.message) if err.status == 401 else err from None
             return await fn()
         return await guarded(context, run)
+
+    def _viewer(self, context: grpc.aio.ServicerContext) -> Caller:
+        """Who reads: the credential's user, or without one the anonymous ``dr.who`` (:func:`authz.viewer`)."""
+        return authz.viewer(self.rm.cfg.client_secret, bearer(context))
 
     async def GetNewApplication(self, request: pb.GetNewApplicationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.GetNewApplicationResponse:
@@ -379,6 +378,11 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                                    context: grpc.aio.ServicerContext) -> pb.GetApplicationReportResponse:
         async def run() -> pb.GetApplicationReportResponse:
             app = self.ops.app(request.application_id)
+            if not self.authz.may_view(self._viewer(context), app):
+                report = convert.restricted_app_report(self.rm.state, app)
+                if request.rest_shape:
+                    report.rest_json = json.dumps(render.app_json(self.rm, app, full=False))
+                return pb.GetApplicationReportResponse(report=report)
             report = convert.app_report(self.rm.state, app, self.rm.now())
             report.stages.extend(pb.StageProgress(name=s.name, tasks=s.tasks, done=s.done, running=s.running,
                                                   waiting=s.waiting, failed=s.failed, state=s.state)
@@ -392,6 +396,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                               context: grpc.aio.ServicerContext) -> pb.GetApplicationsResponse:
         async def run() -> pb.GetApplicationsResponse:
             st = self.rm.state
+            who = self._viewer(context)
             states = {s.upper() for s in request.states}
             out = []
             for app in st.apps.values():
@@ -401,9 +406,11 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                     continue
                 if request.user and app.user != request.user:
                     continue
-                report = convert.app_report(st, app, self.rm.now())
+                full = self.authz.may_view(who, app)
+                report = convert.app_report(st, app, self.rm.now()) if full else \
+                    convert.restricted_app_report(st, app)
                 if request.rest_shape:
-                    report.rest_json = json.dumps(render.app_json(self.rm, app))
+                    report.rest_json = json.dumps(render.app_json(self.rm, app, full=full))
                 out.append(report)
             if request.limit > 0:
                 out = out[-request.limit:]
@@ -415,6 +422,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
         async def run() -> pb.GetApplicationAttemptsResponse:
             st = self.rm.state
             app = self.ops.app(request.application_id)
+            self.authz.view(self._viewer(context), app)
             return pb.GetApplicationAttemptsResponse(attempts=[
                 pb.ApplicationAttemptReport(
                     attempt_id=a.attempt_id, state=a.state, am_container_id=a.am_container_id or "",
@@ -430,6 +438,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
                             context: grpc.aio.ServicerContext) -> pb.GetContainersResponse:
         async def run() -> pb.GetContainersResponse:
             st = self.rm.state
+            self.authz.view(self._viewer(context), self.ops.app(request.application_id))
             out = []
             for c in self.ops.containers(request.application_id):
                 node = st.nodes.get(c.node_id)
@@ -478,9 +487,6 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
     async def SubmitReservation(self, request: pb.SubmitReservationRequest,
                                 context: grpc.aio.ServicerContext) -> pb.SubmitReservationResponse:
         async def run(who: Caller) -> pb.SubmitReservationResponse:
-            from rm.core.reservation import yarn as reservations
-            from rm.service.rest.reservations import require_reservation_stage
-
             require_reservation_stage(self.rm)
             try:
                 definition = json.loads(request.definition_json or "null")

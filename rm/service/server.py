@@ -22,15 +22,18 @@ from common.errors import BadRequest, StoreUnavailable
 from common.settings import SettingsError
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from proto.limits import MAX_RESPONSE
 from proto.serve import add_health_and_reflection, add_servicer
 from rm.core.cycle import run_cycle
 from rm.core.ledger import Ledger
+from rm.core.policies.gs import size_setup
 from rm.core.policies.registry import make_admission, named_pipeline, scheduler
 from rm.core.queues import QueueConfigError, build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
 from rm.service import convert, limits
 from rm.service.config import RMConfig
+from rm.service.job_profiles import ProfileService
 from rm.service.operations import Operations
 from rm.service.persistence import LeaseKeeper, StoreWriter, lease_owner, open_store
 from rm.service.slo import SloService
@@ -84,6 +87,7 @@ class ResourceManager:
         self.metrics: Any = None
         self.ipc: Any = None  # the Hadoop IPC facade (rm/service/ipc)
         self.slo: SloService  # SLO inference from run history (Morpheus)
+        self.profiles: ProfileService  # recurring jobs' profiles from their stage reports (Jockey)
 
     # ------------------------------------------------------------------ clock and persistence
 
@@ -150,6 +154,19 @@ class ResourceManager:
         log.info("queues refreshed: %s", ", ".join(leaves))
         return leaves
 
+    async def refresh_admin_acls(self) -> str:
+        """Read ``yarn.admin.acl`` again from the configuration files and put it in force (YARN's
+        refreshAdminAcls); the queues and their ACLs stay as they are. The admin ACL now in force."""
+        if self._reload is None:
+            raise BadRequest("this ResourceManager was not started from configuration files; nothing to reload")
+        try:
+            admins = self._reload().acl_config.admins
+        except (SettingsError, OSError, ValueError) as exc:
+            raise BadRequest(f"the admin ACL was not changed: {exc}") from None
+        self.cfg = dataclasses.replace(self.cfg, acls=dataclasses.replace(self.cfg.acl_config, admins=admins))
+        log.info("admin ACL refreshed: yarn.admin.acl = %r", str(admins))
+        return str(admins)
+
     def in_store(self, fn: Any, *args: Any) -> Any:
         """Run a blocking store call on the store's thread."""
         return asyncio.get_running_loop().run_in_executor(self.store_executor, fn, *args)
@@ -192,12 +209,17 @@ class ResourceManager:
         else:
             self.state = Ledger.recover(stored, self.queues, self.cfg.core(), now=now, admission=self.admission)
         self.state.deadlines.background_fit = True  # the estimator is fitted in a worker thread (liveness loop)
-        self.state.sizes.sampling = any(s.name == "sampling" for s in self.pipeline)  # SLearn's gate
+        # SLearn's gate, and the estimate a GS pipeline orders by
+        self.state.sizes.sampling, self.state.sizes.mode = size_setup(self.pipeline)
         await self.persist()
         self.slo = SloService(self)
         pruned = await loop.run_in_executor(self.store_executor, self.slo.prune)
         if pruned:
             log.info("pruned %d old run(s) from the run history", pruned)
+        self.profiles = ProfileService(self)
+        pruned = await loop.run_in_executor(self.store_executor, self.profiles.prune)
+        if pruned:
+            log.info("pruned %d old stage report(s) from the jobs' profiles", pruned)
         from rm.service.metrics import RMMetrics
 
         self.metrics = RMMetrics(self)
@@ -261,7 +283,10 @@ class ResourceManager:
             ResourceTrackerServicer,
         )
 
-        server = grpc.aio.server(options=[("grpc.max_receive_message_length", limits.MAX_MESSAGE)])
+        # reads are bounded (S19: no huge requests); responses may be large (an allocate call handing over
+        # thousands of containers) up to what the ApplicationMaster client reads (proto.limits)
+        server = grpc.aio.server(options=[("grpc.max_receive_message_length", limits.MAX_MESSAGE),
+                                          ("grpc.max_send_message_length", MAX_RESPONSE)])
         add_servicer(server, "ResourceTracker", ResourceTrackerServicer(self))
         add_servicer(server, "ApplicationMaster", ApplicationMasterServicer(self))
         add_servicer(server, "ApplicationClient", ApplicationClientServicer(self))
@@ -333,6 +358,8 @@ class ResourceManager:
                 await asyncio.get_running_loop().run_in_executor(self.store_executor, self.store.release_lease)
         if hasattr(self, "slo"):
             self.slo.close()
+        if hasattr(self, "profiles"):
+            await self.profiles.close()
         self.store_executor.submit(self.store.close).result()
         self.store_executor.shutdown(wait=True)
         self.stopped.set()

@@ -33,7 +33,8 @@ def test_one_job_yields_and_the_other_gets_containers_from_the_leftover(make_clu
     }
 
     def app(app_id: str) -> dict:  # type: ignore[type-arg]
-        return httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}", timeout=10).json()["app"]
+        return httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}", timeout=10,  # as a viewer (VIEW_APP)
+                         headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()["app"]
 
     j2 = submit_job(cluster, write_job(tmp_path, short), tmp_path)
     wait_until(lambda: app(j2)["state"] == "RUNNING", 30, "the short job's AM to run")

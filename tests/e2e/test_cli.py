@@ -54,7 +54,8 @@ def test_cli_runs_the_tpch_example_and_reads_the_cluster(make_cluster, tmp_path:
         stages = client.app(app_id).stages
     assert [(s.name, s.tasks, s.done, s.state) for s in stages] == [
         (st["name"], st.get("tasks", 1), st.get("tasks", 1), "SUCCEEDED") for st in job["stages"]]
-    rest = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/stages", timeout=10).json()
+    rest = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/stages", timeout=10,
+                     headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()
     assert [(s["name"], s["done"], s["state"]) for s in rest["stages"]["stage"]] == [
         (s.name, s.done, s.state) for s in stages]
     assert httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/application_1_0042/stages", timeout=10

@@ -30,7 +30,8 @@ def cli(cluster: Any, *args: str, check: bool = True) -> subprocess.CompletedPro
 
 
 def app(cluster: Any, app_id: str) -> dict[str, Any]:
-    return dict(httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10).json()["app"])
+    return dict(httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10,  # as a viewer (VIEW_APP)
+                          headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()["app"])
 
 
 def buy(cluster: Any, job: Path, data_dir: Path, *flags: str) -> subprocess.CompletedProcess[str]:

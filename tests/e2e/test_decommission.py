@@ -72,7 +72,8 @@ def test_graceful_decommission_of_an_am_node_moves_the_app_on(make_cluster: Any,
     app_id = submit_job(cluster, write_job(tmp_path, sleep_job("moved", 15, tasks=2)), tmp_path)
 
     def am_node() -> str:
-        atts = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10).json()
+        atts = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10,
+                         headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()
         return str(atts["appAttempts"]["appAttempt"][-1]["nodeId"])
 
     node = wait_until(am_node, 60, "the AM to be placed")
@@ -95,7 +96,8 @@ def test_a_restarted_rm_keeps_a_decommissioning_node_and_its_deadline(make_clust
     app_id = submit_job(cluster, write_job(tmp_path, sleep_job("held", 60, tasks=1)), tmp_path)
 
     def am_node() -> str:
-        atts = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10).json()
+        atts = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=10,
+                         headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()
         return str(atts["appAttempts"]["appAttempt"][-1]["nodeId"])
 
     node = wait_until(am_node, 60, "the AM to be placed")

@@ -80,7 +80,8 @@ def _predicted_jct(plan: dict[str, Any]) -> float:
 
 
 def _running_containers(cluster: LocalCluster, app_id: str) -> int:
-    app = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10).json()["app"]
+    app = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10,  # as a viewer (VIEW_APP)
+                    headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()["app"]
     return int(app.get("runningContainers", 0))
 
 

@@ -75,7 +75,8 @@ def test_failure_detach_logs_kill_and_scriptable_output(make_cluster: Any, tmp_p
 
     # the app list in JSON carries the REST object's fields; the table, piped, no colour codes
     listed = json.loads(shepherd("app", "list", "--all", "-o", "json", *rm).stdout)
-    rest = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10).json()["app"]
+    rest = httpx.get(f"{cluster.rest_url}/ws/v1/cluster/apps/{app_id}", timeout=10,
+                     headers={"Authorization": f"Bearer {cluster.client_secret}"}).json()["app"]
     [mine] = [a for a in listed if a["id"] == app_id]
     # the REST object itself: the same fields, with the same values (the app has ended: nothing moves)
     assert set(mine) == set(rest), set(mine) ^ set(rest)
@@ -140,13 +141,14 @@ def test_a_job_that_fits_no_node_gives_one_reason_everywhere(make_cluster: Any, 
     assert httpx.post(f"{rest}/ws/v1/cluster/apps", json=body, headers=writer).status_code == 202
 
     def explained() -> dict[str, Any] | None:
-        e: dict[str, Any] = httpx.get(f"{rest}/ws/v1/shepherd/apps/{app_id}/explain").json()["explanation"]
+        e: dict[str, Any] = httpx.get(f"{rest}/ws/v1/shepherd/apps/{app_id}/explain",
+                                      headers=writer).json()["explanation"]
         return e if e["reason"] == "ASK_EXCEEDS_EVERY_NODE" else None
 
     e = wait_until(explained, 20, "the app to wait for a node large enough")
     assert e["numbers"]["ask"]["memory-mb"] == 8192
     assert e["numbers"]["largest_node"]["memory-mb"] == 2048
-    app = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}").json()["app"]
+    app = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}", headers=writer).json()["app"]
     assert app["state"] == "ACCEPTED"
     assert app["diagnostics"].startswith("[ASK_EXCEEDS_EVERY_NODE]")
     page = httpx.get(f"{rest}/ui/apps/{app_id}").text

@@ -47,10 +47,11 @@ def test_a_wide_job_is_sampled_estimated_and_kept_across_a_restart(make_cluster,
     config = tmp_path / "rm.yaml"
     config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "slearn"}))
     cluster = make_cluster(nodes=3, node_memory_mb=2048, node_vcores=4, rm_args=["--config", str(config)])
+    viewer = {"Authorization": f"Bearer {cluster.client_secret}"}  # an app's details are its viewers' (VIEW_APP)
 
     def estimate(app_id: str) -> dict[str, Any]:
-        return dict(httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/estimate", timeout=10
-                              ).json()["estimate"])
+        return dict(httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/estimate", timeout=10,
+                              headers=viewer).json()["estimate"])
 
     with RMClient(cluster.rm_address) as rm:
         hog = submit_job(cluster, write_job(tmp_path, greedy()), tmp_path)
@@ -67,7 +68,8 @@ def test_a_wide_job_is_sampled_estimated_and_kept_across_a_restart(make_cluster,
             time.sleep(0.1)
         assert most <= 3, f"{most} of its tasks ran while it sampled"
         # every pilot placed: what is left of its tasks waits for the pilots (or for room nothing else wants)
-        held = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{job}/explain", timeout=10).json()["explanation"]
+        held = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{job}/explain", timeout=10,
+                         headers=viewer).json()["explanation"]
         assert held["reason"] == "SAMPLING_PILOTS", held
         assert running_tasks(rm, job) <= 3
 

@@ -209,6 +209,7 @@ def shepherd(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_explain_names_the_cause_and_the_numbers(cluster: LocalCluster, yac: ResourceManager) -> None:
     base = cluster.rest_url
+    viewer = {"Authorization": f"Bearer {cluster.client_secret}"}  # an app's details are its viewers' (VIEW_APP)
     huge = submit(yac, "sleep 300", memory=12288)
     holder = submit(yac, "sleep 300", memory=3072, queue="limited")
     wait_until(lambda: state_of(yac, holder) == "RUNNING", 30, "the first app of the limited queue")
@@ -216,7 +217,7 @@ def test_explain_names_the_cause_and_the_numbers(cluster: LocalCluster, yac: Res
 
     def explanation(app_id: str, code: str) -> Any:
         def get() -> Any:
-            e = httpx.get(f"{base}/ws/v1/shepherd/apps/{app_id}/explain").json()["explanation"]
+            e = httpx.get(f"{base}/ws/v1/shepherd/apps/{app_id}/explain", headers=viewer).json()["explanation"]
             return e if e["reason"] == code else None
         return wait_until(get, 20, f"{app_id} to wait with {code}")
 

@@ -263,7 +263,103 @@ async def test_update_and_delete_need_the_right_to_administer_the_reservation(rm
     assert err.value.java_class != ACCESS_CONTROL
 
 
+async def test_list_reservations_answers_with_hadoops_records(rm: ResourceManager) -> None:
+    first, second = await new_reservation(rm, "alice"), await new_reservation(rm, "bob")
+    for user, rid, containers in (("alice", first, 2), ("bob", second, 3)):
+        await call(rm, user, "submitReservation",
+                   yp.ReservationSubmissionRequest(queue="default", reservation_id=rid,
+                                                   reservation_definition=definition(rm, containers=containers)),
+                   yp.ReservationSubmissionResponse)
+    listed = await call(rm, "carol", "listReservations", yp.ReservationListRequest(queue="default"),
+                        yp.ReservationListResponse)  # a read: any authenticated user
+    assert [(rid_str(r.reservation_id), r.user) for r in listed.reservations] == \
+        [(rid_str(first), "alice"), (rid_str(second), "bob")]
+    mine = listed.reservations[0]
+    held = rm.state.reservation_plan().get(rid_str(first))
+    assert mine.acceptance_time == held.acceptance_ms
+    d = mine.reservation_definition
+    assert (d.reservation_name, d.reservation_requests.interpreter, d.recurrence_expression) == \
+        ("nightly", yr.R_ALL, "0")
+    assert [(r.num_containers, r.duration, r.concurrency, r.capability.memory) for r in
+            d.reservation_requests.reservation_resources] == [(2, 600_000, 1, 1024)]
+    assert d.deadline - d.arrival == HOUR_MS
+    assert d.arrival <= mine.start_time < mine.end_time <= d.deadline  # where the plan holds it
+    assert not mine.contains_gangs
+    assert not mine.allocation_requests  # only when asked for
+
+    one = await call(rm, "alice", "listReservations", yp.ReservationListRequest(
+        queue="default", reservation_id=rid_str(second), include_resource_allocations=True),
+        yp.ReservationListResponse)
+    [only] = one.reservations
+    assert rid_str(only.reservation_id) == rid_str(second)
+    segments = [(a.start_time, a.end_time, a.resource.memory, a.resource.virtual_cores)
+                for a in only.allocation_requests]
+    [plan] = rm.state.reservation_plan().list_reservations("default", rid_str(second), include_allocations=True)
+    assert plan.allocations  # the runs REST's resource-allocations print, here as ResourceAllocationRequests
+    assert segments == [(s.start_ms, s.end_ms, s.resource.memory_mb, s.resource.vcores) for s in plan.allocations]
+    assert max(memory for _, _, memory, _ in segments) >= 1024
+
+    after = await call(rm, "alice", "listReservations", yp.ReservationListRequest(
+        queue="default", start_time=only.end_time + HOUR_MS * 24, end_time=-1), yp.ReservationListResponse)
+    assert not after.reservations  # nothing held that late; -1 is Long.MAX_VALUE, as in Hadoop
+    elsewhere = await call(rm, "alice", "listReservations", yp.ReservationListRequest(queue="batch"),
+                           yp.ReservationListResponse)
+    assert not elsewhere.reservations
+
+
+async def test_list_reservations_refuses_a_bad_request_with_yarns_error(rm: ResourceManager) -> None:
+    cases = [(yp.ReservationListRequest(), "The queue is not specified"),
+             (yp.ReservationListRequest(queue="default", start_time=HOUR_MS, end_time=1),
+              "end time must be greater than the specified start time"),
+             (yp.ReservationListRequest(queue="default", reservation_id="reservation_garbage"), "")]
+    for request, said in cases:
+        with pytest.raises(RemoteError) as err:
+            await call(rm, "alice", "listReservations", request, yp.ReservationListResponse)
+        assert err.value.java_class == "org.apache.hadoop.yarn.exceptions.YarnException", err.value
+        assert said in str(err.value)
+
+
 # ------------------------------------------------------------------------------------------------ rmadmin
+
+
+async def test_refresh_admin_acls_reads_the_admin_acl_again(tmp_path: Path,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """The admin ACL in force decides who may refresh it; after the call the files' one is in force, and
+    nothing else changed (the queues and their ACLs stay)."""
+    files = {"admins": "admin"}
+
+    def reload() -> RMConfig:  # what the configuration files say now
+        return RMConfig(queues=QUEUES, acls=AclConfig(admins=AccessList.parse(files["admins"])))
+
+    cfg = RMConfig(data_dir=tmp_path / "rm", create_store=True, grpc_port=0, rest_port=0, queues=QUEUES,
+                   ipc_client_port=0, ipc_scheduler_port=-1, ipc_admin_port=0, acls=ACLS)
+    server = ResourceManager(cfg, reload=reload)
+    await server.start()
+    caplog.set_level(logging.INFO, logger="shepherd.rm.audit")
+    try:
+        files["admins"] = "alice"
+        request = yp.RefreshAdminAclsRequest()
+        msg = await refused(server, "alice", "refreshAdminAcls", request, yp.RefreshAdminAclsResponse,
+                            protocol=ADMIN)  # not yet an admin: the ACL in force is still the old one
+        assert "User alice doesn't have permission to call 'refreshAdminAcls'" in msg
+        await refused(server, "admin", "refreshAdminAcls", request, yp.RefreshAdminAclsResponse, token=False,
+                      protocol=ADMIN)
+        assert server.cfg.acl_config.is_admin("admin")
+        await call(server, "admin", "refreshAdminAcls", request, yp.RefreshAdminAclsResponse, protocol=ADMIN)
+        assert server.cfg.acl_config.is_admin("alice")
+        assert not server.cfg.acl_config.is_admin("admin")
+        assert server.cfg.acl_config.queues == ACLS.queues  # the queues' ACLs stay
+        await call(server, "alice", "refreshQueues", yp.RefreshQueuesRequest(), yp.RefreshQueuesResponse,
+                   protocol=ADMIN)
+        await refused(server, "admin", "refreshQueues", yp.RefreshQueuesRequest(), yp.RefreshQueuesResponse,
+                      protocol=ADMIN)
+        lines = [r.getMessage() for r in caplog.records if r.name == "shepherd.rm.audit"]
+        assert any(line.startswith("USER=admin\t") and "OPERATION=Refresh Admin ACLs\tTARGET=AdminService\t"
+                   "RESULT=SUCCESS" in line for line in lines), lines
+        assert sum("OPERATION=Refresh Admin ACLs\tTARGET=AdminService\tRESULT=FAILURE" in line
+                   for line in lines) == 2
+    finally:
+        await server.stop()
 
 
 async def test_refresh_queues_needs_a_cluster_admin(rm: ResourceManager, caplog: pytest.LogCaptureFixture) -> None:

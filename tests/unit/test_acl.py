@@ -133,3 +133,18 @@ def test_callers_come_from_credentials_not_from_names() -> None:
     with pytest.raises(authz.Unauthenticated):
         authz.caller(secret, "")
     assert authz.caller(None, "", "mallory") == authz.Caller("mallory", authenticated=False)
+
+
+def test_view_needs_ownership_queue_administration_an_admin_or_the_apps_own_view_acl() -> None:
+    cfg = acls(root_b={"acl_administer_queue": "carol"})
+    assert cfg.may_view_app("alice", "alice", "root.a", None, groups)  # its owner
+    assert not cfg.may_view_app("bob", "alice", "root.a", None, groups)
+    assert cfg.may_view_app("carol", "alice", "root.b", None, groups)  # the queue's administrator
+    assert not cfg.may_view_app("carol", "alice", "root.a", None, groups)
+    assert cfg.may_view_app("bob", "alice", "root.a", {"VIEW_APP": "bob"}, groups)
+    assert cfg.may_view_app("bob", "alice", "root.a", {"VIEW_APP": " ops"}, groups)  # bob is in ops
+    assert not cfg.may_view_app("bob", "alice", "root.a", {"MODIFY_APP": "bob"}, groups)  # modify is not view
+    assert not cfg.may_view_app("dr.who", "alice", "root.a", {"VIEW_APP": "bob"}, groups)
+    assert cfg.may_view_app("dr.who", "alice", "root.a", {"VIEW_APP": "*"}, groups)
+    assert AclConfig(admins=AccessList.parse("root")).may_view_app("root", "alice", "root.a")
+    assert AclConfig(enabled=False, admins=NOBODY).may_view_app("dr.who", "alice", "root.a")

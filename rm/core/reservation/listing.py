@@ -31,6 +31,8 @@ class ReservationInfo:
     definition: ReservationDefinition
     allocations: tuple[AllocationSegment, ...] | None = None
     missed_instances: tuple[int, ...] = ()
+    start_ms: int = 0  # the first ms it holds capacity (``extent``)
+    end_ms: int = 0  # the last; LONG_MAX for a periodic one
 
 
 def extent(res: Reservation, book: PlanBook) -> tuple[int, int]:

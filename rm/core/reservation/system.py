@@ -426,7 +426,7 @@ class ReservationSystem:
                 continue
             allocs = allocation_segments(res, book, start_ms, end_ms) if include_allocations else None
             out.append(ReservationInfo(res.reservation_id, res.queue, res.user, res.acceptance_ms, res.definition,
-                                       allocs, tuple(res.missed)))
+                                       allocs, tuple(res.missed), first, last))
         return out
 
     # ---------------------------------------------------------------------------------- records

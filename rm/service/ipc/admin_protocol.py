@@ -37,7 +37,19 @@ class Administration:
         return Protocol(NAME, {
             "refreshQueues": Method(yp.RefreshQueuesRequest, self.refresh_queues),
             "refreshNodes": Method(yp.RefreshNodesRequest, self.refresh_nodes),
+            "refreshAdminAcls": Method(yp.RefreshAdminAclsRequest, self.refresh_admin_acls),
         })
+
+    async def refresh_admin_acls(self, ctx: CallContext, req: yp.RefreshAdminAclsRequest
+                                 ) -> yp.RefreshAdminAclsResponse:
+        """Read ``yarn.admin.acl`` again from the configuration files and put it in force, as refreshQueues
+        reads the queues: the caller must be an admin under the ACL in force before the call."""
+        async def change(who: Caller) -> yp.RefreshAdminAclsResponse:
+            self.facade.authz.admin(who, "refreshAdminAcls")
+            await self.rm.refresh_admin_acls()
+            return yp.RefreshAdminAclsResponse()
+        return await self.facade.client.audited(ctx, audit.REFRESH_ADMIN_ACLS, "", change,
+                                                target=audit.ADMIN_SERVICE, hint=HINT)
 
     async def refresh_queues(self, ctx: CallContext, req: yp.RefreshQueuesRequest) -> yp.RefreshQueuesResponse:
         """Read the queue tree (and the ACLs) again from the configuration files and apply it; refused, the

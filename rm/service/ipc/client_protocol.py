@@ -23,12 +23,14 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.core.entities import App
 from rm.core.reservation import yarn as reservations
-from rm.core.reservation.requests import parse_reservation_id, reservation_id
+from rm.core.reservation.listing import LONG_MAX, ReservationInfo
+from rm.core.reservation.requests import ReservationDefinition, parse_reservation_id, reservation_id
 from rm.core.state_types import SubmitSpec
 from rm.service import audit, limits
 from rm.service.authz import ANONYMOUS, AccessDenied, Caller
 from rm.service.ipc import reports
 from rm.service.ipc.errors import as_rpc_errors
+from rm.service.reservations import require_reservation_stage
 
 if TYPE_CHECKING:
     from rm.service.ipc.facade import IpcFacade
@@ -124,6 +126,31 @@ def _definition_json(req: Message, field: str) -> dict[str, object] | None:
     return out
 
 
+def _definition_pb(d: ReservationDefinition) -> yr.ReservationDefinition:
+    """A reservation's definition as Hadoop's record (the inverse of ``_definition_json``'s reading)."""
+    return yr.ReservationDefinition(
+        arrival=d.arrival_ms, deadline=d.deadline_ms, reservation_name=d.name,
+        recurrence_expression=str(d.recurrence_ms), priority=yr.Priority(priority=d.priority),
+        reservation_requests=yr.ReservationRequests(
+            interpreter=d.interpreter,
+            reservation_resources=[
+                yr.ReservationRequest(capability=records.resource_pb(r.capability), num_containers=r.num_containers,
+                                      concurrency=r.min_concurrency, duration=r.duration_ms)
+                for r in d.requests]))
+
+
+def _allocation_state(info: ReservationInfo) -> yr.ReservationAllocationState:
+    """One reservation of a list, as Hadoop's ReservationAllocationState."""
+    return yr.ReservationAllocationState(
+        reservation_id=_reservation_id_pb(info.reservation_id), reservation_definition=_definition_pb(info.definition),
+        user=info.user, acceptance_time=info.acceptance_ms, start_time=info.start_ms, end_time=info.end_ms,
+        contains_gangs=any(r.min_concurrency > 1 for r in info.definition.requests),
+        allocation_requests=[
+            yr.ResourceAllocationRequest(start_time=s.start_ms, end_time=s.end_ms,
+                                         resource=records.resource_pb(s.resource))
+            for s in info.allocations or ()])
+
+
 class ApplicationClient:
     def __init__(self, facade: IpcFacade) -> None:
         self.facade = facade
@@ -146,6 +173,7 @@ class ApplicationClient:
             "submitReservation": Method(yp.ReservationSubmissionRequest, self.submit_reservation),
             "updateReservation": Method(yp.ReservationUpdateRequest, self.update_reservation),
             "deleteReservation": Method(yp.ReservationDeleteRequest, self.delete_reservation),
+            "listReservations": Method(yp.ReservationListRequest, self.list_reservations),
         })
 
     def passwords_for(self, identifier: bytes) -> list[bytes]:
@@ -195,14 +223,24 @@ class ApplicationClient:
         audit.record(user=user, ip=ip, operation=operation, target=target, ok=True, app_id=app_id)
         return out
 
-    def _report(self, app: App, ctx: CallContext) -> yr.ApplicationReport:
-        # the AMRMToken of an unmanaged AM goes to its submitter; a SIMPLE user name proves nothing, so
-        # there it goes nowhere unless the RM is insecure or the operator allowed SIMPLE writes
+    def _trusted(self, ctx: CallContext) -> str:
+        """The caller's name where it is believed: a token's owner, or the SIMPLE name where the RM is insecure
+        or the operator allowed SIMPLE writes; "" otherwise (a SIMPLE user name proves nothing)."""
         trusted = self.principal(ctx)
         if trusted is None and (not self.rm.cfg.client_secret or self.facade.settings.allow_simple_writes):
             trusted = ctx.user
+        return trusted or ""
+
+    def _may_view(self, ctx: CallContext) -> Callable[[App], bool]:
+        """Whether the caller sees an app in full (VIEW_APP); an unproven caller reads as ``dr.who``."""
+        who = Caller(self._trusted(ctx) or ANONYMOUS)
+        return lambda app: self.facade.authz.may_view(who, app)
+
+    def _report(self, app: App, ctx: CallContext) -> yr.ApplicationReport:
+        # the AMRMToken of an unmanaged AM goes to its submitter, never to a caller whose name is unproven
         return reports.app_report(self.rm.state, app, scheduler_address=self.facade.amrm_service,
-                                  web_url=self.facade.web_url, caller=trusted or "")
+                                  web_url=self.facade.web_url, caller=self._trusted(ctx),
+                                  full=self._may_view(ctx)(app))
 
     async def get_new_application(self, ctx: CallContext, req: yp.GetNewApplicationRequest
                                   ) -> yp.GetNewApplicationResponse:
@@ -322,8 +360,6 @@ class ApplicationClient:
                                  ) -> yp.ReservationSubmissionResponse:
         """Admit a reservation, or refuse it (the plan has no room): the caller may reserve in the queue."""
         async def change(who: Caller) -> yp.ReservationSubmissionResponse:
-            from rm.service.rest.reservations import require_reservation_stage
-
             require_reservation_stage(self.rm)
             body = reservations.parse_submit({
                 "queue": req.queue, "reservation-id": _reservation_id_str(req, "reservation_id"),
@@ -356,6 +392,20 @@ class ApplicationClient:
             return yp.ReservationDeleteResponse()
         return await self.audited(ctx, audit.DELETE_RESERVATION, "", change)
 
+    async def list_reservations(self, ctx: CallContext, req: yp.ReservationListRequest
+                                ) -> yp.ReservationListResponse:
+        """A queue's reservations whose allocation overlaps [start_time, end_time] (a negative or unset start
+        is 0, end Long.MAX_VALUE), or the one reservation_id names; a read, as on REST."""
+        self._reader(ctx)
+        with as_rpc_errors():
+            if not req.queue.strip():
+                raise BadRequest("The queue is not specified. Please try again with a valid reservable queue.")
+            start = max(req.start_time, 0)
+            end = req.end_time if req.HasField("end_time") and req.end_time >= 0 else LONG_MAX
+            infos = self.ops.list_reservations(req.queue, req.reservation_id.strip() or None, start, end,
+                                               req.include_resource_allocations)
+            return yp.ReservationListResponse(reservations=[_allocation_state(i) for i in infos])
+
     async def get_cluster_metrics(self, ctx: CallContext, req: yp.GetClusterMetricsRequest
                                   ) -> yp.GetClusterMetricsResponse:
         self._reader(ctx)
@@ -377,4 +427,4 @@ class ApplicationClient:
             return yp.GetQueueInfoResponse(queue_info=reports.queue_info(
                 st, path, children=req.include_child_queues, recursive=req.recursive,
                 apps=req.include_applications, scheduler_address=self.facade.amrm_service,
-                web_url=self.facade.web_url))
+                web_url=self.facade.web_url, may_view=self._may_view(ctx)))

@@ -7,6 +7,8 @@ listener, since that is where an AM's NMClient connects. A node that registered 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from common.hadoop import records, tokens
 from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
@@ -56,9 +58,42 @@ def amrm_token_for(st: Ledger, attempt_id: str, service: str) -> ipc.Token:
     return tokens.amrm_token(st.amrm_key, attempt_id, service)
 
 
-def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, caller: str = ""
+UNAVAILABLE = "N/A"
+
+
+def _unknown_resource() -> yr.Resource:
+    return yr.Resource(memory=-1, virtual_cores=-1)
+
+
+def restricted_app_report(st: Ledger, app: App) -> yr.ApplicationReport:
+    """The report of an app for a caller without VIEW_APP on it, as YARN's RMAppImpl builds it with access
+    refused: host, tracking URLs and diagnostics unavailable, no progress, a placeholder attempt id (-1) and
+    the placeholder usage report (every count and resource -1); state, times, type, tags and priority as
+    they are."""
+    state, final_status = st.reported_state(app)
+    return yr.ApplicationReport(
+        application_id=records.app_id_pb(app.app_id), user=app.user, queue=queue_leaf(app.queue), name=app.name,
+        host=UNAVAILABLE, rpc_port=-1, yarn_application_state=APP_STATES.get(state, yr.NEW),
+        tracking_url=UNAVAILABLE, original_tracking_url=UNAVAILABLE, diagnostics=UNAVAILABLE,
+        start_time=int(app.start_time * 1000), finish_time=int(app.finish_time * 1000),
+        final_application_status=FINAL_STATUSES.get(final_status, yr.APP_UNDEFINED), progress=0.0,
+        application_type=app.app_type, application_tags=list(app.tags), unmanaged_application=app.unmanaged,
+        priority=yr.Priority(priority=app.priority), launch_time=int(app.launch_time * 1000),
+        submit_time=int(app.submit_time * 1000),
+        current_application_attempt_id=yr.ApplicationAttemptId(
+            application_id=records.app_id_pb(app.app_id), attempt_id=-1),
+        app_resource_usage=yr.ApplicationResourceUsageReport(
+            num_used_containers=-1, num_reserved_containers=-1, used_resources=_unknown_resource(),
+            reserved_resources=_unknown_resource(), needed_resources=_unknown_resource()),
+    )
+
+
+def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, caller: str = "", full: bool = True
                ) -> yr.ApplicationReport:
-    """``caller``: the remote user; the submitter of an unmanaged app gets its AMRMToken."""
+    """``caller``: the remote user; the submitter of an unmanaged app gets its AMRMToken. ``full`` False: the
+    restricted report (:func:`restricted_app_report`)."""
+    if not full:
+        return restricted_app_report(st, app)
     att = app.current
     state, final_status = st.reported_state(app)
     report = yr.ApplicationReport(
@@ -115,7 +150,9 @@ def cluster_metrics(st: Ledger) -> yr.YarnClusterMetrics:
 
 
 def queue_info(st: Ledger, path: str, *, children: bool, recursive: bool, apps: bool,
-               scheduler_address: str, web_url: str) -> yr.QueueInfo:
+               scheduler_address: str, web_url: str, may_view: Callable[[App], bool] = lambda app: True
+               ) -> yr.QueueInfo:
+    """``may_view``: whether the caller sees an app of the queue in full (else its restricted report)."""
     q = st.queues[path]  # type: ignore[index]
     used = Resources()
     queue_apps = [a for a in st.apps.values() if a.queue == path or a.queue.startswith(path + ".")]
@@ -132,8 +169,9 @@ def queue_info(st: Ledger, path: str, *, children: bool, recursive: bool, apps: 
     if children or recursive:
         for child in q.children:
             info.child_queues.append(queue_info(st, child, children=False, recursive=recursive, apps=apps,
-                                                scheduler_address=scheduler_address, web_url=web_url))
+                                                scheduler_address=scheduler_address, web_url=web_url,
+                                                may_view=may_view))
     if apps and q.is_leaf:
-        info.applications.extend(app_report(st, a, scheduler_address=scheduler_address, web_url=web_url)
-                                 for a in queue_apps)
+        info.applications.extend(app_report(st, a, scheduler_address=scheduler_address, web_url=web_url,
+                                            full=may_view(a)) for a in queue_apps)
     return info

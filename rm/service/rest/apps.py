@@ -4,6 +4,7 @@ validates, applies, persists and wakes the scheduler; these handlers parse and r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from rm.core.records import APP_STATES, FINAL_STATUSES
 from rm.service.authz import Authorizer
 from rm.service.rest import render
 from rm.service.rest.cluster import BASE, parse_states
-from rm.service.rest.errors import check_writer, json_object, not_found_app
+from rm.service.rest.errors import check_reader, check_writer, json_object, not_found_app
 
 if TYPE_CHECKING:
     from rm.service.operations import Operations
@@ -61,7 +62,9 @@ def _queue_filter(rm: ResourceManager, ops: Operations, name: str) -> set[QueueP
     return {p for p in rm.state.queues if p == path or p.startswith(f"{path}.")}
 
 
-def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str]) -> list[dict[str, Any]]:
+def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str],
+              may_view: Callable[[App], bool] = lambda app: True) -> list[dict[str, Any]]:
+    """The apps the filters select, each in full for a caller ``may_view`` lets see it, else restricted."""
     states = parse_states(params.get("states"), APP_STATES, "application-state") | \
         parse_states(params.get("state"), APP_STATES, "application-state")
     finals = parse_states(params.get("finalStatus"), FINAL_STATUSES, "final status")
@@ -103,7 +106,8 @@ def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str]) -> l
             continue
         if finished_given and not (app.finish_time and finished[0] <= render.ms(app.finish_time) <= finished[1]):
             continue
-        rows.append(render.app_json(rm, app, with_requests="resourceRequests" not in deselect))
+        rows.append(render.app_json(rm, app, with_requests="resourceRequests" not in deselect,
+                                    full=may_view(app)))
         if max_rows is not None and len(rows) >= max_rows:
             break
     return rows
@@ -127,22 +131,32 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
     authz = Authorizer(rm)
 
-    @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters")
-    async def apps(request: Request) -> dict[str, Any]:
-        return {"apps": {"app": list_apps(rm, ops, dict(request.query_params))}}
+    def viewed(request: Request, app_id: str) -> App:
+        """The app, for a caller that may view it in full (403 AccessControlException otherwise)."""
+        a = get_app(rm, app_id)
+        authz.view(check_reader(request, secret), a)
+        return a
 
-    @api.get(f"{APPS}/{{app_id}}", tags=["apps"], summary="One application")
-    async def app(app_id: str) -> dict[str, Any]:
-        return {"app": render.app_json(rm, get_app(rm, app_id))}
+    @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters (restricted reports of the apps "
+                                          "the caller may not view)")
+    async def apps(request: Request) -> dict[str, Any]:
+        who = check_reader(request, secret)
+        return {"apps": {"app": list_apps(rm, ops, dict(request.query_params), lambda a: authz.may_view(who, a))}}
+
+    @api.get(f"{APPS}/{{app_id}}", tags=["apps"], summary="One application (restricted for a caller that may not "
+                                                         "view it)")
+    async def app(app_id: str, request: Request) -> dict[str, Any]:
+        a = get_app(rm, app_id)
+        return {"app": render.app_json(rm, a, full=authz.may_view(check_reader(request, secret), a))}
 
     @api.get(f"{APPS}/{{app_id}}/appattempts", tags=["apps"], summary="The attempts of an application")
-    async def attempts(app_id: str) -> dict[str, Any]:
-        a = get_app(rm, app_id)
+    async def attempts(app_id: str, request: Request) -> dict[str, Any]:
+        a = viewed(request, app_id)
         return {"appAttempts": {"appAttempt": [render.attempt_json(rm, att) for att in a.attempts]}}
 
     @api.get(f"{APPS}/{{app_id}}/appattempts/{{attempt_id}}", tags=["apps"], summary="One attempt")
-    async def attempt(app_id: str, attempt_id: str) -> dict[str, Any]:
-        a = get_app(rm, app_id)
+    async def attempt(app_id: str, attempt_id: str, request: Request) -> dict[str, Any]:
+        a = viewed(request, app_id)
         for att in a.attempts:
             if att.attempt_id == attempt_id:
                 return {"appAttempt": render.attempt_json(rm, att)}

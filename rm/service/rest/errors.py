@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 
 from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
 from common.errors import Forbidden as CommonForbidden
-from rm.service.authz import Caller, Unauthenticated, caller
+from rm.service.authz import Caller, Unauthenticated, caller, viewer
 from rm.service.limits import MAX_JSON_DEPTH, json_depth
 
 log = logging.getLogger("shepherd.rm.rest")
@@ -140,20 +140,36 @@ def _not_json(name: str) -> Any:
     raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
 
 
+def _credential(request: Request, secret: str | None) -> tuple[str, str]:
+    """The bearer credential the request presents ("" for none), and the user it names (``?doAs=``,
+    ``?user.name=``)."""
+    header = request.headers.get("authorization", "")
+    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+    if secret and header and not token:
+        raise Forbidden("the Authorization header must be Bearer <client secret or user token>")
+    return token, request.query_params.get("doAs") or request.query_params.get("user.name") or ""
+
+
 def check_writer(request: Request, secret: str | None) -> Caller:
     """The caller of a write (:mod:`rm.service.authz`): the client secret's owner, acting for ``?doAs=`` or
     ``?user.name=`` if given, or the user of a user token. Without a client secret (insecure) the name given."""
-    header = request.headers.get("authorization", "")
-    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
-    acting_for = request.query_params.get("doAs") or request.query_params.get("user.name") or ""
-    if secret and header and not token:
-        raise Forbidden("the Authorization header must be Bearer <client secret or user token>")
+    token, acting_for = _credential(request, secret)
     try:
         who = caller(secret, token, acting_for)
     except CommonForbidden as exc:
         raise Forbidden(exc.message) from None
     request.state.audit_user = who.user
     return who
+
+
+def check_reader(request: Request, secret: str | None) -> Caller:
+    """The caller of a read: as for a write when the request presents a credential (a wrong one is refused);
+    without one, the anonymous web user ``dr.who`` (:func:`rm.service.authz.viewer`)."""
+    token, acting_for = _credential(request, secret)
+    try:
+        return viewer(secret, token, acting_for)
+    except CommonForbidden as exc:
+        raise Forbidden(exc.message) from None
 
 
 def install_read_check(api: FastAPI, secret: str) -> None:

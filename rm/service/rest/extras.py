@@ -18,7 +18,7 @@ from common.errors import ApplicationNotFound
 from rm.core.explain import explain
 from rm.core.policies.api import queue_order
 from rm.service.authz import Authorizer
-from rm.service.rest.errors import check_writer, not_found_app
+from rm.service.rest.errors import check_reader, check_writer, not_found_app
 from rm.service.stages import app_stages
 
 if TYPE_CHECKING:
@@ -41,11 +41,17 @@ def docs_assets() -> Path | None:
 
 
 def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
-    def known_app(app_id: str) -> App:
+    authz = Authorizer(rm)
+
+    def known_app(app_id: str, request: Request) -> App:
+        """The app, for a caller that may view it in full (what it waits for, its size and its stages are
+        details of its run, as its attempts are): 403 AccessControlException otherwise."""
         try:
-            return rm.state.get_app(app_id)
+            app = rm.state.get_app(app_id)
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
+        authz.view(check_reader(request, rm.cfg.client_secret), app)
+        return app
 
     @api.get("/metrics", tags=["shepherd"], summary="Prometheus metrics", response_class=PlainTextResponse)
     async def prometheus() -> Response:
@@ -53,7 +59,8 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
 
     @api.get(f"{SHEPHERD}/apps/{{app_id}}/explain", tags=["shepherd"],
              summary="Why an application waits: a stable reason code and the numbers behind it")
-    async def explain_app(app_id: str) -> dict[str, Any]:
+    async def explain_app(app_id: str, request: Request) -> dict[str, Any]:
+        known_app(app_id, request)
         try:
             return {"explanation": explain(rm.state, app_id, queue_order(rm.pipeline), now=rm.now()).to_dict()}
         except ApplicationNotFound:
@@ -64,15 +71,15 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
                       "refused with the old queues kept when the new tree is invalid or strands unfinished apps. "
                       "With dryRun=true: validate the files against the running RM and apply nothing")
     async def refresh_queues(request: Request, dryRun: bool = False) -> dict[str, Any]:
-        Authorizer(rm).admin(check_writer(request, rm.cfg.client_secret), "refreshQueues")
+        authz.admin(check_writer(request, rm.cfg.client_secret), "refreshQueues")
         leaves = await rm.refresh_queues(dry_run=dryRun)  # a refusal is answered as a RemoteException
         return {"queues": leaves, "dryRun": dryRun}
 
     @api.get(f"{SHEPHERD}/apps/{{app_id}}/estimate", tags=["shepherd"],
              summary="The RM's own estimate of an application's size, from its finished tasks (SLearn's data): "
                      "state (ESTIMATED, DECLARED, THIN, UNKNOWN), task groups, total and remaining task-seconds")
-    async def estimate_app(app_id: str) -> dict[str, Any]:
-        app = known_app(app_id)
+    async def estimate_app(app_id: str, request: Request) -> dict[str, Any]:
+        app = known_app(app_id, request)
         out = rm.state.sizes.describe(app.app_id)
         size = app.terms.size
         out["best"] = None if size is None else {"remainingTaskSeconds": round(size.remaining_s, 3),
@@ -84,8 +91,8 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
              summary="A DAG job's stages, in its job file's order: tasks done, running, waiting for a container and "
                      "failed, and each stage's state (SUCCEEDED, RUNNING, WAITING, READY, BLOCKED, FAILED, KILLED); "
                      "empty for an app without a job file")
-    async def stages_of_app(app_id: str) -> dict[str, Any]:
-        stages = app_stages(known_app(app_id), rm.state.containers.values())
+    async def stages_of_app(app_id: str, request: Request) -> dict[str, Any]:
+        stages = app_stages(known_app(app_id, request), rm.state.containers.values())
         return {"stages": {"stage": [{"name": s.name, "parents": list(s.parents), "depth": s.depth, "tasks": s.tasks,
                                       "done": s.done, "running": s.running, "waiting": s.waiting,
                                       "failed": s.failed, "state": s.state} for s in stages]}}

@@ -71,7 +71,35 @@ def cluster_metrics(m: ClusterMetricsView) -> dict[str, Any]:
     }
 
 
-def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True) -> dict[str, Any]:
+UNAVAILABLE = "N/A"
+# what a caller without VIEW_APP on an app still sees of it (Hadoop's AppInfo without access, and the RPC
+# report's restricted fields): who, what and where it is, its state and times, never what it runs or uses
+PUBLIC_APP_FIELDS = ("id", "user", "name", "queue", "state", "finalStatus", "trackingUI", "clusterId",
+                     "applicationType", "applicationTags", "priority", "startedTime", "launchTime", "finishedTime",
+                     "elapsedTime", "logAggregationStatus", "unmanagedApplication", "appNodeLabelExpression",
+                     "amNodeLabelExpression", "runAttempts")
+RESTRICTED_APP_FIELDS: dict[str, Any] = {
+    "progress": 0.0, "diagnostics": UNAVAILABLE, "allocatedMB": -1, "allocatedVCores": -1, "runningContainers": -1,
+    "memorySeconds": 0, "vcoreSeconds": 0, "queueUsagePercentage": 0.0, "clusterUsagePercentage": 0.0,
+    "preemptedResourceMB": 0, "preemptedResourceVCores": 0, "numNonAMContainerPreempted": 0,
+    "numAMContainerPreempted": 0, "pendingMB": 0, "pendingVCores": 0, "fairShareMB": 0, "fairShareVCores": 0,
+    "pendingDefaultAsks": 0, "pendingAltruisticAsks": 0, "leftoverContainers": 0,
+}
+
+
+def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True, full: bool = True) -> dict[str, Any]:
+    """YARN's AppInfo. ``full`` False: the restricted view a caller without VIEW_APP on the app gets (the
+    tracking URL, the AM's container, host and logs, the deadline terms and the pending requests left out)."""
+    out = _app_json(rm, app, with_requests=with_requests)
+    if full:
+        return out
+    restricted = {k: out[k] for k in PUBLIC_APP_FIELDS if k in out} | RESTRICTED_APP_FIELDS
+    if with_requests:
+        restricted["resourceRequests"] = []
+    return restricted
+
+
+def _app_json(rm: ResourceManager, app: App, *, with_requests: bool) -> dict[str, Any]:
     st = rm.state
     att = app.current
     capacity = st.cluster_capacity()

@@ -11,11 +11,9 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from common.errors import BadRequest
-from rm.core.policies.registry import SCHEDULERS
 from rm.core.reservation import yarn
-from rm.core.reservation.stage import ReservationStage
 from rm.service.authz import Authorizer
+from rm.service.reservations import require_reservation_stage
 from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
@@ -41,17 +39,6 @@ SUBMIT_EXAMPLE = {
         },
     },
 }
-
-
-def require_reservation_stage(rm: ResourceManager) -> None:
-    """Refuse a new reservation the RM would accept but never serve: its scheduler has no reservation stage
-    (as YARN refuses one while its reservation system is off)."""
-    if any(stage.name == ReservationStage.name for stage in rm.pipeline):
-        return
-    serving = ", ".join(n for n, a in SCHEDULERS.items() if ReservationStage.name in a.pipeline.stages)
-    raise BadRequest(f"the scheduler {rm.cfg.scheduler!r} has no reservation stage, so it would never serve a "
-                     f"reservation; run the ResourceManager with one that has (shepherd.resourcemanager.scheduler: "
-                     f"{serving})")
 
 
 def add_reservation_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:

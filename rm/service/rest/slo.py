@@ -11,9 +11,9 @@ from fastapi import FastAPI, Request
 
 from common.errors import BadRequest
 from rm.core.reservation import slo
+from rm.service.reservations import require_reservation_stage
 from rm.service.rest.errors import check_writer, json_object
 from rm.service.rest.extras import SHEPHERD
-from rm.service.rest.reservations import require_reservation_stage
 
 if TYPE_CHECKING:
     from rm.service.operations import Operations

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from common.acl import MODIFY_APP, VIEW_APP
 from common.errors import BadRequest
 from common.resources import Resources
 from rm.core.state_types import SubmitSpec
@@ -131,6 +132,19 @@ def _local_resources(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
+def _app_acls(spec: dict[str, Any]) -> dict[str, str]:
+    """The app's own ACLs, Hadoop's ``application-acls`` map of the am-container-spec (VIEW_APP, MODIFY_APP)."""
+    out: dict[str, str] = {}
+    for e in _entries(spec.get("application-acls"), "am-container-spec.application-acls"):
+        kind, value = e["key"], e.get("value", "")
+        if not isinstance(kind, str) or kind.upper() not in (VIEW_APP, MODIFY_APP):
+            raise BadRequest(f"unknown application ACL {kind!r}; it should be one of [{VIEW_APP}, {MODIFY_APP}]")
+        if not isinstance(value, str):
+            raise BadRequest(f"the {kind.upper()} ACL must be a string such as \"alice,bob group\"")
+        out[kind.upper()] = value
+    return out
+
+
 def _raw_tags(body: dict[str, Any]) -> list[str]:
     raw = body.get("application-tags")
     if raw is None:
@@ -170,6 +184,8 @@ def submit_spec(body: dict[str, Any], user: str) -> SubmitSpec:
     else:
         launch = {"commands": _commands(spec), "environment": _environment(spec),
                   "local_resources": _local_resources(spec)}
+    if isinstance(spec, dict) and (acls := _app_acls(spec)):
+        launch["acls"] = acls
     resource = _resource(body)
     timeouts = body.get("application-timeouts")
     lifetime = 0.0
