@@ -488,7 +488,8 @@ async def build_scene(c: LocalCluster, work: Path, am_apps: int = 2, fresh_ids: 
                                            metadata=[("authorization", f"Bearer {tokens[0]}")])
         attempts, containers = [], []
         for app_id in app_ids:
-            att = await ac.GetApplicationAttempts(pb.GetApplicationAttemptsRequest(application_id=app_id))
+            att = await ac.GetApplicationAttempts(pb.GetApplicationAttemptsRequest(application_id=app_id),
+                                                  metadata=client_md)  # as the owner: others may not see them
             attempts += [a.attempt_id for a in att.attempts]
             containers += [a.am_container_id for a in att.attempts if a.am_container_id]
         rid = (await ac.NewReservation(pb.NewReservationRequest(), metadata=client_md)).reservation_id

@@ -103,11 +103,13 @@ def submit_seed_apps(rest_url: str, secret: str, count: int = 2) -> list[str]:
     return ids
 
 
-def known_values(rest_url: str, app_ids: list[str], node_ids: list[str]) -> dict[str, list[str]]:
-    """Real values for the document's path parameters, by parameter name."""
+def known_values(rest_url: str, app_ids: list[str], node_ids: list[str], secret: str) -> dict[str, list[str]]:
+    """Real values for the document's path parameters, by parameter name (read as the apps' owner: an
+    anonymous reader may not see another user's attempts)."""
+    headers = {"Authorization": f"Bearer {secret}"} if secret else {}
     attempts = []
     for app_id in app_ids:
-        r = requests.get(f"{rest_url}/ws/v1/cluster/apps/{app_id}/appattempts", timeout=30)
+        r = requests.get(f"{rest_url}/ws/v1/cluster/apps/{app_id}/appattempts", headers=headers, timeout=30)
         attempts += [a["appAttemptId"] for a in r.json()["appAttempts"]["appAttempt"]]
     known = {"app_id": app_ids, "node_id": node_ids, "kind": ["LIFETIME", "lifetime"]}
     if attempts:
@@ -210,7 +212,7 @@ def run_fuzz(c: LocalCluster, examples: int, seed: int, only: str = "",
     started = time.monotonic()
     schema = schemathesis.openapi.from_url(f"{c.rest_url}/openapi.json")
     app_ids = submit_seed_apps(c.rest_url, c.client_secret)
-    known = known_values(c.rest_url, app_ids, list(c.node_ids))
+    known = known_values(c.rest_url, app_ids, list(c.node_ids), c.client_secret)
     operations, invalid = [], []
     for result in schema.get_all_operations():  # an operation the document describes wrongly is a finding
         if isinstance(result, Ok):

@@ -25,8 +25,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from am.policies.jockey.profile import StageRun
+from common.resources import Resources
 from rm import cli
 from rm.commands import output
+from rm.core import job_profiles
 from rm.core.records import JobRunRecord
 from rm.service.store import Store, default_sqlite_url
 from tests.e2e.conftest import sleep_job, submit_job, wait_until, write_job
@@ -43,10 +46,15 @@ def seed_history(cluster_dir: Path) -> None:
                          submit_time=start, start_time=start + 30, finish_time=start + 330, succeeded=True,
                          skyline=(2.0, 3.0, 2.0), unit={"memory-mb": 256, "vcores": 1}, step_s=60)
             for n, start in enumerate(today - (5 - d) * DAY + 2 * 3600 for d in range(5))]
+    # and the same runs' per-stage reports, which make the job's profile
+    unit = Resources.of(memory_mb=256, vcores=1)
+    report = job_profiles.check_report([StageRun("extract", 2, (55.0, 65.0), attempts=2, container=unit),
+                                        StageRun("load", 1, (170.0,), parents=("extract",), container=unit)])
+    stages = [job_profiles.record_of(r.app_id, r.job, r.queue, r.user, r.finish_time, True, report) for r in runs]
     store = Store(default_sqlite_url(cluster_dir / "rm"))  # where LocalCluster's RM keeps its SQLite store
     try:
         store.migrate()
-        store.write(runs)
+        store.write([*runs, *stages])
     finally:
         store.close()
 
@@ -156,6 +164,9 @@ def test_every_read_command_prints_wide_json_and_watches(  # type: ignore[no-unt
              lambda d: [r["reservation-id"] for r in d] == [rid]),
         Read(("reservation", "show", rid, *rest), ("nightly-window", "allocation"),
              lambda d: d["reservation-id"] == rid, extra=False),
+        Read(("job", "profile", "nightly", *rest), ("per stage", "extract", "load"),
+             lambda d: d["job"] == "nightly" and [st["name"] for st in d["stages"]] == ["extract", "load"],
+             extra=False),
         Read(("admin", "service-state", *rest), ("ID", "VERSION", "STARTED"),
              lambda d: d[0]["url"] == cluster.rest_url and d[0]["clusterInfo"]["haState"] == "ACTIVE"),
     ]

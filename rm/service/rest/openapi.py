@@ -33,7 +33,8 @@ REF = {"$ref": "#/components/schemas/RemoteException"}
 ERRORS = {
     400: "Bad input (BadRequestException and kin): malformed JSON, wrong types, unknown values; nothing changed",
     401: "A write without credentials (AuthorizationException); nothing changed",
-    403: "A write with wrong credentials, or one the caller may not make (ForbiddenException); nothing changed",
+    403: ("A request with wrong credentials, a write the caller may not make, or the details of an app it may not "
+          "view (ForbiddenException, AccessControlException); nothing changed"),
     404: "The app, attempt, node or other object the path names is not known (NotFoundException)",
     409: "Valid, but not in the object's current state (ConflictException); nothing changed",
     413: "The request body is larger than the RM takes; refused before it is read",
@@ -106,6 +107,8 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
             codes: list[int] = list(WRITE_ERRORS) if method != "get" else ([400] if params else [])
             if any(p.get("in") == "path" for p in params):
                 codes.append(404)
+            if method == "get" and "/apps" in path:  # reads of apps know their caller (VIEW_APP, docs/security.md)
+                codes.append(403)
             for code in sorted(set(codes)):
                 responses.setdefault(str(code), {
                     "description": ERRORS[code], "content": {"application/json": {"schema": REF}}})
