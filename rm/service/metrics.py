@@ -270,6 +270,20 @@ class RMMetrics:
             registry=self.registry, buckets=LATENCY_BUCKETS,
         )
 
+        # every change is written before it is answered: callers wait for these writes (group commits)
+        self.store_write_seconds = Histogram(
+            "shepherd_store_write_seconds", "Time of one state store write (every change queued meanwhile)",
+            registry=self.registry, buckets=LATENCY_BUCKETS,
+        )
+        self.store_write_records = Histogram(
+            "shepherd_store_write_records", "Records in one state store write", registry=self.registry,
+            buckets=(1, 10, 100, 1000, 10_000, 100_000),
+        )
+
+    def observe_store_write(self, seconds: float, records: int) -> None:
+        self.store_write_seconds.observe(seconds)
+        self.store_write_records.observe(records)
+
     def observe_cycle(self, seconds: float, plan: Plan) -> None:
         self.cycle_seconds.observe(seconds)
         self.placements.inc(plan.counters.get("placed", 0))

@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class StoreWriter:
         clock: Callable[[], float],
         on_fenced: Callable[[LeaseLost], None] = lambda _: None,
         on_written: Callable[[list[Record]], None] = lambda _: None,
+        on_timed: Callable[[float, int], None] = lambda seconds, records: None,
         retry_first_s: float = RETRY_FIRST_S,
         retry_max_s: float = RETRY_MAX_S,
     ) -> None:
@@ -83,6 +85,7 @@ class StoreWriter:
         self._clock = clock
         self._on_fenced = on_fenced
         self._on_written = on_written  # told the records of every write, once they are durable
+        self._on_timed = on_timed  # told how long each write that succeeded took, and how many records it held
         self._retry_first_s = retry_first_s
         self._retry_max_s = retry_max_s
         self._pending: dict[tuple[str, Any], _Pending] = {}
@@ -154,8 +157,10 @@ class StoreWriter:
             batch = {key: entry.record for key, entry in self._pending.items()}
             upto = self._seq
             loop = asyncio.get_running_loop()
+            started = time.perf_counter()
             try:
                 await loop.run_in_executor(self._executor, self._store.write, list(batch.values()))
+                self._on_timed(time.perf_counter() - started, len(batch))
             except LeaseLost as e:
                 self.lost_lease(e)
                 raise

@@ -65,7 +65,8 @@ class ResourceManager:
         self.store = Store(self.store_url)
         self.store_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
         self.writer = StoreWriter(self.store, self.store_executor, clock=self.now, on_fenced=self._lost_store,
-                                  on_written=lambda records: self.state.stored(records))
+                                  on_written=lambda records: self.state.stored(records),
+                                  on_timed=self._store_write_timed)
         self.lease_owner = lease_owner()  # host:pid:random, this RM's name in the store lease
         self.halted = asyncio.Event()  # set when the RM stops itself: another RM took its state store over
         self.state: Ledger
@@ -103,6 +104,10 @@ class ResourceManager:
         """
         self.writer.add(self.state.drain_records())
         await self.writer.flush()
+
+    def _store_write_timed(self, seconds: float, records: int) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_store_write(seconds, records)
 
     def _lost_store(self, error: LeaseLost) -> None:
         self.halted.set()

@@ -179,6 +179,9 @@ async def test_slo_metrics(rm: ResourceManager) -> None:
         assert m[("shepherd_slo_apps", (("status", "ON_TRACK"),))] == 1
         assert m[("shepherd_slo_apps", (("status", "AT_RISK"),))] == 0
         assert m[("shepherd_slo_completion_ratio_count", ())] == 0
+        # the admitted change was written before it was answered, and the write timed
+        assert m[("shepherd_store_write_seconds_count", ())] >= 1
+        assert m[("shepherd_store_write_records_sum", ())] >= 1
 
         r = await client.put(f"/ws/v1/cluster/apps/{app_id}/state?user.name=alice", json={"state": "KILLED"})
         assert r.status_code in (200, 202), r.text

@@ -305,7 +305,7 @@ def test_prometheus_metrics_carry_every_queue(rm: FakeRM, client: TestClient) ->
                  "shepherd_queue_pending_memory_bytes", "shepherd_queue_available_vcores",
                  "shepherd_queue_reserved_memory_bytes", "shepherd_queue_pending_containers", "shepherd_nodes",
                  "shepherd_scheduling_cycle_seconds", "shepherd_node_heartbeat_seconds",
-                 "shepherd_queue_wait_seconds", "shepherd_event_loop_lag_seconds", "shepherd_size_apps",
+                 "shepherd_store_write_seconds", "shepherd_store_write_records", "shepherd_queue_wait_seconds", "shepherd_event_loop_lag_seconds", "shepherd_size_apps",
                  "shepherd_sampling_pilot_containers", "shepherd_sampling_ratio",
                  "shepherd_sampling_gate_wait_seconds", "shepherd_size_relative_error"):
         assert name in families, name

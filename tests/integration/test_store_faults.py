@@ -193,6 +193,28 @@ async def test_the_queue_coalesces_and_a_later_version_replaces_a_pending_one() 
 
 
 @pytest.mark.asyncio
+async def test_each_write_that_succeeds_is_timed_with_its_record_count() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = FakeStore()
+    timed: list[tuple[float, int]] = []
+    writer = StoreWriter(store, ThreadPoolExecutor(1), clock=time.monotonic,  # type: ignore[arg-type]
+                         on_timed=lambda seconds, records: timed.append((seconds, records)),
+                         retry_first_s=0.05, retry_max_s=0.1)
+    store.gate = threading.Event()
+    threading.Timer(0.2, store.gate.set).start()  # the first write takes 0.2 s
+    writer.add([node("a"), node("b"), meta()])
+    await writer.flush()
+    store.fail = StoreError("disk full", transient=True)
+    writer.add([node("c")])
+    with pytest.raises(StoreUnavailable):
+        await writer.flush()
+    assert len(timed) == 1  # the failed write is not timed
+    assert timed[0][1] == 3
+    assert 0.15 <= timed[0][0] < 5
+
+
+@pytest.mark.asyncio
 async def test_a_change_made_during_a_write_waits_for_the_next_one() -> None:
     store = FakeStore()
     writer = writer_over(store)
