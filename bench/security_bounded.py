@@ -61,6 +61,7 @@ from prometheus_client.parser import text_string_to_metric_families
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load.stats import quantile  # nearest rank, as the load harness reports
 from common.hadoop import credentials as hadoop_credentials
 from common.hadoop import records, wire
 from common.hadoop.client import IpcClient, RemoteError
@@ -112,13 +113,6 @@ def amrm_metadata(token_file: Path) -> list[tuple[str, str]]:
 def split(address: str) -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     return host, int(port)
-
-
-def quantile(values: list[float], q: float) -> float:
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 # ------------------------------------------------------------------------------------------------ attacker
