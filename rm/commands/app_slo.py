@@ -70,6 +70,7 @@ def slo_view(s: dict[str, Any]) -> RenderableType:
         ("guarantee granted", _res(s.get("grantedGuarantee"))),
         ("utility", "-" if not utility else ", ".join(f"{p['afterSubmitSec']:g} s: {p['value']:g}"
                                                      for p in utility)),
+        ("modelled from runs", ", ".join(s.get("profileRuns") or []) or "- (its job file)"),
     ]
     trace = s.get("controlTrace") or []
     if not trace:

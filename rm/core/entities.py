@@ -233,6 +233,9 @@ class App:
     sizing: dict[str, Any] = field(default_factory=dict)  # its sampling gate (``rm.core.sizes_glue.Gate``), stored
     # its AM's control decisions (Jockey), newest last, each with the time the RM heard it; stored once it ended
     control: list[tuple[float, ControlStep]] = field(default_factory=list)
+    # the earlier runs of its job whose profile its AM was handed when it last registered (not stored: an AM
+    # registers again after an RM restart and is handed the profile again)
+    profile_runs: tuple[str, ...] = ()
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

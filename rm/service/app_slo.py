@@ -66,6 +66,7 @@ class AppSlo:
     granted: Resources | None
     claimed: bool  # it holds an admitted deadline in its queue's book
     trace: tuple[ControlRecord, ...] = field(default_factory=tuple)
+    profile_runs: tuple[str, ...] = ()  # the earlier runs its AM was handed the profile of
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,4 +190,5 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> A
         oracle_units_now=_oracle(remaining, deadline - now) if deadline is not None and not app.final else None,
         requested=app.terms.guarantee, granted=granted_floor(app, pipeline), claimed=held is not None,
         trace=tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
-                                  heard + c.finish_in_s, c.status, c.held) for heard, c in app.control))
+                                  heard + c.finish_in_s, c.status, c.held) for heard, c in app.control),
+        profile_runs=app.profile_runs)

@@ -263,6 +263,8 @@ class Operations:
         await self._commit(wake=False)
         app = self.state.apps[attempt.app_id]
         profile = await self.rm.profiles.profile(app.name, str(app.queue), app.user) if with_profile else None
+        if with_profile:
+            app.profile_runs = () if profile is None else profile.runs
         return Registered(app, attempt, self.state.max_allocation(), tuple(self.state.inherited_containers(attempt)),
                           profile)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import httpx
 import pytest
 import pytest_asyncio
 from typer.testing import CliRunner, Result
@@ -101,9 +102,15 @@ async def test_the_second_run_gets_the_first_runs_profile_at_registration(tmp_pa
         await settled(server)
         _, reg = await run_once(server, "daily", REPORT, user="bob")
         assert not reg.HasField("profile")  # another user's runs are another job's history
-        _, reg = await run_once(server, "daily", [])
+        third, reg = await run_once(server, "daily", [])
         assert reg.HasField("profile")
         assert list(reg.profile.runs) == [first]  # the failed run does not count, nor bob's
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.rest_port}", timeout=10,
+                                     headers={"Authorization": f"Bearer {server.cfg.client_secret}"}) as http:
+            slo = (await http.get(f"/ws/v1/shepherd/apps/{third}/slo")).json()["slo"]
+            assert slo["profileRuns"] == [first]  # what its AM was handed, for the operator
+            slo = (await http.get(f"/ws/v1/shepherd/apps/{first}/slo")).json()["slo"]
+            assert slo["profileRuns"] == []
         profile = profile_from_pb(reg.profile)
         assert [s.name for s in profile.stages] == ["map", "reduce"]
         assert sorted(profile.stages[0].run_s) == [10.0, 12.0, 14.0, 16.0]

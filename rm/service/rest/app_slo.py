@@ -85,6 +85,7 @@ def slo_json(s: AppSlo) -> dict[str, Any]:
                           "smoothedUnits": round(c.smoothed_units, 3), "requestedUnits": c.requested_units,
                           "predictedFinish": ms(c.predicted_finish), "status": c.status, "held": c.held}
                          for c in s.trace],
+        "profileRuns": list(s.profile_runs),
     }
 
 
