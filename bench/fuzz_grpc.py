@@ -16,7 +16,7 @@ through an identity serializer so that malformed protobuf reaches the server:
 * byte level: bit flips, random bytes overwritten, inserted or deleted, truncation, duplicated slices,
   splicing two seeds, unknown fields, known field numbers with the wrong wire type, overlong varints,
   lengths past the end, deeply nested groups;
-* huge (0.2 % of the requests): a repeated field repeated to 1–15 MB (the RM takes messages up to 16 MB).
+* huge (0.2 % of the requests): a repeated field repeated to 1 MB up to just under the RM's receive limit (4 MB).
 
 Each request goes without credentials, with the right ones (the client secret, an AMRM token, the node
 secret and the fuzzer's node session) or with wrong ones. Meanwhile a separate process acts as a
@@ -65,17 +65,18 @@ from google.protobuf.message import Message
 from common.hadoop.wire import encode_varint
 from proto import shepherd_pb2 as pb
 from rm.local import LocalCluster
+from rm.service import limits
 
 SERVICES = ("ResourceTracker", "ApplicationMaster", "ApplicationClient")  # what the RM serves (proto/serve.py)
 NODE_SESSION = "x-shepherd-node-session"
-MAX_MESSAGE = 15 * 1024 * 1024  # under the RM's 16 MB receive limit
+MAX_MESSAGE = limits.MAX_MESSAGE - 64 * 1024  # under the RM's receive limit
 UNHANDLED = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
 # statuses the gRPC library makes itself (transport, limits), whose details are not the servicer's
 LIBRARY = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED,
            grpc.StatusCode.CANCELLED}
 JAVA_CLASS = re.compile(r"^[a-z][a-z0-9_]*(\.[A-Za-z_$][A-Za-z0-9_$]*)+(: |$)")
 MAX_SAMPLES = 4
-HUGE_SHARE = 0.002  # of the requests: 1–15 MB each, so some 1 a second at the full run's rate
+HUGE_SHARE = 0.002  # of the requests: 1–4 MB each, so some 1 a second at the full run's rate
 
 
 # ------------------------------------------------------------------------------------------- mutations
@@ -230,9 +231,9 @@ class Mutator:
 
     @staticmethod
     def huge(seed: Message, rng: random.Random) -> bytes:
-        """The seed with one repeated (or string) field filled to 1–15 MB."""
+        """The seed with one repeated (or string) field filled to 1 MB up to just under the RM's receive limit."""
         repeated = [f for f in seed.DESCRIPTOR.fields if f.is_repeated]
-        target = rng.choice((1, 4, 15)) * 1024 * 1024 - 4096
+        target = rng.choice((1024 * 1024, MAX_MESSAGE // 2, MAX_MESSAGE)) - 4096
         base = seed.SerializeToString()
         if repeated:
             f = rng.choice(repeated)
@@ -734,7 +735,7 @@ def _slowest(slow: list[dict[str, Any]]) -> str:
     top = slow[0]
     text = (f"the slowest took {top['seconds']} s ({top['method']}, {top['mutation']}, {top['bytes']} bytes). ")
     if huge:
-        text += (f"{len(huge)} of the {len(slow)} slowest carried 1–15 MB themselves: the RM parses and checks "
+        text += (f"{len(huge)} of the {len(slow)} slowest carried 1–4 MB themselves: the RM parses and checks "
                  "every message on its one event loop, so the calls in flight beside a huge one wait for it.")
     return text
 

@@ -6,7 +6,7 @@ longer than the refusal takes, or at all when its size alone says no.
 * A 100,000-ask allocate refused over gRPC is freed at once: a refusal raised with ``context.abort()`` kept the
   request (40 MB each) in a reference cycle until a full garbage collection.
 * A REST body sent without a Content-Length (chunked) is refused once it passes 4 MB, not read whole first.
-* A Hadoop IPC packet, like a gRPC message, over 16 MB is refused from its announced length.
+* A Hadoop IPC packet, like a gRPC message, over 4 MB is refused from its announced length.
 
 The memory figures are this process's RSS, which holds the RM: the bounds leave room for the one request in
 flight, and none for requests piling up.

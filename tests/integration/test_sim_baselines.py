@@ -17,9 +17,10 @@ OUTPUTS = ("summary.json", "jobs.csv", "jct_cdf.png", "utilization.png")
 
 
 def test_tpcds_like_workload_sjf_is_fastest_drf_is_fairest(tmp_path: Path) -> None:
-    # 200 jobs, 20 s apart on average, on a cluster they keep about 80% busy (cores bind)
+    # 100 jobs, 20 s apart on average, on a cluster they keep about 80% busy (cores bind); the same orderings
+    # hold for the generator's seeds 1 and 2 and at 200 jobs
     workload = tmp_path / "tpcds.jsonl"
-    gen = runner.invoke(sim_app, ["gen-tpcds", "--out", str(workload), "--jobs", "200", "--seed", "0",
+    gen = runner.invoke(sim_app, ["gen-tpcds", "--out", str(workload), "--jobs", "100", "--seed", "0",
                                   "--tasks-median", "3"])
     assert gen.exit_code == 0, gen.output
     out = tmp_path / "out"
@@ -28,7 +29,7 @@ def test_tpcds_like_workload_sjf_is_fastest_drf_is_fairest(tmp_path: Path) -> No
     assert run.exit_code == 0, run.output
     assert all((out / name).stat().st_size > 0 for name in OUTPUTS)
     policies = json.loads((out / "summary.json").read_text())["policies"]
-    assert all(p["jobs"] == 200 and p["failed"] == 0 for p in policies.values())
+    assert all(p["jobs"] == 100 and p["failed"] == 0 for p in policies.values())
     assert policies["sjf"]["avg_jct_s"] < policies["drf"]["avg_jct_s"]
     assert policies["sjf"]["improvement_avg"] > 1.0
     fairest = max(policies, key=lambda name: policies[name]["jain_avg"])

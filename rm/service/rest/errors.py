@@ -17,11 +17,11 @@ from starlette.exceptions import HTTPException
 from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
 from common.errors import Forbidden as CommonForbidden
 from rm.service.authz import Caller, Unauthenticated, caller, viewer
-from rm.service.limits import MAX_JSON_DEPTH, json_depth
+from rm.service.limits import MAX_JSON_DEPTH, MAX_MESSAGE, json_depth
 
 log = logging.getLogger("shepherd.rm.rest")
 
-MAX_BODY = 4 * 1024 * 1024
+MAX_BODY = MAX_MESSAGE  # the same bound as gRPC and Hadoop IPC
 
 
 Unauthorized = Unauthenticated  # no credentials (401)
