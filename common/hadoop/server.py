@@ -92,6 +92,10 @@ class Limits:
     preamble_timeout_s: float = 30.0
     idle_timeout_s: float = 600.0
     max_in_flight: int = 64
+    # after a fatal answer, how long and how many bytes of what the peer still sends are read and dropped so that
+    # the answer reaches it (closing with its bytes unread would reset the connection and discard the answer)
+    linger_s: float = 2.0
+    linger_bytes: int = 8 * 1024 * 1024
 
 
 class IpcServer:
@@ -176,6 +180,23 @@ class _Connection:
             log.info("%s: closing %s: %s", self.server.name, self.peer, f.message)
             await self._respond(wire.response_header(f.call_id, Header.FATAL, exception=f.java_class,
                                                      message=f.message, detail=f.detail))
+            await self._linger()
+
+    async def _linger(self) -> None:
+        """Let the peer read a fatal answer: end our side of the stream, then read and drop what it still sends
+        (the rest of a refused packet) until it closes, for at most ``linger_s`` and ``linger_bytes``."""
+        limits = self.server.limits
+        loop = asyncio.get_running_loop()
+        until = loop.time() + limits.linger_s
+        dropped = 0
+        with contextlib.suppress(Exception):
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+            while dropped < limits.linger_bytes and (left := until - loop.time()) > 0:
+                chunk = await asyncio.wait_for(self.reader.read(64 * 1024), left)
+                if not chunk:
+                    return
+                dropped += len(chunk)
 
     # ------------------------------------------------------------ reading
 

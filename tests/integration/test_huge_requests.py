@@ -138,6 +138,14 @@ async def test_too_many_asks_are_refused_before_any_is_built(rm: ResourceManager
         assert refused_ipc.value.java_class == "org.apache.hadoop.yarn.exceptions.YarnException"
         assert "may carry at most 10000 asks, not 10001" in refused_ipc.value.message
         assert not refused_ipc.value.fatal  # an answer to the call; the connection serves on
+        # a call over the packet bound, sent whole: the fatal answer reaches the caller (the RM reads and drops the
+        # rest of the packet before it closes), not a reset connection
+        with pytest.raises(RemoteError) as too_big:
+            await ipc_am.call("allocate", Raw(unparsable_asks(1, limits.MAX_MESSAGE // 2)),  # type: ignore[arg-type]
+                              yp.AllocateResponse)
+        assert too_big.value.fatal
+        assert too_big.value.java_class == "org.apache.hadoop.ipc.RpcServerException"
+        assert f"is not in (0, {limits.MAX_MESSAGE}]" in too_big.value.message
 
 
 async def test_a_refused_huge_allocate_is_not_kept(rm: ResourceManager) -> None:
