@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,16 @@ def read_job(job: JobInput) -> tuple[Job, Path | None]:
 
 
 def job_user(job: Job) -> str:
-    """Who the job runs as: its file's ``user``, else ``$USER``, else YARN's ``dr.who``."""
-    return job.user or os.environ.get("USER", "dr.who")
+    """Who the job runs as: its file's ``user``, else ``$USER``, else the user this process runs as (a service,
+    a container or cron often has no ``$USER``), else YARN's ``dr.who``."""
+    if job.user:
+        return job.user
+    if os.environ.get("USER"):
+        return os.environ["USER"]
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, OSError):
+        return "dr.who"
 
 
 def task_env(job: Job, app_id: str, *, job_dir: Path, data_dir: Path, env: Mapping[str, str]) -> dict[str, str]:

@@ -243,6 +243,44 @@ def stage_states(driver: Any) -> dict[str, tuple[str, str]]:
     return {k: (v[0], v[1]) for k, v in states.items()}
 
 
+def sign_in(driver: Any, base: str, credential: str) -> None:
+    """Sign in from the header's field, as a user would (the page reloads reading as the credential's user)."""
+    open_page(driver, base, "/ui/apps")
+    field = driver.find_element("id", "signin-credential")
+    field.clear()
+    field.send_keys(credential)
+    driver.find_element("css selector", "#signin button").click()
+    wait_until(lambda: driver.find_elements("id", "signout"), 20, "the page to come back signed in")
+
+
+def test_a_browser_sees_other_users_apps_restricted_until_it_signs_in(
+    cluster: LocalCluster, http: httpx.Client, workload: dict[str, str], browser: Any
+) -> None:
+    """Without a credential the browser reads as dr.who, who may not view the apps (VIEW_APP): their pages
+    show YARN's restricted report and no DAG, attempts or containers. Signed in with the client secret (the
+    cluster owner's, an admin) it sees them whole; signed out, restricted again. The later tests read signed in."""
+    app_id = workload["dag"]
+    browser.delete_all_cookies()
+    open_page(browser, cluster.rest_url, f"/ui/apps/{app_id}")
+    assert browser.find_element("id", "who").get_attribute("data-user") == "dr.who"
+    assert "may not see the details" in browser.find_element("id", "restricted").text
+    assert not browser.find_elements("css selector", "svg.dag")
+    assert not browser.find_elements("id", "containers")
+    assert browser.find_element("id", "summary").get_attribute("data-state") == \
+        http.get(f"/ws/v1/cluster/apps/{app_id}").json()["app"]["state"]
+
+    sign_in(browser, cluster.rest_url, cluster.client_secret)
+    assert browser.find_element("id", "who").get_attribute("data-user") != "dr.who"
+    open_page(browser, cluster.rest_url, f"/ui/apps/{app_id}")
+    assert not browser.find_elements("id", "restricted")
+    assert browser.find_elements("css selector", "svg.dag")
+
+    browser.find_element("id", "signout").click()
+    wait_until(lambda: browser.find_elements("id", "signin"), 20, "the page to come back signed out")
+    assert browser.find_element("id", "restricted")
+    sign_in(browser, cluster.rest_url, cluster.client_secret)
+
+
 def test_a_running_dag_job_shows_each_stage_state(
     cluster: LocalCluster, http: httpx.Client, workload: dict[str, str], browser: Any
 ) -> None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import grpc
 import httpx
@@ -28,6 +29,7 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from rm.service import authz
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
+from rm.service.ui import COOKIE
 from tests.integration.conftest import unhealthy_node
 
 pytestmark = pytest.mark.asyncio
@@ -217,3 +219,37 @@ async def test_an_unknown_app_is_not_found_before_any_access_check(rm: ResourceM
         await ipc(rm, "bob", "getApplicationReport", yp.GetApplicationReportRequest(application_id=missing),
                   yp.GetApplicationReportResponse)
     assert err.value.java_class == "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+
+
+async def test_the_web_ui_shows_the_details_only_to_viewers(rm: ResourceManager, app_id: str) -> None:
+    """The UI's pages read as the user of the browser's credential (header, or the sign-in cookie), else dr.who."""
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{rm.rest_port}", timeout=10) as http:
+        for user in (*VIEWERS, *OTHERS, None):
+            http.cookies.clear()
+            if user:
+                http.cookies.set(COOKIE, quote(token(rm, user)))
+            page = await http.get(f"/ui/apps/{app_id}")
+            listing = await http.get("/ui/apps")
+            assert page.status_code == listing.status_code == 200
+            assert f'data-user="{user or "dr.who"}"' in page.text
+            assert "private" in page.text
+            assert "alice" in page.text
+            if user in VIEWERS:
+                assert SECRET_REASON in page.text, user
+                assert 'id="restricted"' not in page.text
+                assert "Attempts" in page.text
+            else:
+                assert SECRET_REASON not in page.text, user
+                assert f"User {user or 'dr.who'} may not see the details" in page.text
+                assert "Attempts" not in page.text
+                assert 'id="containers"' not in page.text
+                # a way to read as someone who may: sign in, or out and in again as another user
+                assert ('id="signout"' if user else 'id="signin"') in page.text
+        http.cookies.clear()
+        as_header = await http.get(f"/ui/apps/{app_id}", headers=as_user(rm, "carol"))
+        assert SECRET_REASON in as_header.text
+        http.cookies.set(COOKIE, "forged")
+        forged = await http.get(f"/ui/apps/{app_id}")
+        assert forged.status_code == 200
+        assert SECRET_REASON not in forged.text
+        assert 'id="signin-refused"' in forged.text  # says why it reads as dr.who

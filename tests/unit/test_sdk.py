@@ -5,6 +5,8 @@ typed plan and explanation read from the very objects the RM renders."""
 from __future__ import annotations
 
 import json
+import os
+import pwd
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -181,6 +183,15 @@ def test_log_names_and_tails() -> None:
 
 
 # ---------------------------------------------------------------------------------------- submitting
+
+
+def test_without_user_in_the_environment_a_job_runs_as_the_user_of_the_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("USER", raising=False)
+    job = parse_job({"id": "etl", "stages": [{"name": "s", "tasks": 1, "memory_mb": 128, "command": "true"}]})
+    ctx = submission_context(job, APP, job_dir=tmp_path)
+    assert ctx.user == pwd.getpwuid(os.getuid()).pw_name  # not the anonymous dr.who
+    assert submission_context(parse_job({**job.to_dict(), "user": "bo"}), APP, job_dir=tmp_path).user == "bo"
 
 
 def test_a_job_becomes_a_dag_am_submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

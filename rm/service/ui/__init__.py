@@ -3,24 +3,32 @@ same REST renderers as ``/ws/v1/...`` (so every number agrees with the API), wit
 this package (no CDN: it works on clusters without internet access). docs/ui.md describes the pages.
 
 Handlers run on the RM's event loop, like the REST ones, so each page reads one consistent ledger.
+
+An application's details are shown to whoever may view it (YARN's VIEW_APP, as on every other door): its owner,
+the cluster's and its queue's administrators and the users of its VIEW_APP ACL. The reader is the user of the
+credential the browser carries — the ``Authorization`` header, or the ``shepherd_credential`` cookie the sign-in
+field in the header sets (the client secret or a user token) — else the anonymous web user ``dr.who``, who sees
+other users' applications in YARN's restricted form.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from common.errors import NotFound, YarnError
+from common.errors import Forbidden, NotFound, YarnError
+from rm.service.authz import ANONYMOUS, Authorizer, Caller, viewer
 from rm.service.ui.app_page import app_page
 from rm.service.ui.apps import apps_page
 from rm.service.ui.deadlines import deadlines_page
 from rm.service.ui.nodes import node_page, nodes_page
 from rm.service.ui.overview import overview_page
-from rm.service.ui.page import STATIC, esc, page
+from rm.service.ui.page import STATIC, Reader, esc, page
 from rm.service.ui.queues import queues_page
 from rm.service.ui.reservations import reservations_page
 
@@ -30,10 +38,27 @@ if TYPE_CHECKING:
 
 ASSETS = Path(__file__).resolve().parent / "static"
 HTML_HEADERS = {"Cache-Control": "no-store"}
+COOKIE = "shepherd_credential"  # set by ui.js from the sign-in field; path /ui, SameSite=Strict
+
+
+def ui_reader(request: Request, client_secret: str | None) -> Reader:
+    """Who reads a page: the user of the request's bearer credential (header, else the sign-in cookie), else
+    ``dr.who``; on an insecure RM, ``?user.name=``. A credential that is refused reads as ``dr.who``, and the
+    page says why."""
+    header = request.headers.get("authorization", "")
+    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+    token = token or unquote(request.cookies.get(COOKIE, "")).strip()
+    try:
+        return Reader(viewer(client_secret, token, request.query_params.get("user.name", "")),
+                      signed_in=bool(token), secured=bool(client_secret))
+    except Forbidden as exc:
+        return Reader(Caller(ANONYMOUS, authenticated=False), secured=True,
+                      refused=f"the credential this browser holds was refused ({exc.message})")
 
 
 def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     api.mount(STATIC, StaticFiles(directory=ASSETS), name="ui-static")
+    authz = Authorizer(rm)
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers=HTML_HEADERS)
@@ -53,12 +78,14 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     @api.get("/ui/apps", include_in_schema=False)
     async def apps(request: Request) -> HTMLResponse:
-        return html(apps_page(rm, dict(request.query_params)))
+        reader = ui_reader(request, rm.cfg.client_secret)
+        return html(apps_page(rm, dict(request.query_params), reader.view(authz)))
 
     @api.get("/ui/apps/{app_id}", include_in_schema=False)
-    async def app(app_id: str) -> HTMLResponse:
+    async def app(app_id: str, request: Request) -> HTMLResponse:
+        reader = ui_reader(request, rm.cfg.client_secret)
         try:
-            return html(app_page(rm, app_id))
+            return html(app_page(rm, app_id, reader.view(authz)))
         except YarnError as err:
             return missing(err, "apps")
 
@@ -90,4 +117,4 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
         return missing(NotFound(f"the UI has no page /ui/{rest}"), "")
 
 
-__all__ = ["add_ui_routes"]
+__all__ = ["COOKIE", "add_ui_routes", "ui_reader"]

@@ -21,6 +21,7 @@ from rm.service.stages import job_of, stage_states
 from rm.service.ui.dag import dag_svg
 from rm.service.ui.deadlines import deadline_panel
 from rm.service.ui.page import (
+    Reader,
     badge,
     bar,
     esc,
@@ -41,11 +42,13 @@ if TYPE_CHECKING:
 MAX_CONTAINERS = 300  # rows on the page (the newest; the count says how many there are)
 
 
-def app_page(rm: ResourceManager, app_id: str) -> str:
+def app_page(rm: ResourceManager, app_id: str, reader: Reader | None = None) -> str:
     try:
         app = rm.state.get_app(app_id)
     except ApplicationNotFound:
         raise NotFound(f"app with id: {app_id} not found") from None
+    if reader is not None and not reader.may_view(app):
+        return _restricted(rm, app, reader)
     a = render.app_json(rm, app)
     containers = sorted((c for c in rm.state.containers.values() if c.app_id == app.app_id),
                         key=lambda c: (not c.live, -c.allocate_time, c.container_id))
@@ -64,7 +67,17 @@ def app_page(rm: ResourceManager, app_id: str) -> str:
     parts.append(section("Attempts", _attempts(rm, app)))
     parts.append(section(f"Containers ({len(containers)})", _containers(rm, containers, [s.name for s in job.stages] if job else []),
                          ident="containers"))
-    return page(f"Application {app.app_id}", "apps", "".join(parts), now=rm.now())
+    return page(f"Application {app.app_id}", "apps", "".join(parts), now=rm.now(), reader=reader)
+
+
+def _restricted(rm: ResourceManager, app: App, reader: Reader) -> str:
+    """YARN's restricted report of an app the reader may not view: who may, and no diagnostics, DAG, attempts,
+    containers or log links."""
+    notice = (f'<p class="warn" id="restricted">User {esc(reader.who.user)} may not see the details of this '
+              "application: its owner, the cluster's and its queue's administrators and the users of its VIEW_APP "
+              "ACL may." + (" Sign in above with a credential of one of them." if reader.secured else "") + "</p>")
+    parts = [notice, _summary(render.app_json(rm, app, full=False)), _kill(rm, app)]
+    return page(f"Application {app.app_id}", "apps", "".join(parts), now=rm.now(), reader=reader)
 
 
 def _summary(a: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from rm.core.records import APP_STATES
 from rm.service.rest import render
-from rm.service.ui.page import badge, bar, esc, fmt_duration, fmt_ms, page, q, table
+from rm.service.ui.page import Reader, badge, bar, esc, fmt_duration, fmt_ms, page, q, table
 
 if TYPE_CHECKING:
     from rm.core.entities import App
@@ -89,14 +89,15 @@ def _int(text: str | None, default: int, lo: int, hi: int) -> int:
         return default
 
 
-def apps_page(rm: ResourceManager, params: Mapping[str, str]) -> str:
+def apps_page(rm: ResourceManager, params: Mapping[str, str], reader: Reader | None = None) -> str:
     f, problems = AppFilter.parse(params)
     size = _int(params.get("size"), PAGE_SIZE, 1, MAX_PAGE_SIZE)
     apps = matching(rm, f)
     pages = max(1, -(-len(apps) // size))
     number = _int(params.get("page"), 1, 1, pages)
     shown = apps[(number - 1) * size: number * size]
-    rows = [_row(render.app_json(rm, a, with_requests=False)) for a in shown]
+    rows = [_row(render.app_json(rm, a, with_requests=False, full=reader is None or reader.may_view(a)))
+            for a in shown]
     warn = "".join(f'<p class="warn">{esc(p)}; ignored.</p>' for p in problems)
     summary = (f'<p class="muted" id="count" data-total="{len(apps)}">{len(apps)} application(s) match; '
                f"page {number} of {pages}.</p>")
@@ -105,7 +106,7 @@ def apps_page(rm: ResourceManager, params: Mapping[str, str]) -> str:
                      "elapsed", "priority", "% of cluster", "containers"], rows, cls="apps",
                     empty="no application matches")
             + _pager(f, number, pages, size))
-    return page("Applications", "apps", body, now=rm.now())
+    return page("Applications", "apps", body, now=rm.now(), reader=reader)
 
 
 def _row(a: dict[str, Any]) -> str:

@@ -6,12 +6,18 @@ diagnostics, users, tags), attribute values included. Nothing here reads the RM;
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from common import durations
+
+if TYPE_CHECKING:
+    from rm.core.entities import App
+    from rm.service.authz import Authorizer, Caller
 
 STATIC = "/ui/static"
 NAV = (
@@ -25,6 +31,40 @@ NAV = (
 REFRESH_S = 5  # how often an open page reloads its content (the JS poll; 30 s without JS)
 
 
+def _everyone(app: App) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who reads a page of application details: ``may_view`` says whose apps it sees in full (VIEW_APP);
+    ``signed_in``: the browser sent a credential; ``secured``: the RM wants one; ``refused``: why the one it sent
+    was not taken."""
+
+    who: Caller
+    signed_in: bool = False
+    secured: bool = False
+    refused: str = ""
+    may_view: Callable[[App], bool] = _everyone
+
+    def view(self, authz: Authorizer) -> Reader:
+        return replace(self, may_view=lambda app: authz.may_view(self.who, app))
+
+
+def sign_in(reader: Reader | None) -> str:
+    """The header's sign-in: who reads, and a field for a credential (ui.js keeps it in a cookie for /ui)."""
+    if reader is None or not reader.secured:
+        return ""
+    if reader.signed_in and not reader.refused:
+        return (f'<span class="who" id="who" data-user="{esc(reader.who.user)}">{esc(reader.who.user)}</span>'
+                '<button type="button" id="signout" class="quiet">sign out</button>')
+    note = f'<span class="warn" id="signin-refused">{esc(reader.refused)}</span>' if reader.refused else ""
+    return (f'{note}<span class="who" id="who" data-user="{esc(reader.who.user)}">{esc(reader.who.user)}</span>'
+            '<form id="signin" class="signin"><input type="password" id="signin-credential" autocomplete="off" '
+            'placeholder="client secret or user token" aria-label="client secret or user token">'
+            '<button type="submit">sign in</button></form>')
+
+
 def esc(value: object) -> str:
     return escape(str(value), quote=True)
 
@@ -34,8 +74,10 @@ def q(value: str) -> str:
     return quote(value, safe="")
 
 
-def page(title: str, active: str, body: str, *, now: float, refresh: bool = True) -> str:
-    """A whole HTML document: nav bar, title, body; ``now`` (seconds) is when the data was read."""
+def page(title: str, active: str, body: str, *, now: float, refresh: bool = True,
+         reader: Reader | None = None) -> str:
+    """A whole HTML document: nav bar, title, body; ``now`` (seconds) is when the data was read; ``reader``:
+    who reads it, shown with the sign-in in the header (pages of application details)."""
     on = ' class="on"'
     links = "".join(f'<a href="{href}"{on if key == active else ""}>{label}</a>' for key, href, label in NAV)
     rendered = int(now * 1000)
@@ -50,7 +92,8 @@ def page(title: str, active: str, body: str, *, now: float, refresh: bool = True
         f'<body data-refresh="{REFRESH_S if refresh else 0}">'
         f'<header><a class="brand" href="/ui">shepherd</a><nav>{links}</nav>'
         f'<span class="stamp" id="stamp" data-rendered="{rendered}">updated {fmt_time(now)} UTC</span>'
-        '<button type="button" id="pause" class="quiet" hidden>pause</button></header>'
+        '<button type="button" id="pause" class="quiet" hidden>pause</button>'
+        f'<span class="reader">{sign_in(reader)}</span></header>'
         f'<main id="main"><h1>{esc(title)}</h1>{body}</main>'
         '<footer>REST API: <a href="/ws/v1/cluster/info">/ws/v1/cluster</a> · '
         '<a href="/docs">API docs</a> · <a href="/metrics">Prometheus metrics</a></footer>'

@@ -1,4 +1,5 @@
-// shepherd ResourceManager UI: "updated N s ago", live refresh of the page's content, and the kill button.
+// shepherd ResourceManager UI: "updated N s ago", live refresh of the page's content, the sign-in and the kill
+// button.
 // No framework and nothing fetched from anywhere but this RM.
 (function () {
   "use strict";
@@ -117,6 +118,37 @@
     });
   }
 
+  // The sign-in field: the credential is kept in a cookie for /ui only (SameSite=Strict), so the RM renders the
+  // pages for its user; the kill field starts from it too. Signing out forgets both.
+  function setCredential(value) {
+    document.cookie = "shepherd_credential=" + encodeURIComponent(value) + "; path=/ui; SameSite=Strict" +
+      (value ? "" : "; max-age=0");
+  }
+
+  function wireSignIn() {
+    var form = document.getElementById("signin");
+    if (form) {
+      form.addEventListener("submit", function (ev) {
+        ev.preventDefault();
+        var field = document.getElementById("signin-credential");
+        var value = field ? field.value.trim() : "";
+        if (!value) { return; }
+        setCredential(value);
+        try { sessionStorage.setItem("shepherd.secret", value); } catch (e) { /* storage may be off */ }
+        window.location.reload();
+      });
+    }
+    var out = document.getElementById("signout");
+    if (out) {
+      out.addEventListener("click", function () {
+        setCredential("");
+        try { sessionStorage.removeItem("shepherd.secret"); } catch (e) { /* storage may be off */ }
+        window.location.reload();
+      });
+    }
+  }
+
+  wireSignIn();
   wireKill();
   stamp();
   setInterval(stamp, 1000);
