@@ -236,6 +236,7 @@ class App:
     # the earlier runs of its job whose profile its AM was handed when it last registered (not stored: an AM
     # registers again after an RM restart and is handed the profile again)
     profile_runs: tuple[str, ...] = ()
+    changes: int = 0  # how many changes of it the ledger has recorded (a report made at one count is still true)
 
     def note_preempted(self, resource: Resources, *, is_am: bool) -> None:
         """Count one of its containers that ended preempted (exit -102)."""

@@ -266,6 +266,31 @@ def test_app_filters(rm: FakeRM, client: TestClient) -> None:
     assert {s["state"]: s["count"] for s in stats}["KILLED"] == 1
 
 
+def test_the_app_list_keeps_ended_reports_only_while_they_hold(rm: FakeRM, client: TestClient) -> None:
+    """The list encodes an ended app's report once and reuses it; a change the ledger records after its end
+    (here a priority change, which YARN allows only while an app runs, so made on the ledger) is shown at once,
+    and apps submitted later are listed after it."""
+    a = submit(client)
+    client.put(f"/ws/v1/cluster/apps/{a}/state", json={"state": "KILLED"})
+
+    def listed() -> list[dict[str, Any]]:
+        return list(client.get("/ws/v1/cluster/apps").json()["apps"]["app"])
+
+    first = listed()
+    assert [x["id"] for x in first] == [a]
+    assert listed() == first  # from the kept report
+    app = rm.state.apps[a]  # type: ignore[index]
+    app.priority = 7
+    rm.state._touch_app(app)  # what every change of the ledger does
+    assert listed()[0]["priority"] == 7
+    rm.clock += 5
+    b = submit(client)
+    assert [x["id"] for x in listed()] == [a, b]
+    before = listed()[1]["elapsedTime"]
+    rm.clock += 5
+    assert listed()[1]["elapsedTime"] == before + 5000  # a live app's report is made anew at every answer
+
+
 def test_explain_and_diagnostics(rm: FakeRM, client: TestClient) -> None:
     first = submit(client, queue="batch")
     rm.cycle()

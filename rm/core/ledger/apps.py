@@ -206,7 +206,7 @@ class AppCommands(LedgerBase):
         """(pending resources, pending containers, DEFAULT asks pending, ALTRUISTIC asks pending)."""
         att = app.current
         if app.final or att is None or att.final:
-            return Resources(), 0, 0, 0
+            return Resources.ZERO, 0, 0, 0
         res = Resources()
         n = d = alt = 0
         if att.am_ask_pending:

@@ -129,6 +129,8 @@ class LedgerBase:
     def _mark(self, item: Record | App | Attempt | Node | Container) -> None:
         """``item`` changed: its durable record goes to the journal (built only when the ledger is durable)."""
         self.version += 1
+        if isinstance(item, App):
+            item.changes += 1
         if self.config.durable:
             self.journal.mark(item.record() if isinstance(item, App | Attempt | Node | Container) else item)
 

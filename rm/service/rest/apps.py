@@ -4,20 +4,19 @@ validates, applies, persists and wakes the scheduler; these handlers parse and r
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from common.errors import ApplicationNotFound, BadRequest, NotFound
-from common.ids import QueuePath
 from rm.core.entities import App
-from rm.core.records import APP_STATES, FINAL_STATUSES
+from rm.core.records import APP_STATES
 from rm.service.authz import Authorizer
 from rm.service.rest import render
-from rm.service.rest.cluster import BASE, parse_states
+from rm.service.rest.app_list import EndedReports, apps_document
+from rm.service.rest.cluster import BASE
 from rm.service.rest.errors import check_reader, check_writer, json_object, not_found_app
 
 if TYPE_CHECKING:
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from rm.service.server import ResourceManager
 
 APPS = f"{BASE}/apps"
-DESELECTABLE = ("resourceRequests",)
 
 
 def get_app(rm: ResourceManager, app_id: str) -> App:
@@ -33,84 +31,6 @@ def get_app(rm: ResourceManager, app_id: str) -> App:
         return rm.state.get_app(app_id)
     except ApplicationNotFound:
         raise not_found_app(app_id) from None
-
-
-def _long(name: str, value: str | None) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        n = int(value)
-    except ValueError:
-        raise BadRequest(f"{name} must be a number of milliseconds, got {value!r}") from None
-    if n < 0:
-        raise BadRequest(f"{name} must be greater than 0")
-    return n
-
-
-def _range(prefix: str, begin: str | None, end: str | None) -> tuple[int, int]:
-    b = _long(f"{prefix}Begin", begin)
-    e = _long(f"{prefix}End", end)
-    lo, hi = b if b is not None else 0, e if e is not None else 2**63 - 1
-    if lo > hi:
-        raise BadRequest(f"{prefix}End must be greater than {prefix}Begin")
-    return lo, hi
-
-
-def _queue_filter(rm: ResourceManager, ops: Operations, name: str) -> set[QueuePath]:
-    """The queue named by full path or leaf name, with its descendants."""
-    path = ops.queue_path(name)
-    return {p for p in rm.state.queues if p == path or p.startswith(f"{path}.")}
-
-
-def list_apps(rm: ResourceManager, ops: Operations, params: dict[str, str],
-              may_view: Callable[[App], bool] = lambda app: True) -> list[dict[str, Any]]:
-    """The apps the filters select, each in full for a caller ``may_view`` lets see it, else restricted."""
-    states = parse_states(params.get("states"), APP_STATES, "application-state") | \
-        parse_states(params.get("state"), APP_STATES, "application-state")
-    finals = parse_states(params.get("finalStatus"), FINAL_STATUSES, "final status")
-    limit = params.get("limit")
-    max_rows: int | None = None
-    if limit is not None:
-        try:
-            max_rows = int(limit)
-        except ValueError:
-            raise BadRequest(f"limit must be a number, got {limit!r}") from None
-        if max_rows <= 0:
-            raise BadRequest("limit value must be greater then 0")
-    started = _range("startedTime", params.get("startedTimeBegin"), params.get("startedTimeEnd"))
-    finished = _range("finishedTime", params.get("finishedTimeBegin"), params.get("finishedTimeEnd"))
-    finished_given = "finishedTimeBegin" in params or "finishedTimeEnd" in params
-    queues = _queue_filter(rm, ops, params["queue"]) if params.get("queue") else None
-    types = {t.strip().lower() for t in params.get("applicationTypes", "").split(",") if t.strip()}
-    tags = {t.strip().lower() for t in params.get("applicationTags", "").split(",") if t.strip()}
-    deselect = {d.strip() for d in params.get("deSelects", "").split(",") if d.strip()}
-    unknown = deselect - set(DESELECTABLE)
-    if unknown:
-        raise BadRequest(f"Invalid deSelects string {min(unknown)}; it should be one of "
-                         f"{list(DESELECTABLE)}")
-    user, name = params.get("user"), params.get("name")
-    rows: list[dict[str, Any]] = []
-    for app in sorted(rm.state.apps.values(), key=lambda a: (a.submit_time, a.app_id)):
-        state, final_status = rm.state.reported_state(app)
-        if (states and state not in states) or (finals and final_status not in finals):
-            continue
-        if (user and app.user != user) or (name and app.name != name):
-            continue
-        if queues is not None and (app.final or app.queue not in queues):
-            continue
-        if types and app.app_type.lower() not in types:
-            continue
-        if tags and not tags & {t.lower() for t in app.tags}:
-            continue
-        if not started[0] <= render.ms(app.start_time) <= started[1]:
-            continue
-        if finished_given and not (app.finish_time and finished[0] <= render.ms(app.finish_time) <= finished[1]):
-            continue
-        rows.append(render.app_json(rm, app, with_requests="resourceRequests" not in deselect,
-                                    full=may_view(app)))
-        if max_rows is not None and len(rows) >= max_rows:
-            break
-    return rows
 
 
 def parse_expiry(text: Any) -> float:
@@ -130,6 +50,7 @@ def parse_expiry(text: Any) -> float:
 def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     secret = rm.cfg.client_secret
     authz = Authorizer(rm)
+    reports = EndedReports()
 
     def viewed(request: Request, app_id: str) -> App:
         """The app, for a caller that may view it in full (403 AccessControlException otherwise)."""
@@ -139,9 +60,10 @@ def add_app_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     @api.get(APPS, tags=["apps"], summary="Applications, with YARN's filters (restricted reports of the apps "
                                           "the caller may not view)")
-    async def apps(request: Request) -> dict[str, Any]:
+    async def apps(request: Request) -> Response:
         who = check_reader(request, secret)
-        return {"apps": {"app": list_apps(rm, ops, dict(request.query_params), lambda a: authz.may_view(who, a))}}
+        body = apps_document(rm, ops, request.query_params, reports, lambda a: authz.may_view(who, a))
+        return Response(body, media_type="application/json")
 
     @api.get(f"{APPS}/{{app_id}}", tags=["apps"], summary="One application (restricted for a caller that may not "
                                                          "view it)")

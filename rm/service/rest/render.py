@@ -87,10 +87,32 @@ RESTRICTED_APP_FIELDS: dict[str, Any] = {
 }
 
 
-def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True, full: bool = True) -> dict[str, Any]:
+class AppsView:
+    """What every app's report in one answer shares, worked out once for the answer: the cluster's capacity,
+    each queue's guaranteed part of it and the time."""
+
+    def __init__(self, rm: ResourceManager) -> None:
+        self.rm = rm
+        self.now = rm.now()
+        self.capacity = rm.state.cluster_capacity()
+        self._guaranteed: dict[QueuePath, Resources] = {}
+
+    def guaranteed(self, queue: QueuePath) -> Resources:
+        found = self._guaranteed.get(queue)
+        if found is None:
+            q = self.rm.state.queues.get(queue)
+            found = Resources({r: int(v * q.abs_capacity) for r, v in self.capacity.amounts.items()}) if q \
+                else Resources()
+            self._guaranteed[queue] = found
+        return found
+
+
+def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True, full: bool = True,
+             view: AppsView | None = None) -> dict[str, Any]:
     """YARN's AppInfo. ``full`` False: the restricted view a caller without VIEW_APP on the app gets (the
-    tracking URL, the AM's container, host and logs, the deadline terms and the pending requests left out)."""
-    out = _app_json(rm, app, with_requests=with_requests)
+    tracking URL, the AM's container, host and logs, the deadline terms and the pending requests left out).
+    ``view``: the answer's shared figures, when it reports many apps."""
+    out = _app_json(rm, app, with_requests=with_requests, view=view or AppsView(rm))
     if full:
         return out
     restricted = {k: out[k] for k in PUBLIC_APP_FIELDS if k in out} | RESTRICTED_APP_FIELDS
@@ -99,14 +121,13 @@ def app_json(rm: ResourceManager, app: App, *, with_requests: bool = True, full:
     return restricted
 
 
-def _app_json(rm: ResourceManager, app: App, *, with_requests: bool) -> dict[str, Any]:
+def _app_json(rm: ResourceManager, app: App, *, with_requests: bool, view: AppsView) -> dict[str, Any]:
     st = rm.state
     att = app.current
-    capacity = st.cluster_capacity()
+    capacity = view.capacity
     pending, _, pend_default, pend_alt = st.pending_of(app)
-    end = app.finish_time or rm.now()
-    q = st.queues.get(app.queue)
-    guaranteed = Resources({r: int(v * q.abs_capacity) for r, v in capacity.amounts.items()}) if q else Resources()
+    end = app.finish_time or view.now
+    guaranteed = view.guaranteed(app.queue)
     registered = att is not None and att.registered
     state, final_status = st.reported_state(app)
     out: dict[str, Any] = {
@@ -165,7 +186,7 @@ def _app_json(rm: ResourceManager, app: App, *, with_requests: bool) -> dict[str
         if att.host:
             out["amRPCAddress"] = f"{att.host}:{att.rpc_port}"
     if app.terms.claim is not None:
-        out["deadline"] = deadline_json(app, st.deadlines, rm.now())
+        out["deadline"] = deadline_json(app, st.deadlines, view.now)
     if with_requests:
         out["resourceRequests"] = resource_requests(app)
     return out
