@@ -151,7 +151,7 @@ def test_a_job_that_fits_no_node_gives_one_reason_everywhere(make_cluster: Any, 
     app = httpx.get(f"{rest}/ws/v1/cluster/apps/{app_id}", headers=writer).json()["app"]
     assert app["state"] == "ACCEPTED"
     assert app["diagnostics"].startswith("[ASK_EXCEEDS_EVERY_NODE]")
-    page = httpx.get(f"{rest}/ui/apps/{app_id}").text
+    page = httpx.get(f"{rest}/ui/apps/{app_id}", headers=writer).text  # as its owner: the page says why it waits
     assert '<code class="reason" id="reason">ASK_EXCEEDS_EVERY_NODE</code>' in page
     assert "8192" in page
     assert re.search(r"position 1 of 1 waiting in root\.default", page)
