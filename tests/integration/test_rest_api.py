@@ -225,10 +225,14 @@ def test_kill_move_priority_and_lifetime(rm: FakeRM, client: TestClient) -> None
     st.node_heartbeat(node, 5, [NodeStatus(att.am_container_id or "", "COMPLETE", 0)], True, "", rm.clock)
     # its end is reported once the store holds it (YARN's FINAL_SAVING); until then, as it was before
     assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "RUNNING"}
+    listed = {a["id"]: a["state"] for a in client.get("/ws/v1/cluster/apps").json()["apps"]["app"]}
+    assert listed[done] == "RUNNING"  # the list too, and it keeps no report of the end it may not tell yet
     records = rm.state.drain_records()  # the heartbeat's changes, as the RM would have stored them
     rm.stored += records
     rm.state.stored(records)
     assert client.get(f"/ws/v1/cluster/apps/{done}/state").json() == {"state": "FINISHED"}
+    listed = {a["id"]: a["state"] for a in client.get("/ws/v1/cluster/apps").json()["apps"]["app"]}
+    assert listed[done] == "FINISHED"
     stored = len(rm.stored)
     resp = client.put(f"/ws/v1/cluster/apps/{done}/state", json={"state": "KILLED"})
     assert (resp.status_code, resp.json()) == (200, {"state": "FINISHED"})

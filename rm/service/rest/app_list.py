@@ -26,8 +26,9 @@ DESELECTABLE = ("resourceRequests",)
 
 class EndedReports:
     """The encoded reports of apps that ended, per (app, full or restricted, with requests or not), and the apps
-    in submission order. An ended app's report is fixed but for a later change the ledger records (a move, say),
-    which its ``changes`` count tells; a report is kept only while its app is."""
+    in submission order. An app's report is kept once its end is in the store (before, it is reported as it was,
+    YARN's FINAL_SAVING); it is then fixed but for a later change the ledger records, which the app's
+    ``changes`` count tells. A report is kept only while its app is."""
 
     def __init__(self) -> None:
         self._docs: dict[tuple[AppId, bool, bool], tuple[int, bytes]] = {}
@@ -46,7 +47,7 @@ class EndedReports:
 
     def encoded(self, rm: ResourceManager, app: App, view: render.AppsView, *, with_requests: bool,
                 full: bool) -> bytes:
-        if not app.final:
+        if not app.final or app.app_id in rm.state.saving:  # running, or its end not stored yet (FINAL_SAVING)
             return orjson.dumps(render.app_json(rm, app, with_requests=with_requests, full=full, view=view))
         key = (app.app_id, full, with_requests)
         kept = self._docs.get(key)
