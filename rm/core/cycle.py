@@ -24,10 +24,16 @@ def run_cycle(
 ) -> Plan:
     plan = Plan(based_on=snap.version)
     ctx = CycleContext(snap=snap, now=now, rng=rng, plan=plan)
-    if shares is not None:
-        plan.shares.update(shares.shares(snap))
-    for stage in pipeline:
-        stage.run(snap, ctx)
+    try:
+        if shares is not None:
+            plan.shares.update(shares.shares(snap))
+        for stage in pipeline:
+            stage.run(snap, ctx)
+    finally:
+        # the node index refers back to the context: left linked, the whole cycle's scratch (the snapshot's
+        # views, every rejection) would wait for the garbage collector's full passes, which on a big heap hold
+        # the RM's event loop for hundreds of milliseconds
+        ctx.node_index = None
     return plan
 
 
