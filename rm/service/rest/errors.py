@@ -140,11 +140,16 @@ def _not_json(name: str) -> Any:
     raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
 
 
+def bearer_of(header: str) -> str:
+    """The credential of an ``Authorization: Bearer ...`` header ("" for none or another scheme)."""
+    return header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+
+
 def _credential(request: Request, secret: str | None) -> tuple[str, str]:
     """The bearer credential the request presents ("" for none), and the user it names (``?doAs=``,
     ``?user.name=``)."""
     header = request.headers.get("authorization", "")
-    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
+    token = bearer_of(header)
     if secret and header and not token:
         raise Forbidden("the Authorization header must be Bearer <client secret or user token>")
     return token, request.query_params.get("doAs") or request.query_params.get("user.name") or ""

@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 
 from common.errors import Forbidden, NotFound, YarnError
 from rm.service.authz import ANONYMOUS, Authorizer, Caller, viewer
+from rm.service.rest.errors import bearer_of
 from rm.service.ui.app_page import app_page
 from rm.service.ui.apps import apps_page
 from rm.service.ui.deadlines import deadlines_page
@@ -45,9 +46,7 @@ def ui_reader(request: Request, client_secret: str | None) -> Reader:
     """Who reads a page: the user of the request's bearer credential (header, else the sign-in cookie), else
     ``dr.who``; on an insecure RM, ``?user.name=``. A credential that is refused reads as ``dr.who``, and the
     page says why."""
-    header = request.headers.get("authorization", "")
-    token = header[len("Bearer "):].strip() if header.startswith("Bearer ") else ""
-    token = token or unquote(request.cookies.get(COOKIE, "")).strip()
+    token = bearer_of(request.headers.get("authorization", "")) or unquote(request.cookies.get(COOKIE, "")).strip()
     try:
         return Reader(viewer(client_secret, token, request.query_params.get("user.name", "")),
                       signed_in=bool(token), secured=bool(client_secret))
