@@ -11,20 +11,19 @@ from typing import Any
 
 import numpy as np
 
-from common.ids import AppId, NodeId, QueuePath
+from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.deadlines.book import FixedLoad, no_fixed_load
 from rm.core.deadlines.estimate import JobFeatures, RunRecord, features_from_dict, features_to_dict
 from rm.core.deadlines.features import Declared, Span, features, run_record
 from rm.core.deadlines.system import DeadlineSystem
 from rm.core.deadlines.view import units_done
-from rm.core.entities import App, Node
+from rm.core.entities import App
 from rm.core.events import AppFinished, ContainerCompleted, Event, Journal
 from rm.core.model import QueueView
 from rm.core.records import WorkRunRecord
 from rm.core.reservation.system import ReservationSystem
 from rm.core.reservation.timeline import Timeline
-from rm.core.reservations_glue import plan_capacity
 from rm.core.state_types import SubmitSpec
 
 
@@ -52,10 +51,10 @@ def fixed_load(timeline: Timeline, unit: Resources, dt: float) -> FixedLoad:
     return load
 
 
-def sync_capacities(system: DeadlineSystem, nodes: Mapping[NodeId, Node], queues: Mapping[QueuePath, QueueView],
+def sync_capacities(system: DeadlineSystem, cluster: Resources, queues: Mapping[QueuePath, QueueView],
                     reservations: ReservationSystem) -> None:
-    """Every leaf queue's book gets the queue's share of the cluster, less its reservations' bookings."""
-    cluster = plan_capacity(nodes)
+    """Every leaf queue's book gets the queue's share of ``cluster`` (``NodeFacts.planned``), less its
+    reservations' bookings."""
     unit, dt = system.config.unit, system.config.step_s
     for path, q in queues.items():
         if not q.is_leaf:

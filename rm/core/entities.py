@@ -83,6 +83,10 @@ class Container:
         )
 
 
+# a node in these states is gone from the cluster: its capability counts nowhere, not even in the plans
+GONE_NODE_STATES = frozenset({"LOST", "SHUTDOWN", "DECOMMISSIONED"})
+
+
 @dataclass(slots=True)
 class Node:
     node_id: NodeId

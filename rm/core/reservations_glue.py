@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from common.ids import NodeId, QueuePath
+from common.ids import QueuePath
 from common.resources import Resources
-from rm.core.entities import Node
 from rm.core.events import AppFinished, Event, Journal
 from rm.core.model import QueueView
 from rm.core.queues import QueueConfigError, resolve_queue
@@ -19,7 +18,6 @@ from rm.core.reservation.requests import Reservation, ReservationId
 from rm.core.reservation.system import ReservationSystem
 
 SEQ_KEY = "reservation_seq"  # MetaRecord.extra: the next reservation id's sequence number
-GONE_STATES = frozenset({"LOST", "SHUTDOWN", "DECOMMISSIONED"})
 DEFAULT_QUEUE_NAMES = frozenset({"", "default", "root.default"})  # what submissions name when they name none
 
 
@@ -27,21 +25,10 @@ def new_system(meta: MetaRecord) -> ReservationSystem:
     return ReservationSystem(cluster_ts=meta.cluster_timestamp, next_seq=int(meta.extra.get(SEQ_KEY, 1)))
 
 
-def plan_capacity(nodes: Mapping[NodeId, Node]) -> Resources:
-    """The capacity the plans are cut from: every known node's capability (nodes that must re-register
-    after an RM restart count; lost, shut-down and decommissioned ones do not)."""
-    out = Resources()
-    for n in nodes.values():
-        if n.state not in GONE_STATES:
-            out = out + n.capability
-    return out
-
-
-def sync_capacities(nodes: Mapping[NodeId, Node], queues: Mapping[QueuePath, QueueView],
-                    system: ReservationSystem, last: Resources | None) -> Resources:
+def sync_capacities(cluster: Resources, queues: Mapping[QueuePath, QueueView], system: ReservationSystem,
+                    last: Resources | None) -> Resources:
     """Give every leaf queue its plan with capacity = cluster × the queue's absolute capacity, when the
-    cluster changed since ``last``. Returns the capacity used."""
-    cluster = plan_capacity(nodes)
+    cluster (what the plans are cut from: ``NodeFacts.planned``) changed since ``last``. Returns ``cluster``."""
     leaves = sorted(p for p, q in queues.items() if q.is_leaf)
     if last is not None and cluster == last and all(q in system.plans for q in leaves):
         return cluster

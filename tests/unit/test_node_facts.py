@@ -93,6 +93,10 @@ def test_headroom_capacity_and_node_count_follow_nodes_leaving_and_changing() ->
     st.node_heartbeat("n1:7040", 0, [], False, "disk full", 3.0)  # unhealthy: not schedulable
     assert st.headroom() == Resources()
     assert st.schedulable_nodes() == 0
+    # the plans are still cut from the unhealthy node, never from the one gone
+    facts = st._node_facts()
+    assert facts.planned() == Resources.of(memory_mb=8192, vcores=8)
+    assert facts.planned() == NodeFacts(st.nodes.values()).planned()
     st.node_heartbeat("n1:7040", 1, [], True, "", 4.0)
     assert st.headroom() == Resources.of(memory_mb=8192 - 512, vcores=7)
     assert st.check_views() == []

@@ -443,7 +443,7 @@ class LedgerBase:
 
     def reservation_plan(self) -> ReservationSystem:
         """The reservation system, with its queues' capacities brought up to date with the cluster."""
-        self._plan_capacity = glue.sync_capacities(self.nodes, self.queues, self.reservations,
+        self._plan_capacity = glue.sync_capacities(self._node_facts().planned(), self.queues, self.reservations,
                                                    self._plan_capacity)
         return self.reservations
 
@@ -465,7 +465,8 @@ class LedgerBase:
 
     def deadline_system(self) -> DeadlineSystem:
         """The deadline system, with its books' capacities brought up to date with the cluster and the plans."""
-        deadlines_glue.sync_capacities(self.deadlines, self.nodes, self.queues, self.reservation_plan())
+        deadlines_glue.sync_capacities(self.deadlines, self._node_facts().planned(), self.queues,
+                                       self.reservation_plan())
         return self.deadlines
 
     def cluster_capacity(self) -> Resources:

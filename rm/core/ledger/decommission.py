@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 from common.errors import BadRequest, Conflict, NotFound
 from common.ids import NodeId
-from rm.core.entities import Node
+from rm.core.entities import GONE_NODE_STATES, Node
 from rm.core.ledger.recovery import Recovery
 
 DECOMMISSIONED_DIAG = "Container released on a *decommissioned* node"
-GONE = ("LOST", "SHUTDOWN", "DECOMMISSIONED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +55,7 @@ class Decommissioning(Recovery):
         node = self.get_node(node_id)
         if node.state == "DECOMMISSIONED":
             return Decommission(node, changed=False)
-        if timeout_s is None or node.state in GONE or not self._live_on(node):
+        if timeout_s is None or node.state in GONE_NODE_STATES or not self._live_on(node):
             self._end_decommission(node, now)
             return Decommission(node, changed=True)
         node.decommission_deadline = now + timeout_s

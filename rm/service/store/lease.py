@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, inspect, or_, select, update
+from sqlalchemy import Connection, bindparam, inspect, or_, select, update
 
 from .errors import LeaseLost
 from .models import LEASE_ROW_ID, LeaseRow
@@ -73,14 +73,18 @@ def take(conn: Connection, owner: str, lease_s: float, now: float) -> bool:
     return conn.execute(stmt).rowcount == 1
 
 
+# built once: renewing is the first statement of every store write, and building the statement costs five times
+# what running it does
+_RENEW = (
+    update(LeaseRow)
+    .where(LeaseRow.id == LEASE_ROW_ID, LeaseRow.owner == bindparam("holder"), LeaseRow.epoch == bindparam("held_epoch"))
+    .values(renewed_at=bindparam("now"), expires_at=bindparam("until"))
+)
+
+
 def renew(conn: Connection, owner: str, epoch: int, lease_s: float, now: float) -> None:
     """Extend the lease held as (owner, epoch); raises LeaseLost if it is no longer held so (the fencing check)."""
-    stmt = (
-        update(LeaseRow)
-        .where(LeaseRow.id == LEASE_ROW_ID, LeaseRow.owner == owner, LeaseRow.epoch == epoch)
-        .values(renewed_at=now, expires_at=now + lease_s)
-    )
-    if conn.execute(stmt).rowcount != 1:
+    if conn.execute(_RENEW, {"holder": owner, "held_epoch": epoch, "now": now, "until": now + lease_s}).rowcount != 1:
         current = read(conn)
         holder = current.describe(now) if current is not None else "the lease row is gone"
         raise LeaseLost(f"this ResourceManager ({owner}, epoch {epoch}) no longer holds the state store: {holder}")
