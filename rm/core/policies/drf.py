@@ -217,16 +217,21 @@ class _Run:
             _, app_id = heappop(leaf.heap)
             cursor = self.cursors[app_id]
             ask = None if cursor.full(ctx, self.capacity) else cursor.current(ctx)
-            if ask is not None:
+            node = None
+            while ask is not None:
+                # an ask that finds no node changes nothing: the app and its queue would come off their heaps
+                # next again, with the same keys, so its next ask is tried here (on a busy cluster most are)
                 node = self._try(leaf, ask)
-                if node is None:
-                    cursor.pos += 1
-                else:
-                    ctx.place(ask, node)
-                    for p in leaf.tracked:  # the other ancestors' usage is never read again
-                        usage[p] = usage[p] + ask.capability
-                    if ask.is_am:
-                        leaf.am_used = leaf.am_used + ask.capability
+                if node is not None:
+                    break
+                cursor.pos += 1
+                ask = cursor.current(ctx)
+            if ask is not None and node is not None:
+                ctx.place(ask, node)
+                for p in leaf.tracked:  # the other ancestors' usage is never read again
+                    usage[p] = usage[p] + ask.capability
+                if ask.is_am:
+                    leaf.am_used = leaf.am_used + ask.capability
                 heappush(leaf.heap, (sort_key(cursor.app, ctx), app_id))
             if leaf.heap:
                 # with no other queue waiting, none can come back: the key would order nothing
