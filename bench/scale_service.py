@@ -128,11 +128,11 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def _own(r: dict[str, Any], prefix: str) -> str:
-    """One of the RM's histograms over the window (from its /metrics)."""
+def _own(r: dict[str, Any], prefix: str, unit: str = " ms") -> str:
+    """One of the RM's histograms over the window (from its /metrics): count, mean / p99 bound."""
     if f"{prefix}_count" not in r:
         return "not read"
-    return (f"{r[f'{prefix}_count']:,.0f}, {fmt(r[f'{prefix}_mean_ms'])} / {fmt(r[f'{prefix}_p99_le_ms'])} ms")
+    return f"{r[f'{prefix}_count']:,.0f}, {fmt(r[f'{prefix}_mean_ms'])} / {fmt(r[f'{prefix}_p99_le_ms'])}{unit}"
 
 
 def report(r: dict[str, Any]) -> None:
@@ -169,6 +169,8 @@ def report(r: dict[str, Any]) -> None:
         ("RM's own: cycles, mean / p99 <=", _own(r, "rm_cycle")),
         ("RM's own: heartbeat handling", _own(r, "rm_heartbeat")),
         ("RM's own: event-loop lag", _own(r, "rm_loop_lag")),
+        ("RM's own: store writes", _own(r, "rm_store_write")),
+        ("RM's own: records per store write", _own(r, "rm_store_records", unit="")),
         ("RM RSS max / after", rss),
         ("harness CPU, loop lag p99", harness),
         ("AM errors / node resyncs", f"{r['am_errors']} / {r['node_resyncs']}"),

@@ -71,8 +71,12 @@ class ProcessProbe:
                 f"{prefix}_rss_mb_end": self.rss_mb[-1] if self.rss_mb else math.nan}
 
 
-RM_HISTOGRAMS = {"shepherd_scheduling_cycle_seconds": "rm_cycle", "shepherd_node_heartbeat_seconds": "rm_heartbeat",
-                 "shepherd_event_loop_lag_seconds": "rm_loop_lag"}
+# histogram -> (prefix of the result's keys, scale): seconds are reported in ms, counts as they are
+RM_HISTOGRAMS = {"shepherd_scheduling_cycle_seconds": ("rm_cycle", 1000.0),
+                 "shepherd_node_heartbeat_seconds": ("rm_heartbeat", 1000.0),
+                 "shepherd_event_loop_lag_seconds": ("rm_loop_lag", 1000.0),
+                 "shepherd_store_write_seconds": ("rm_store_write", 1000.0),
+                 "shepherd_store_write_records": ("rm_store_records", 1.0)}
 
 
 def read_histograms(rest_url: str, secret: str) -> dict[str, dict[str, float]]:
@@ -95,18 +99,19 @@ def read_histograms(rest_url: str, secret: str) -> dict[str, dict[str, float]]:
 
 
 def histogram_delta(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Per RM histogram over the window: how many, the mean and the bucket bound under which 99 % fell (ms)."""
+    """Per RM histogram over the window: how many, the mean and the bucket bound under which 99 % fell (ms for
+    the histograms of seconds, under the keys ``*_mean_ms`` and ``*_p99_le_ms``, as they are for the others)."""
     out: dict[str, float] = {}
-    for name, prefix in RM_HISTOGRAMS.items():
+    for name, (prefix, scale) in RM_HISTOGRAMS.items():
         a, b = after.get(name, {}), before.get(name, {})
         count = a.get("count", 0.0) - b.get("count", 0.0)
         out[f"{prefix}_count"] = count
-        out[f"{prefix}_mean_ms"] = 1000.0 * (a.get("sum", 0.0) - b.get("sum", 0.0)) / count if count else math.nan
+        out[f"{prefix}_mean_ms"] = scale * (a.get("sum", 0.0) - b.get("sum", 0.0)) / count if count else math.nan
         p99 = math.nan
         bounds = sorted((float(k), k) for k in a if k not in ("sum", "count"))
         for bound, key in bounds:
             if count and a[key] - b.get(key, 0.0) >= 0.99 * count:
-                p99 = bound * 1000.0
+                p99 = bound * scale
                 break
         out[f"{prefix}_p99_le_ms"] = p99
     return out

@@ -202,9 +202,11 @@ def pending_asks(app: App) -> dict[int, tuple[int, str, Resources, int]]:
     return out
 
 
-def primary_reason(app: App, rejections: Iterable[Rejection]) -> Reason | None:
-    """The reason of the app's most important waiting ask, or None when no outstanding ask was refused."""
-    asks = pending_asks(app)
+def primary_reason(app: App, rejections: Iterable[Rejection],
+                   asks: dict[int, tuple[int, str, Resources, int]] | None = None) -> Reason | None:
+    """The reason of the app's most important waiting ask, or None when no outstanding ask was refused
+    (``asks``: its ``pending_asks``, when the caller has them)."""
+    asks = pending_asks(app) if asks is None else asks
     live = [r for r in rejections if r.allocation_request_id in asks]
     if not live:
         return None
@@ -220,26 +222,42 @@ def waiting_line(reason: Reason | None) -> str:
 class WaitingNotes:
     """Listens to the ledger: after every applied plan, each unfinished app's diagnostics say why its asks
     still wait (``App.waiting``), and stop saying it once they no longer do. A ledger that keeps no records
-    (the simulator's, a dry run's) has no clients to read them, and skips the work."""
+    (the simulator's, a dry run's) has no clients to read them, and skips the work.
+
+    A line is written again when what it says changes (which asks wait, for which reasons), and otherwise at
+    most every ``refresh_s`` for its numbers (the free room it names moves every cycle): on a busy cluster
+    every app waits at every cycle, and writing each line anew each time took a fifth of the cycle."""
 
     hears: frozenset[type] = frozenset({PlanApplied})
 
-    def __init__(self, apps: Mapping[AppId, App]) -> None:
+    def __init__(self, apps: Mapping[AppId, App], refresh_s: float = 1.0) -> None:
         self.apps = apps
-        self.waiting: set[AppId] = set()  # apps whose diagnostics show a waiting reason
+        self.refresh_s = refresh_s
+        self.waiting: dict[AppId, tuple[object, float]] = {}  # apps whose diagnostics show a waiting reason:
+        #                                                       what the line says and when it was written
 
     def on_event(self, event: Event, journal: Journal) -> None:
         if not isinstance(event, PlanApplied) or not journal.keep:  # no store, no clients to read them
             return
         refused = rejections_by_app(event.plan)
-        still: set[AppId] = set()
-        for app_id in self.waiting | refused.keys():
+        still: dict[AppId, tuple[object, float]] = {}
+        for app_id in self.waiting.keys() | refused.keys():
             app = self.apps.get(app_id)
             if app is None:
                 continue
-            app.waiting = "" if app.final else waiting_line(primary_reason(app, refused.get(app_id, ())))
-            if app.waiting:
-                still.add(app_id)
+            rejections = refused.get(app_id, ())
+            asks = pending_asks(app)
+            says = tuple(sorted((r.allocation_request_id, r.reason) for r in rejections
+                                if r.allocation_request_id in asks))
+            if not says:
+                app.waiting = ""
+                continue
+            shown = self.waiting.get(app_id)
+            if shown is not None and shown[0] == says and event.now - shown[1] < self.refresh_s and app.waiting:
+                still[app_id] = shown
+                continue
+            app.waiting = waiting_line(primary_reason(app, rejections, asks))
+            still[app_id] = (says, event.now)
         self.waiting = still
 
 

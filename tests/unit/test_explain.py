@@ -166,6 +166,23 @@ def test_waiting_lines_clear_once_the_app_runs() -> None:
     assert ex.explain(st, app_id).to_dict()["reason"] == ex.NOT_WAITING
 
 
+def test_a_waiting_line_keeps_its_numbers_for_a_second_and_changes_at_once_when_its_reason_does() -> None:
+    st = make_state(maximum_allocation=Resources.of(memory_mb=64 * GB, vcores=8))
+    node(st, "big", mem=6 * GB)
+    app_id = submit(st, 16 * GB)
+    cycle(st, now=1.0)
+    assert st.apps[app_id].waiting.startswith(f"[{NO_NODE_FITS}]")
+    assert "6144" in st.apps[app_id].waiting
+    node(st, "bigger", mem=8 * GB)
+    cycle(st, now=1.5)  # the same reason: the line is not written anew within the second
+    assert "6144" in st.apps[app_id].waiting
+    cycle(st, now=2.1)  # a second on: its numbers are
+    assert "8192" in st.apps[app_id].waiting
+    node(st, "huge", mem=32 * GB)
+    cycle(st, now=2.2)  # placed: nothing waits any more, at once
+    assert st.apps[app_id].waiting == ""
+
+
 def test_a_deadline_apps_waiting_asks_are_explained() -> None:
     from rm.core.deadlines.stage import DEADLINE_LENT, DEADLINE_SHORT
     from rm.core.plan import Rejection
