@@ -161,10 +161,15 @@ class _Run:
                 capped = [p for p in lineage if snap.queues[p].abs_max_capacity < 1.0 - _EPS]
                 tracked = [view.path, *(p for p in capped if p != view.path)]
                 leaf = self.leaves[view.path] = _LeafQueue(view, lineage, capped, tracked, [])
-            leaf.am_used = leaf.am_used + app.am_used + ctx.app_am_alloc.get(app.app_id, Resources())
+            if not app.am_used.is_zero():
+                leaf.am_used = leaf.am_used + app.am_used
+            am_now = ctx.app_am_alloc.get(app.app_id)
+            if am_now is not None:
+                leaf.am_used = leaf.am_used + am_now
             used = ctx.app_used(app.app_id)
             for path in leaf.lineage:
-                self.usage[path] = self.usage.get(path, Resources()) + used
+                held = self.usage.get(path)
+                self.usage[path] = used if held is None else held + used
             asks = sorted(
                 (a for a in app.asks if a.ask_type in stage.ask_types and ctx.remaining(a) > 0),
                 key=ask_importance,
