@@ -10,7 +10,10 @@ machine), how many containers the cycle placed and how many it places per second
 time).
 
     python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne drf morpheus]
-                                [--repeat 5] [--case full empty]
+                                [--repeat 5] [--case full empty] [--kept-layout]
+
+By default every cycle derives the node layout (order, names, racks, capability matrix) anew, as the first cycle
+after a node changes does; ``--kept-layout`` measures the cycles in between, which reuse it.
 
 The bench has no reservations, so ``morpheus`` runs its reservation stage with nothing to serve.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 from random import Random
 
 from cluster_shapes import NODE_CAPACITY, SHAPES, host, node_id, percentile, rack
@@ -27,7 +31,7 @@ from cluster_shapes import NODE_CAPACITY, SHAPES, host, node_id, percentile, rac
 from common.ids import AppId, QueuePath, app_id
 from common.resources import Resources
 from rm.core.cycle import run_cycle
-from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
+from rm.core.model import AppView, AskView, ClusterSnapshot, LayoutMemo, NodeView
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
 
@@ -59,10 +63,17 @@ def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnap
     return ClusterSnapshot(version=1, nodes=node_views, apps=apps, queues=build_queues())
 
 
-def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int) -> tuple[list[float], list[float], int]:
-    """Wall-clock and CPU seconds of each run, and how many containers the (last) cycle placed."""
+def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int,
+            kept_layout: bool = False) -> tuple[list[float], list[float], int]:
+    """Wall-clock and CPU seconds of each run, and how many containers the (last) cycle placed. With
+    ``kept_layout`` the runs share one node layout memo, as the ledger's snapshots do while no node changes, and
+    a first run (not timed) makes it."""
     wall, cpu = [], []
     placed = 0
+    if kept_layout:
+        snap = replace(snap, layout=LayoutMemo())
+        pipeline, shares = named_pipeline(pipeline_name)
+        run_cycle(snap, pipeline, shares=shares, now=0.0, rng=Random(-1))
     for r in range(repeat):
         pipeline, shares = named_pipeline(pipeline_name)
         started, started_cpu = time.perf_counter(), time.process_time()
@@ -80,15 +91,18 @@ def main() -> None:
     parser.add_argument("--pipeline", nargs="+", default=["carbyne", "drf", "morpheus"], choices=sorted(SCHEDULERS))
     parser.add_argument("--case", nargs="+", default=["full", "empty"], choices=["full", "empty"])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--kept-layout", action="store_true",
+                        help="cycles reuse the node layout, as the live RM's do while no node changes")
     args = parser.parse_args()
-    print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row")
+    layout = "kept across cycles" if args.kept_layout else "made by every cycle"
+    print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row, node layout {layout}")
     print(f"{'pipeline':>9} {'pending':>8} {'cluster':>7} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>8} "
           f"{'placed':>7} {'placed/s':>9}")
     for n in args.asks:
         for case in args.case:
             snap = snapshot(args.nodes, n, full=case == "full")
             for name in args.pipeline:
-                wall, cpu, placed = measure(snap, name, args.repeat)
+                wall, cpu, placed = measure(snap, name, args.repeat, args.kept_layout)
                 p50 = statistics.median(wall)
                 rate = f"{placed / p50:>9.0f}" if placed else f"{'-':>9}"
                 print(f"{name:>9} {n:>8} {case:>7} {p50 * 1000:>8.1f} {percentile(wall, 99) * 1000:>8.1f} "
