@@ -194,7 +194,6 @@ class ContainerTable:
         self._tombstones: dict[str, float] = {}  # forgotten containers whose token is still valid -> its expiry
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_apps: set[str] = set()
-        self.completed = asyncio.Event()  # a container completed since the heartbeat cleared it (out-of-band beat)
 
     @property
     def node_id(self) -> str:
@@ -470,7 +469,6 @@ class ContainerTable:
         c.finish_time_ms = now_ms()
         self._save(c)
         c.done.set()
-        self.completed.set()
         log.info("container %s completed with exit status %d", c.container_id, exit_status)
 
     # ------------------------------------------------------------ recovery
