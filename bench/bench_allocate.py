@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from cluster_shapes import NODE_CAPACITY, SHAPES, host, node_id, percentile, rack
+from cluster_shapes import SHAPES, node_id, percentile, register_nodes, running_ams
 
 from common.ids import AppId, NodeId
 from common.resources import Resources
@@ -43,11 +43,10 @@ from proto import shepherd_pb2 as pb
 from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.queues import build_queues
-from rm.core.state_types import AM_ASK_ID, CoreConfig, SubmitSpec
+from rm.core.state_types import CoreConfig
 from rm.service import convert
 
 TS = 1_700_000_000_000
-AM_RESOURCE = Resources.of(memory_mb=1024, vcores=1)
 
 
 @dataclass
@@ -123,18 +122,9 @@ class GcPauses:
 def build(nodes: int, apps: int, asks: int, seed: int) -> tuple[Ledger, list[Am]]:
     rng = Random(seed)
     ledger = Ledger(Ledger.fresh_meta(TS), build_queues(), CoreConfig())
-    for i in range(nodes):
-        ledger.register_node(node_id(i), f"{host(i)}:8042", rack(i), NODE_CAPACITY, [], 0.0)
+    register_nodes(ledger, nodes)
     ams: list[Am] = []
-    placements = []
-    for a in range(apps):
-        aid = ledger.new_application(0.0)
-        ledger.submit(SubmitSpec(app_id=aid, am_launch={"commands": ["am"]}, am_resource=AM_RESOURCE), 0.0)
-        placements.append(Place(app_id=AppId(aid), allocation_request_id=AM_ASK_ID, node_id=node_id(a % nodes),
-                                resource=AM_RESOURCE, priority=-1, is_am=True))
-    ledger.apply_plan(Plan(based_on=ledger.version, placements=placements), 0.0)
-    for launch in ledger.drain_launches():
-        ledger.am_register(launch.amrm_token, "am-host", 1, "", 0.0)
+    for launch in running_ams(ledger, apps, nodes):
         shapes = {k: SHAPES[rng.randrange(len(SHAPES))] for k in range(1, asks + 1)}
         ams.append(Am(launch.app_id, launch.amrm_token, shapes, {k: rng.randint(1, 10) for k in shapes}))
     ledger.drain_records()

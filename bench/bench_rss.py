@@ -25,7 +25,7 @@ from collections import defaultdict
 from random import Random
 
 import psutil
-from cluster_shapes import NODE_CAPACITY, host, node_id, rack
+from cluster_shapes import NODE_CAPACITY, node_id, register_nodes, running_ams
 
 import rm.service.server  # noqa: F401  (the RM's service, imported for what an RM process holds of code)
 from common.ids import AppId, NodeId
@@ -36,10 +36,9 @@ from rm.core.ledger import Ledger
 from rm.core.plan import Place, Plan
 from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
-from rm.core.state_types import AM_ASK_ID, CoreConfig, NodeStatus, SubmitSpec
+from rm.core.state_types import CoreConfig, NodeStatus
 
 TS = 1_700_000_000_000
-AM_RESOURCE = Resources.of(memory_mb=1024, vcores=1)
 TASK = Resources.of(memory_mb=2048, vcores=1)
 
 
@@ -56,23 +55,11 @@ def main() -> None:
     started = time.perf_counter()
     rows = [("imports (an idle RM's code)", rss_mb())]
     ledger = Ledger(Ledger.fresh_meta(TS), build_queues(), CoreConfig())
-    for i in range(args.nodes):
-        ledger.register_node(node_id(i), f"{host(i)}:8042", rack(i), NODE_CAPACITY, [], 0.0)
+    register_nodes(ledger, args.nodes)
     ledger.drain_records()
     rows.append((f"{args.nodes:,} nodes", rss_mb()))
 
-    ams = []
-    placements = []
-    for a in range(args.apps):
-        aid = ledger.new_application(0.0)
-        ledger.submit(SubmitSpec(app_id=aid, am_launch={"commands": ["am"]}, am_resource=AM_RESOURCE), 0.0)
-        placements.append(Place(app_id=AppId(aid), allocation_request_id=AM_ASK_ID,
-                                node_id=NodeId(node_id(a % args.nodes)), resource=AM_RESOURCE, priority=-1,
-                                is_am=True))
-    ledger.apply_plan(Plan(based_on=ledger.version, placements=placements), 0.0)
-    for launch in ledger.drain_launches():
-        ledger.am_register(launch.amrm_token, "am-host", 1, "", 0.0)
-        ams.append(launch)
+    ams = running_ams(ledger, args.apps, args.nodes)
     ledger.drain_records()
     rows.append((f"{args.apps:,} apps, AMs registered", rss_mb()))
 
