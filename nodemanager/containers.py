@@ -62,6 +62,8 @@ KILLED_BY_APPMASTER = EXIT_KILLED_BY_APPMASTER
 KILLED_BY_RESOURCEMANAGER = EXIT_KILLED_BY_RESOURCEMANAGER
 KILLED_AFTER_APP_COMPLETION = EXIT_KILLED_AFTER_APP_COMPLETION
 INVALID = EXIT_INVALID
+KILLED_STATUSES = frozenset({ABORTED, KILLED_BY_APPMASTER, KILLED_BY_RESOURCEMANAGER, KILLED_AFTER_APP_COMPLETION,
+                             KILLED_EXCEEDED_PMEM})
 
 ContainerState = Literal["NEW", "RUNNING", "COMPLETE"]
 _PB_STATE = {
@@ -194,6 +196,9 @@ class ContainerTable:
         self._tombstones: dict[str, float] = {}  # forgotten containers whose token is still valid -> its expiry
         self._tasks: set[asyncio.Task[Any]] = set()
         self._finished_apps: set[str] = set()
+        # what happened to containers in this run, counted as it happens (a completed container leaves the
+        # table soon after the RM has seen it, so a scrape of the table would miss most of them)
+        self.counts = {"launched": 0, "completed": 0, "failed": 0, "killed": 0}
 
     @property
     def node_id(self) -> str:
@@ -348,6 +353,7 @@ class ContainerTable:
         if c.pid is not None and c.state == "NEW":
             c.state = "RUNNING"
             self._save(c)  # recorded before any heartbeat can report it running (no await in between)
+            self.counts["launched"] += 1
             log.info("container %s running as pid %d (supervisor pid %d)", c.container_id, c.pid, sup.pid)
         limit_mb = c.resource.get(MEMORY, 0)
         monitor: asyncio.Task[None] | None = None
@@ -468,6 +474,9 @@ class ContainerTable:
         c.state, c.exit_status, c.diagnostics = "COMPLETE", exit_status, diagnostics
         c.finish_time_ms = now_ms()
         self._save(c)
+        kind = "completed" if exit_status == 0 else \
+            "killed" if exit_status in KILLED_STATUSES or c.kill_request is not None else "failed"
+        self.counts[kind] += 1
         c.done.set()
         log.info("container %s completed with exit status %d", c.container_id, exit_status)
 

@@ -1,6 +1,7 @@
-"""Prometheus metrics of a NodeManager (YARN's NodeManagerMetrics under Prometheus naming), read from
-the container table at scrape time. Completed containers stay in the table until the RM has seen them
-and their app ended (or the retention passed), so counting them when first seen counts each once."""
+"""Prometheus metrics of a NodeManager (YARN's NodeManagerMetrics under Prometheus naming). The counters
+are kept by the container table as containers start and end (a completed container is forgotten soon
+after the RM has seen it, well within a scrape interval); the gauges are read from the table at scrape
+time."""
 
 from __future__ import annotations
 
@@ -12,59 +13,33 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from common.resources import MEMORY, VCORES
-from nodemanager.containers import (
-    ABORTED,
-    KILLED_AFTER_APP_COMPLETION,
-    KILLED_BY_APPMASTER,
-    KILLED_BY_RESOURCEMANAGER,
-    KILLED_EXCEEDED_PMEM,
-    ContainerTable,
-)
+from nodemanager.containers import ContainerTable
 
 MIB = 1024 * 1024
-KILLED = frozenset({ABORTED, KILLED_BY_APPMASTER, KILLED_BY_RESOURCEMANAGER, KILLED_AFTER_APP_COMPLETION,
-                    KILLED_EXCEEDED_PMEM})
+COUNTED = ("launched", "completed", "failed", "killed")
 
 
 class _NodeCollector(Collector):
     def __init__(self, table: Callable[[], ContainerTable | None], info: Callable[[], dict[str, Any]]) -> None:
         self._table = table
         self._info = info
-        self._launched: set[str] = set()
-        self._ended: set[str] = set()
-        self.counts = {"launched": 0, "completed": 0, "failed": 0, "killed": 0}
-
-    def _observe(self, table: ContainerTable) -> dict[str, int]:
-        states = {"NEW": 0, "RUNNING": 0, "COMPLETE": 0}
-        present = set()
-        for c in table.all():
-            present.add(c.container_id)
-            states[c.state] = states.get(c.state, 0) + 1
-            if c.state in ("RUNNING", "COMPLETE") and c.pid is not None and c.container_id not in self._launched:
-                self._launched.add(c.container_id)
-                self.counts["launched"] += 1
-            if c.state == "COMPLETE" and c.container_id not in self._ended:
-                self._ended.add(c.container_id)
-                kind = "completed" if c.exit_status == 0 else "killed" if c.exit_status in KILLED or \
-                    c.kill_request is not None else "failed"
-                self.counts[kind] += 1
-        self._launched &= present
-        self._ended &= present
-        return states
 
     def collect(self) -> Iterator[Metric]:
         table = self._table()
         info = self._info()
         capability: dict[str, int] = info.get("capability", {})
         used: dict[str, int] = info.get("used", {})
-        states = self._observe(table) if table is not None else {}
+        states: dict[str, int] = {}
+        for container in table.all() if table is not None else ():
+            states[container.state] = states.get(container.state, 0) + 1
+        counts = table.counts if table is not None else dict.fromkeys(COUNTED, 0)
         for kind, help_text, yarn in (("launched", "Containers started", "ContainersLaunched"),
                                       ("completed", "Containers that exited with status 0", "ContainersCompleted"),
                                       ("failed", "Containers that exited with an error", "ContainersFailed"),
                                       ("killed", "Containers stopped by the RM, the AM or a limit",
                                        "ContainersKilled")):
             c = CounterMetricFamily(f"shepherd_nodemanager_containers_{kind}", f"{help_text} (YARN {yarn})")
-            c.add_metric([], self.counts[kind])
+            c.add_metric([], counts[kind])
             yield c
         g = GaugeMetricFamily("shepherd_nodemanager_containers", "Containers on this node by state "
                               "(YARN ContainersIniting/ContainersRunning)", labels=["state"])

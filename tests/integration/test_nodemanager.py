@@ -354,6 +354,8 @@ async def test_failing_command_reports_its_exit_code(tmp_path: Path) -> None:
         assert status.exit_status == 3
         assert "exit code 3" in status.diagnostics
         assert (h.dirs(cid(2)).logs / "stderr").read_text() == "oops\n"
+        assert h.nm.table is not None
+        assert h.nm.table.counts == {"launched": 1, "completed": 0, "failed": 1, "killed": 0}
 
 
 @pytest.mark.asyncio
@@ -527,6 +529,16 @@ async def test_resourcemanager_cleanup_stops_containers(tmp_path: Path) -> None:
         await h.rm.wait_until(lambda: len(h.rm.heartbeats) >= n + 3)
         assert not h.dirs(cid(3)).app.exists()
         assert (h.dirs(cid(3)).logs / "stdout").exists()
+        # both are forgotten, and still counted: the counters follow what happened, not what the table holds
+        assert h.nm.table is not None
+        assert h.nm.table.all() == []
+        code, body = await h.http_get("/metrics")
+        assert code == 200
+        samples = dict(line.rsplit(" ", 1) for line in body.decode().splitlines() if line.startswith("shepherd_"))
+        assert float(samples["shepherd_nodemanager_containers_launched_total"]) == 2
+        assert float(samples["shepherd_nodemanager_containers_killed_total"]) == 2
+        assert float(samples["shepherd_nodemanager_containers_completed_total"]) == 0
+        assert float(samples['shepherd_nodemanager_containers{state="running"}']) == 0
 
 
 @pytest.mark.asyncio
