@@ -80,6 +80,7 @@ def config(args: argparse.Namespace, cluster: LocalCluster, rm_pid: int) -> Load
         rm_address=cluster.rm_address, node_secret=cluster.node_secret, client_secret=cluster.client_secret,
         nodes=args.nodes, node=NodeShape(memory_mb=args.node_memory_mb, vcores=args.node_vcores),
         heartbeat_s=args.heartbeat_s, jitter=args.jitter, nodes_per_channel=args.nodes_per_channel,
+        out_of_band=not args.no_out_of_band,
         ams=args.ams, am=am, ramp_s=args.ramp_s, warmup_s=args.warmup_s, duration_s=args.duration, rm_pid=rm_pid,
         rest_url=cluster.rest_url)
 
@@ -174,6 +175,7 @@ def report(r: dict[str, Any]) -> None:
         ("RM RSS max / after", rss),
         ("harness CPU, loop lag p99", harness),
         ("AM errors / node resyncs", f"{r['am_errors']} / {r['node_resyncs']}"),
+        ("node heartbeats out of band", f"{r.get('out_of_band_beats', 0):,}"),
         ("other processes' CPU in the window", f"{fmt(r['others_cpu_pct'])} % of one core"),
         ("load avg before / after, steal", load),
     ]
@@ -203,6 +205,8 @@ def main() -> None:
     parser.add_argument("--heartbeat-s", type=float, default=1.0)
     parser.add_argument("--jitter", type=float, default=0.1, help="± fraction of the period")
     parser.add_argument("--nodes-per-channel", type=int, default=1)
+    parser.add_argument("--no-out-of-band", action="store_true",
+                        help="nodes report ended containers only at their scheduled heartbeats")
     parser.add_argument("--m8", action="store_true", help="push --containers no-op containers through and time it")
     parser.add_argument("--containers", type=int, default=20_000)
     parser.add_argument("--m8-ams", type=int, default=1)

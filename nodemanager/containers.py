@@ -199,6 +199,7 @@ class ContainerTable:
         # what happened to containers in this run, counted as it happens (a completed container leaves the
         # table soon after the RM has seen it, so a scrape of the table would miss most of them)
         self.counts = {"launched": 0, "completed": 0, "failed": 0, "killed": 0}
+        self.completed = asyncio.Event()  # a container completed since the heartbeat cleared it (out-of-band beat)
 
     @property
     def node_id(self) -> str:
@@ -478,6 +479,7 @@ class ContainerTable:
             "killed" if exit_status in KILLED_STATUSES or c.kill_request is not None else "failed"
         self.counts[kind] += 1
         c.done.set()
+        self.completed.set()
         log.info("container %s completed with exit status %d", c.container_id, exit_status)
 
     # ------------------------------------------------------------ recovery

@@ -64,6 +64,12 @@ def disk_health(work_dir: Path, max_utilization_percent: float) -> pb.NodeHealth
     return pb.NodeHealth(healthy=True, health_report="", last_health_report_time_ms=now_ms)
 
 
+# a container's completion is reported out of band, at once, but no sooner than this after the last heartbeat
+# (YARN's NodeStatusUpdater does the same): its resources go back to the scheduler without waiting for the
+# interval, and a burst of completions makes one heartbeat, not one each
+OUT_OF_BAND_GAP_S = 0.1
+
+
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
     """Sleep ``seconds``; True when ``stop`` was set meanwhile."""
     try:
@@ -107,6 +113,8 @@ class NodeStatusUpdater:
         self._session_file = cfg.work_dir / "node-session"
         self._session = _read_session(self._session_file)
         self._interval = cfg.heartbeat_interval_s
+        self._last_beat = 0.0  # loop time the last heartbeat ended (answered or failed)
+        self.out_of_band = 0  # heartbeats sent early, for a container that completed
         self._response_id = 0
         self._rm_ok: bool | None = None  # None until the first answer or failure
         self._down_since: float | None = None  # monotonic time of the first failed heartbeat in a row
@@ -271,13 +279,33 @@ class NodeStatusUpdater:
             except Exception:  # a bug here must not stop the heartbeats; containers depend on them
                 log.exception("heartbeat failed")
                 action = None
+            self._last_beat = asyncio.get_running_loop().time()
             if action == pb.NODE_ACTION_RESYNC:
                 return action
             if action == pb.NODE_ACTION_SHUTDOWN:
                 return action
-            if await _sleep_or_stop(stop, self._interval):
+            if await self._until_next(stop):
                 return None
         return None
+
+    async def _until_next(self, stop: asyncio.Event) -> bool:
+        """Wait for the next heartbeat: the interval after the last one ended, or, when a container completes
+        meanwhile, ``OUT_OF_BAND_GAP_S`` after it. True when ``stop`` was set."""
+        loop = asyncio.get_running_loop()
+        completed = self._table.completed
+        waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(completed.wait())}
+        try:
+            await asyncio.wait(waits, timeout=max(0.0, self._last_beat + self._interval - loop.time()),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if stop.is_set():
+            return True
+        if completed.is_set() and loop.time() < self._last_beat + self._interval:
+            self.out_of_band += 1
+            return await _sleep_or_stop(stop, max(0.0, self._last_beat + OUT_OF_BAND_GAP_S - loop.time()))
+        return False
 
     def _mark_alive(self, *, answered: bool = False) -> None:
         """Supervisors stop their tasks once this file is older than the RM's node expiry: normally only when
@@ -289,6 +317,7 @@ class NodeStatusUpdater:
 
     async def heartbeat(self, timeout_s: float = RPC_TIMEOUT_S) -> int | None:
         """One heartbeat; the RM's action, or None when the RM could not be reached."""
+        self._table.completed.clear()  # what completes from now on is for the next heartbeat
         reported = self._table.to_report()
         completed = [c.container_id for c in reported if c.state == "COMPLETE"]
         health = await asyncio.to_thread(

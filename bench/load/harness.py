@@ -33,6 +33,7 @@ class LoadConfig:
     heartbeat_s: float = 1.0
     jitter: float = 0.1
     nodes_per_channel: int = 1
+    out_of_band: bool = True  # nodes heartbeat out of band when a container ends, as NodeManagers do
     ams: int = 0
     am: AmShape = field(default_factory=AmShape)
     ramp_s: float = 2.0  # AM arrivals spread over this long
@@ -204,6 +205,7 @@ class Run:
         if self.rm_before and self.rm_after:
             out.update(histogram_delta(self.rm_before, self.rm_after))
         out["node_resyncs"] = self.fleet.resyncs
+        out["out_of_band_beats"] = self.fleet.out_of_band_beats
         errors = [e for p in self.pool.progress() for e in p.errors]
         out["am_errors"] = len(errors)
         out["am_error_sample"] = errors[:3]
@@ -214,7 +216,8 @@ async def start(cfg: LoadConfig, *, shape: AmShape | None = None, ams: int | Non
     """Register the nodes, start their heartbeats, submit the apps and wait until their AMs registered."""
     recorder = Recorder()
     fleet = NodeFleet(cfg.rm_address, cfg.node_secret, cfg.nodes, shape=cfg.node, interval_s=cfg.heartbeat_s,
-                      jitter=cfg.jitter, nodes_per_channel=cfg.nodes_per_channel, recorder=recorder)
+                      jitter=cfg.jitter, nodes_per_channel=cfg.nodes_per_channel, recorder=recorder,
+                      out_of_band=cfg.out_of_band)
     stop = asyncio.Event()
     pool = AmPool(cfg.rm_address, cfg.client_secret, fleet, recorder, shape or cfg.am)
     probes = [ProcessProbe(cfg.rm_pid)] if cfg.rm_pid else []

@@ -12,7 +12,9 @@ NM tokens and container tokens are checked with the keys the RM hands out (``nod
 and a token for one node is refused on another. Nothing is executed: a container whose command is
 ``sleep <s>`` runs for ``s`` seconds, any other completes at once (exit 0); both are reported in the node's
 next heartbeat, RUNNING until then COMPLETE, and a COMPLETE status is repeated until a heartbeat carrying it
-succeeds. An AM container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and
+succeeds. As the real NodeManager does, a node whose container ends heartbeats out of band, as soon as
+``OUT_OF_BAND_GAP_S`` has passed since its last heartbeat, outside its schedule (``out_of_band=False`` turns
+this off); such a beat's latency is counted from when it was sent. An AM container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and
 is handed to ``on_am_launch``, which plays the AM.
 """
 
@@ -37,7 +39,7 @@ from common.exits import (
     EXIT_KILLED_BY_APPMASTER,
     EXIT_KILLED_BY_RESOURCEMANAGER,
 )
-from nodemanager.heartbeat import NODE_SESSION, RPC_TIMEOUT_S, VERSION
+from nodemanager.heartbeat import NODE_SESSION, OUT_OF_BAND_GAP_S, RPC_TIMEOUT_S, VERSION
 from nodemanager.service import INVALID_TOKEN, YARN_EXCEPTION, TokenKeys
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
@@ -93,6 +95,8 @@ class SimNode:
     registered: bool = False
     running: dict[str, SimContainer] = field(default_factory=dict)
     completed: dict[str, pb.ContainerStatus] = field(default_factory=dict)  # reported until a heartbeat succeeds
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # a container ended since the last report
+    last_beat: float = 0.0  # loop time its last heartbeat ended
 
     def complete(self, container_id: str, exit_status: int, diagnostics: str = "") -> None:
         c = self.running.pop(container_id, None)
@@ -101,6 +105,7 @@ class SimNode:
         self.completed[container_id] = pb.ContainerStatus(
             container_id=container_id, state=pb.CONTAINER_COMPLETE, exit_status=exit_status,
             diagnostics=diagnostics, start_time_ms=c.started_ms, finish_time_ms=int(time.time() * 1000))
+        self.ended.set()
 
     def statuses(self, now: float) -> list[pb.ContainerStatus]:
         """This heartbeat's report: finished containers become COMPLETE; the rest RUNNING."""
@@ -199,13 +204,15 @@ class NodeFleet:
     def __init__(self, rm_address: str, node_secret: str, count: int, *, shape: NodeShape = NodeShape(),
                  interval_s: float = 1.0, jitter: float = 0.1, nodes_per_channel: int = 1,
                  recorder: Recorder | None = None, on_am_launch: Callable[[AmLaunch], None] | None = None,
-                 seed: int = 1) -> None:
+                 seed: int = 1, out_of_band: bool = True) -> None:
         if count < 1:
             raise ValueError("at least one node")
         self.rm_address = rm_address
         self.shape = shape
         self.interval_s = interval_s
         self.jitter = jitter * interval_s  # ± this many seconds around each due time
+        self.out_of_band = out_of_band
+        self.out_of_band_beats = 0
         self.recorder = recorder or Recorder()
         self.on_am_launch = on_am_launch
         self.keys = TokenKeys()
@@ -297,6 +304,8 @@ class NodeFleet:
         ends_at = None if is_am else now + run_seconds(launch)
         node.running[token.container_id] = SimContainer(token.container_id, token.app_id,
                                                         int(time.time() * 1000), ends_at, is_am)
+        if ends_at is not None and self.out_of_band:  # its end wakes the node for an out-of-band heartbeat
+            asyncio.get_running_loop().call_at(ends_at, node.ended.set)
         if is_am and self.on_am_launch is not None:
             self.on_am_launch(AmLaunch(token.app_id, token.container_id, node.key, env))
         return ""
@@ -319,6 +328,7 @@ class NodeFleet:
         """One heartbeat of ``node``; False when the RM could not be reached or refused it."""
         loop = asyncio.get_running_loop()
         statuses = node.statuses(loop.time())
+        node.ended.clear()  # what ends from now on is for the next heartbeat
         reported = [s.container_id for s in statuses if s.state == pb.CONTAINER_COMPLETE]
         request = pb.NodeHeartbeatRequest(node_id=node.node_id, container_statuses=statuses,
                                           health=pb.NodeHealth(healthy=True))
@@ -349,19 +359,43 @@ class NodeFleet:
     async def _beat(self, node: SimNode, first_due: float, stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()
         due = first_due + node.phase
+        target = due + self.rng.uniform(-self.jitter, self.jitter)
         while not stop.is_set():
-            target = due + self.rng.uniform(-self.jitter, self.jitter)
-            delay = target - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            early = await self._until(node, target)
             if stop.is_set():
                 return
             sent = loop.time()
             ok = node.registered and await self.heartbeat(node)
-            self.recorder.heartbeat(sent, target, loop.time(), ok)
+            node.last_beat = loop.time()
+            self.recorder.heartbeat(sent, sent if early else target, node.last_beat, ok)
+            if early:  # out of band: the schedule stays
+                self.out_of_band_beats += 1
+                continue
             due += self.interval_s
             if due < loop.time() - self.interval_s:  # more than a period behind: skip the missed beats
                 due = loop.time()
+            target = due + self.rng.uniform(-self.jitter, self.jitter)
+
+    async def _until(self, node: SimNode, target: float) -> bool:
+        """Wait for the scheduled beat at ``target`` (False) or, once a container ends, for an out-of-band
+        beat ``OUT_OF_BAND_GAP_S`` after the last one (True)."""
+        loop = asyncio.get_running_loop()
+        delay = target - loop.time()
+        if delay <= 0:
+            return False
+        if not self.out_of_band:
+            await asyncio.sleep(delay)
+            return False
+        try:
+            await asyncio.wait_for(node.ended.wait(), delay)
+        except TimeoutError:
+            return False
+        wake = max(loop.time(), node.last_beat + OUT_OF_BAND_GAP_S)
+        if wake >= target:
+            await asyncio.sleep(target - loop.time())
+            return False
+        await asyncio.sleep(wake - loop.time())
+        return True
 
     def run(self, stop: asyncio.Event) -> None:
         """Start every node's heartbeat loop (they end when ``stop`` is set)."""

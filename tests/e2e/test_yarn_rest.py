@@ -145,8 +145,13 @@ def test_yarn_api_client_runs_every_p0_call(cluster: LocalCluster, yac: Resource
     assert (app["state"], app["finalStatus"]) == ("KILLED", "KILLED")
     container = attempts[0]["containerId"]
     node_http = attempts[0]["nodeHttpAddress"]
-    wait_until(lambda: httpx.get(f"http://{node_http}/ws/v1/node/containers/{container}", timeout=10)
-               .json()["container"]["state"] == "COMPLETE", 30, "the AM process to be stopped")
+
+    def stopped() -> bool:
+        # COMPLETE, or already gone: a container of a finished app is forgotten once the RM has its status
+        resp = httpx.get(f"http://{node_http}/ws/v1/node/containers/{container}", timeout=10)
+        return resp.status_code == 404 or resp.json()["container"]["state"] == "COMPLETE"
+
+    wait_until(stopped, 30, "the AM process to be stopped")
     wait_until(lambda: rm.cluster_metrics().data["clusterMetrics"]["allocatedMB"] == 0, 10, "memory back")
 
 

@@ -347,6 +347,18 @@ async def test_container_runs_to_completion(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_completed_container_is_reported_out_of_band_not_at_the_next_interval(tmp_path: Path) -> None:
+    c = cid(2)
+    # heartbeats a minute apart: the completion reaches the RM long before the next one is due
+    async with running_nm(tmp_path, heartbeat_interval_s=60.0) as h:
+        await h.rm.wait_until(lambda: len(h.rm.heartbeats) >= 1)
+        assert list((await h.start(c, "true")).succeeded) == [c]
+        status = await h.rm.completed(c, timeout=DEADLINE_S)
+        assert status.exit_status == 0
+        assert len(h.rm.heartbeats) == 2  # the first one, then the one its completion sent
+
+
+@pytest.mark.asyncio
 async def test_failing_command_reports_its_exit_code(tmp_path: Path) -> None:
     async with running_nm(tmp_path) as h:
         await h.start(cid(2), "echo oops >&2; exit 3")
