@@ -64,12 +64,6 @@ def disk_health(work_dir: Path, max_utilization_percent: float) -> pb.NodeHealth
     return pb.NodeHealth(healthy=True, health_report="", last_health_report_time_ms=now_ms)
 
 
-# a container's completion is reported out of band, at once, but no sooner than this after the last heartbeat
-# (YARN's NodeStatusUpdater does the same): its resources go back to the scheduler without waiting for the
-# interval, and a burst of completions makes one heartbeat, not one each
-OUT_OF_BAND_GAP_S = 0.1
-
-
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
     """Sleep ``seconds``; True when ``stop`` was set meanwhile."""
     try:
@@ -115,6 +109,10 @@ class NodeStatusUpdater:
         self._interval = cfg.heartbeat_interval_s
         self._last_beat = 0.0  # loop time the last heartbeat ended (answered or failed)
         self.out_of_band = 0  # heartbeats sent early, for a container that completed
+        # a container's completion is reported out of band (YARN's sendOutofBandHeartBeat), this long after the
+        # last heartbeat: its resources go back to the scheduler without waiting for the interval, and a burst
+        # of completions makes one heartbeat. The RM names the gap in each answer, wider when it is busy; 0: off
+        self._out_of_band_gap = 0.0
         self._response_id = 0
         self._rm_ok: bool | None = None  # None until the first answer or failure
         self._down_since: float | None = None  # monotonic time of the first failed heartbeat in a row
@@ -290,8 +288,11 @@ class NodeStatusUpdater:
 
     async def _until_next(self, stop: asyncio.Event) -> bool:
         """Wait for the next heartbeat: the interval after the last one ended, or, when a container completes
-        meanwhile, ``OUT_OF_BAND_GAP_S`` after it. True when ``stop`` was set."""
+        meanwhile and the RM allows it, the out-of-band gap after it. True when ``stop`` was set."""
         loop = asyncio.get_running_loop()
+        gap = self._out_of_band_gap
+        if gap <= 0:
+            return await _sleep_or_stop(stop, max(0.0, self._last_beat + self._interval - loop.time()))
         completed = self._table.completed
         waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(completed.wait())}
         try:
@@ -304,7 +305,7 @@ class NodeStatusUpdater:
             return True
         if completed.is_set() and loop.time() < self._last_beat + self._interval:
             self.out_of_band += 1
-            return await _sleep_or_stop(stop, max(0.0, self._last_beat + OUT_OF_BAND_GAP_S - loop.time()))
+            return await _sleep_or_stop(stop, max(0.0, self._last_beat + gap - loop.time()))
         return False
 
     def _mark_alive(self, *, answered: bool = False) -> None:
@@ -359,6 +360,7 @@ class NodeStatusUpdater:
         self._response_id = response.response_id
         if response.next_heartbeat_interval_ms > 0:
             self._interval = response.next_heartbeat_interval_ms / 1000.0
+        self._out_of_band_gap = max(0, response.out_of_band_gap_ms) / 1000.0
         for app_id in response.applications_to_cleanup:
             self._table.finish_app(app_id)
         await self._table.purge()

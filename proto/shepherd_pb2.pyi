@@ -216,7 +216,7 @@ class NodeHeartbeatRequest(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., response_id: _Optional[int] = ..., container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., health: _Optional[_Union[NodeHealth, _Mapping]] = ..., used: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class NodeHeartbeatResponse(_message.Message):
-    __slots__ = ("response_id", "action", "containers_to_cleanup", "applications_to_cleanup", "next_heartbeat_interval_ms", "diagnostics", "container_token_keys")
+    __slots__ = ("response_id", "action", "containers_to_cleanup", "applications_to_cleanup", "next_heartbeat_interval_ms", "diagnostics", "container_token_keys", "out_of_band_gap_ms")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     CONTAINERS_TO_CLEANUP_FIELD_NUMBER: _ClassVar[int]
@@ -224,6 +224,7 @@ class NodeHeartbeatResponse(_message.Message):
     NEXT_HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_TOKEN_KEYS_FIELD_NUMBER: _ClassVar[int]
+    OUT_OF_BAND_GAP_MS_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     action: NodeAction
     containers_to_cleanup: _containers.RepeatedScalarFieldContainer[str]
@@ -231,7 +232,8 @@ class NodeHeartbeatResponse(_message.Message):
     next_heartbeat_interval_ms: int
     diagnostics: str
     container_token_keys: _containers.RepeatedCompositeFieldContainer[TokenKey]
-    def __init__(self, response_id: _Optional[int] = ..., action: _Optional[_Union[NodeAction, str]] = ..., containers_to_cleanup: _Optional[_Iterable[str]] = ..., applications_to_cleanup: _Optional[_Iterable[str]] = ..., next_heartbeat_interval_ms: _Optional[int] = ..., diagnostics: _Optional[str] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ...) -> None: ...
+    out_of_band_gap_ms: int
+    def __init__(self, response_id: _Optional[int] = ..., action: _Optional[_Union[NodeAction, str]] = ..., containers_to_cleanup: _Optional[_Iterable[str]] = ..., applications_to_cleanup: _Optional[_Iterable[str]] = ..., next_heartbeat_interval_ms: _Optional[int] = ..., diagnostics: _Optional[str] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ..., out_of_band_gap_ms: _Optional[int] = ...) -> None: ...
 
 class UnregisterNodeRequest(_message.Message):
     __slots__ = ("node_id",)

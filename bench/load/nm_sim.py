@@ -12,9 +12,9 @@ NM tokens and container tokens are checked with the keys the RM hands out (``nod
 and a token for one node is refused on another. Nothing is executed: a container whose command is
 ``sleep <s>`` runs for ``s`` seconds, any other completes at once (exit 0); both are reported in the node's
 next heartbeat, RUNNING until then COMPLETE, and a COMPLETE status is repeated until a heartbeat carrying it
-succeeds. As the real NodeManager does, a node whose container ends heartbeats out of band, as soon as
-``OUT_OF_BAND_GAP_S`` has passed since its last heartbeat, outside its schedule (``out_of_band=False`` turns
-this off); such a beat's latency is counted from when it was sent. An AM container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and
+succeeds. As the real NodeManager does, a node whose container ends heartbeats out of band, as soon as the
+gap the RM named in its last answer has passed since its last heartbeat, outside its schedule
+(``out_of_band=False`` turns this off); such a beat's latency is counted from when it was sent. An AM container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and
 is handed to ``on_am_launch``, which plays the AM.
 """
 
@@ -39,7 +39,7 @@ from common.exits import (
     EXIT_KILLED_BY_APPMASTER,
     EXIT_KILLED_BY_RESOURCEMANAGER,
 )
-from nodemanager.heartbeat import NODE_SESSION, OUT_OF_BAND_GAP_S, RPC_TIMEOUT_S, VERSION
+from nodemanager.heartbeat import NODE_SESSION, RPC_TIMEOUT_S, VERSION
 from nodemanager.service import INVALID_TOKEN, YARN_EXCEPTION, TokenKeys
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
@@ -97,6 +97,7 @@ class SimNode:
     completed: dict[str, pb.ContainerStatus] = field(default_factory=dict)  # reported until a heartbeat succeeds
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # a container ended since the last report
     last_beat: float = 0.0  # loop time its last heartbeat ended
+    out_of_band_gap: float = 0.0  # the RM's latest out-of-band gap (0: report at the interval)
 
     def complete(self, container_id: str, exit_status: int, diagnostics: str = "") -> None:
         c = self.running.pop(container_id, None)
@@ -349,6 +350,7 @@ class NodeFleet:
             return False
         for cid in reported:
             node.completed.pop(cid, None)
+        node.out_of_band_gap = response.out_of_band_gap_ms / 1000.0
         for cid in response.containers_to_cleanup:
             node.complete(cid, EXIT_KILLED_BY_RESOURCEMANAGER, "Container killed by the ResourceManager.")
         for app_id in response.applications_to_cleanup:
@@ -378,19 +380,19 @@ class NodeFleet:
 
     async def _until(self, node: SimNode, target: float) -> bool:
         """Wait for the scheduled beat at ``target`` (False) or, once a container ends, for an out-of-band
-        beat ``OUT_OF_BAND_GAP_S`` after the last one (True)."""
+        beat the RM's gap after the last one (True)."""
         loop = asyncio.get_running_loop()
         delay = target - loop.time()
         if delay <= 0:
             return False
-        if not self.out_of_band:
+        if not self.out_of_band or node.out_of_band_gap <= 0:
             await asyncio.sleep(delay)
             return False
         try:
             await asyncio.wait_for(node.ended.wait(), delay)
         except TimeoutError:
             return False
-        wake = max(loop.time(), node.last_beat + OUT_OF_BAND_GAP_S)
+        wake = max(loop.time(), node.last_beat + node.out_of_band_gap)
         if wake >= target:
             await asyncio.sleep(target - loop.time())
             return False

@@ -11,6 +11,7 @@ import hmac
 import json
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
 
@@ -26,6 +27,7 @@ from rm.core.reservation import yarn as reservations
 from rm.core.state_types import NodeStatus, SubmitSpec
 from rm.service import audit, authz, convert, limits
 from rm.service.authz import Authorizer, Caller
+from rm.service.heartbeat_pace import OutOfBandPace
 from rm.service.operations import Operations
 from rm.service.reservations import require_reservation_stage
 from rm.service.rest import render
@@ -119,6 +121,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
+        self.pace = OutOfBandPace(rm.cfg.heartbeat_interval_s)
 
     @staticmethod
     def session_hash(session: str) -> str:
@@ -209,6 +212,8 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 containers_to_cleanup=list(res.containers_to_cleanup),
                 applications_to_cleanup=list(res.apps_to_cleanup),
                 next_heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
+                out_of_band_gap_ms=int(1000 * self.pace.gap_s(node_id, sum(
+                    1 for st in request.container_statuses if st.state == pb.CONTAINER_COMPLETE), time.monotonic())),
                 diagnostics=res.diagnostics, container_token_keys=self._token_keys(),
             )
         return await guarded(context, run)
@@ -220,6 +225,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
             if not self._holds_session(convert.node_id_str(request.node_id), context):
                 raise Forbidden("only the NodeManager registered as this node may unregister it")
             await self.ops.unregister_node(convert.node_id_str(request.node_id))
+            self.pace.forget(convert.node_id_str(request.node_id))
             return pb.UnregisterNodeResponse()
         return await guarded(context, run)
 

@@ -59,6 +59,7 @@ class FakeResourceTracker(pbg.ResourceTrackerServicer):
         self.next_action = pb.NODE_ACTION_NORMAL
         self.nm_expiry_ms = 0  # the node expiry registrations announce (0: none)
         self.hang_s = 0.0  # heartbeats wait this long before the answer (a partition, as the NodeManager sees it)
+        self.out_of_band_gap_ms = 100  # what heartbeat answers allow (0: completions wait for the interval)
         self._response_id = 0
 
     async def _record(self, update: Callable[[], None]) -> None:
@@ -87,6 +88,7 @@ class FakeResourceTracker(pbg.ResourceTrackerServicer):
             action=action,
             containers_to_cleanup=self.containers_to_cleanup,
             applications_to_cleanup=self.applications_to_cleanup,
+            out_of_band_gap_ms=self.out_of_band_gap_ms,
         )
         self.containers_to_cleanup, self.applications_to_cleanup = [], []
         return response
@@ -196,8 +198,9 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def running_nm(tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]:
+async def running_nm(tmp_path: Path, *, out_of_band_gap_ms: int = 100, **overrides: Any) -> AsyncIterator[Harness]:
     server, rm, port = await start_rm()
+    rm.out_of_band_gap_ms = out_of_band_gap_ms
     values: dict[str, Any] = {
         "rm_address": f"127.0.0.1:{port}",
         "port": 0,
@@ -356,6 +359,24 @@ async def test_a_completed_container_is_reported_out_of_band_not_at_the_next_int
         status = await h.rm.completed(c, timeout=DEADLINE_S)
         assert status.exit_status == 0
         assert len(h.rm.heartbeats) == 2  # the first one, then the one its completion sent
+
+
+@pytest.mark.asyncio
+async def test_no_out_of_band_heartbeat_when_the_rm_says_so(tmp_path: Path) -> None:
+    c = cid(2)
+    # a busy RM: completions wait for the interval
+    async with running_nm(tmp_path, heartbeat_interval_s=60.0, out_of_band_gap_ms=0) as h:
+        await h.rm.wait_until(lambda: len(h.rm.heartbeats) >= 1)
+        assert list((await h.start(c, "true")).succeeded) == [c]
+        table = h.nm.table
+        assert table is not None
+        for _ in range(100):
+            if (container := table.get(c)) is not None and container.state == "COMPLETE":
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)  # five times the gap the RM allowed before
+        assert len(h.rm.heartbeats) == 1
+        assert h.rm.latest(c) is None
 
 
 @pytest.mark.asyncio
