@@ -104,8 +104,8 @@ RM_SETTINGS: tuple[Setting, ...] = (
             "who administers the cluster (Hadoop ACL: users, a space, groups; * everyone); unset: the RM's own "
             "user"),
     Setting("shepherd.resourcemanager.authenticate-reads", "false", None,
-            "true: reads (REST /ws/*, gRPC and Hadoop IPC reports) need the client secret or a user token too; "
-            "the web UI's pages and /metrics stay open"),
+            "true: reads (REST /ws/*, gRPC and Hadoop IPC reports) need the client secret or a user token too, "
+            "and so do /metrics (as a bearer token) and the web UI's pages (a sign-in page until then)"),
     Setting("shepherd.resourcemanager.insecure", "false", "SHEPHERD_INSECURE",
             "true: no secrets at all, anyone on the machine may submit and register nodes (loopback only; "
             "logged as a warning)"),

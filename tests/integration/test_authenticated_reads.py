@@ -1,5 +1,5 @@
-"""``shepherd.resourcemanager.authenticate-reads``: reads need a credential on every door, as writes do; the web
-UI's pages and /metrics stay open. Off (the default), reads are open."""
+"""``shepherd.resourcemanager.authenticate-reads``: reads need a credential on every door, as writes do, the web
+UI's pages and /metrics included. Off (the default), reads are open."""
 
 from __future__ import annotations
 
@@ -48,8 +48,27 @@ async def test_reads_need_a_credential_when_configured(rm: ResourceManager) -> N
             assert forged.status_code == 403
         assert (await http.get("/ws/v1/cluster/apps", headers={"Authorization": f"Bearer {token}"})).status_code \
             == 200
-        assert (await http.get("/metrics")).status_code == 200  # Prometheus scrapes without one
-        assert (await http.get("/")).status_code == 200  # the web UI's pages
+        # /metrics and the web UI's pages (which name apps, users, queues and nodes) are reads too
+        assert (await http.get("/metrics")).status_code == (401 if closed else 200)
+        scraped = await http.get("/metrics", headers={"Authorization": f"Bearer {rm.cfg.client_secret}"})
+        assert scraped.status_code == 200
+        assert "shepherd_nodes" in scraped.text
+        if closed:  # the sign-in cookie is for /ui: the root sends the browser there
+            root = await http.get("/")
+            assert (root.status_code, root.headers["location"]) == (307, "/ui")
+        for path in ("/ui", "/ui/nodes", "/ui/queues", "/ui/apps", "/ui/reservations", "/ui/deadlines",
+                     "/ui/apps/application_1_0001"):
+            page = await http.get(path)
+            assert page.status_code == (401 if closed else 200 if path != "/ui/apps/application_1_0001" else 404)
+            if closed:
+                assert 'id="signin"' in page.text
+                assert "root.default" not in page.text
+        assert (await http.get("/ui/static/ui.css")).status_code == 200  # the pages' own CSS and JS stay open
+        signed = {"Cookie": f"shepherd_credential={token}"}
+        assert (await http.get("/ui/queues", headers=signed)).status_code == 200
+        assert "root.default" in (await http.get("/ui/queues", headers=signed)).text
+        assert (await http.get("/ui/nodes", headers={"Cookie": "shepherd_credential=forged"})).status_code \
+            == (401 if closed else 200)
 
     async with grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
         stub = pbg.ApplicationClientStub(channel)

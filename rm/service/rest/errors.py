@@ -178,11 +178,13 @@ def check_reader(request: Request, secret: str | None) -> Caller:
 
 
 def install_read_check(api: FastAPI, secret: str) -> None:
-    """With ``shepherd.resourcemanager.authenticate-reads``: every read under ``/ws/`` needs a credential as a write
-    does (the web UI's pages and ``/metrics`` stay open)."""
+    """With ``shepherd.resourcemanager.authenticate-reads``: every read under ``/ws/`` and of ``/metrics`` needs a
+    credential as a write does (Prometheus presents it as a bearer token). The web UI's pages ask for it
+    themselves (``rm.service.ui``), as a page with the sign-in field."""
     @api.middleware("http")
     async def _reads(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        if request.method in ("GET", "HEAD") and request.url.path.startswith("/ws/"):
+        path = request.url.path
+        if request.method in ("GET", "HEAD") and (path.startswith("/ws/") or path == "/metrics"):
             try:
                 check_writer(request, secret)
             except YarnError as err:

@@ -13,12 +13,13 @@ other users' applications in YARN's restricted form.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from common.errors import Forbidden, NotFound, YarnError
@@ -61,6 +62,22 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers=HTML_HEADERS)
+
+    if rm.cfg.authenticate_reads and rm.cfg.client_secret:
+        @api.middleware("http")
+        async def _signed_in(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+            """With authenticate-reads, every page (not its CSS and JS) is for a signed-in reader only; anyone
+            else gets the sign-in field and nothing of the cluster."""
+            path = request.url.path
+            if path == "/":  # the sign-in cookie is for /ui only
+                return RedirectResponse("/ui", status_code=307)
+            if path.startswith("/ui") and not path.startswith(STATIC + "/"):
+                reader = ui_reader(request, rm.cfg.client_secret)
+                if not reader.signed_in or reader.refused:
+                    body = ('<p class="warn">This ResourceManager shows its pages to signed-in readers only: '
+                            "enter the client secret or a user token above.</p>")
+                    return html(page("Sign in", "", body, now=rm.now(), refresh=False, reader=reader), 401)
+            return await call_next(request)
 
     def missing(err: YarnError, active: str) -> HTMLResponse:
         """An id that names nothing (404) or is malformed (400), as a page rather than a JSON error."""
