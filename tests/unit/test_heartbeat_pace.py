@@ -1,4 +1,4 @@
-"""The out-of-band gap the RM announces: each node's completion rate, and what the RM's CPU affords."""
+"""The out-of-band gap the RM announces: what its CPU affords, and each node's completion rate."""
 
 from __future__ import annotations
 
@@ -26,36 +26,38 @@ def beats(pace: OutOfBandPace, clock: Clock, node: str, per_beat: int, n: int, e
     return gap
 
 
-def test_a_node_whose_containers_turn_over_fast_beats_at_the_floor_a_slow_one_at_its_interval() -> None:
+def test_a_quiet_rm_takes_every_completion_early() -> None:
     clock = Clock()
     pace = OutOfBandPace(1.0, cpu=clock)
-    assert pace.gap_s("idle:1", 0, 0.0) == OFF  # nothing completes there: nothing to report early
-    # 30 completions a second: a completion is ready to report every 33 ms
-    assert beats(pace, clock, "fast:1", 3, 100) == 0.1
-    # one completion every 2 s: the gap would pass the interval
-    assert beats(pace, clock, "slow:1", 1, 10, every_s=2.0) == OFF
-    # four a second: a quarter of a second
-    assert abs(beats(pace, clock, "mid:1", 1, 100, every_s=0.25) - 0.25) < 0.01
+    assert pace.gap_s("new:1", 0, 0.0) == 0.1  # nothing known of it yet
+    assert beats(pace, clock, "fast:1", 3, 100, load=0.4) == 0.1
+    assert beats(pace, clock, "slow:1", 1, 10, every_s=2.0, load=0.4) == 0.1
+    assert pace.batch == 0
 
 
-def test_a_busy_rm_asks_for_bigger_batches_and_a_quiet_one_for_smaller() -> None:
+def test_a_busy_rm_takes_only_beats_worth_a_call() -> None:
     clock = Clock()
     pace = OutOfBandPace(1.0, cpu=clock)
-    assert abs(beats(pace, clock, "n:1", 1, 40, every_s=0.25) - 0.25) < 0.01  # 4/s, quiet RM
-    beats(pace, clock, "n:1", 1, 4, every_s=0.25, load=0.9)  # a busy second
+    assert beats(pace, clock, "n:1", 1, 40, every_s=0.25) == 0.1  # 4 completions a second, quiet RM
+    beats(pace, clock, "n:1", 1, 4, every_s=0.25, load=0.9)  # a busy second: one completion per beat
+    assert pace.batch == 1
+    assert abs(pace.gap_s("n:1", 0, clock.now) - 0.25) < 0.02
+    beats(pace, clock, "n:1", 1, 4, every_s=0.25, load=0.9)  # another: two
     assert pace.batch == 2
-    assert abs(pace.gap_s("n:1", 1, clock.now + 0.25) - 0.5) < 0.02
-    clock.now += 0.25
+    assert abs(pace.gap_s("n:1", 0, clock.now) - 0.5) < 0.03
     beats(pace, clock, "n:1", 1, 20, every_s=0.25, load=0.9)  # busy for longer: capped at max_batch
     assert pace.batch == 8
-    assert pace.gap_s("n:1", 1, clock.now + 0.25) == OFF  # 8 completions take 2 s there
-    clock.now += 0.25
-    # a node turning over 100 a second still beats early, every 80 ms of completions but at least the floor
+    assert pace.gap_s("n:1", 0, clock.now) == OFF  # 8 completions take 2 s there
+    assert pace.gap_s("idle:1", 0, clock.now) == OFF  # nothing completes there
+    # a node turning over 100 a second still beats early: 8 are ready within 80 ms, so at the floor
     assert abs(beats(pace, clock, "m8:1", 10, 50, load=0.9) - 0.1) < 0.01
     beats(pace, clock, "n:1", 1, 8, every_s=0.25, load=0.6)  # within the band: unchanged
     assert pace.batch == 8
     beats(pace, clock, "n:1", 1, 8, every_s=0.25, load=0.2)  # quiet for two seconds: halved twice
     assert pace.batch == 2
+    beats(pace, clock, "n:1", 1, 8, every_s=0.25, load=0.2)  # and quiet again: every completion early
+    assert pace.batch == 0
+    assert pace.gap_s("n:1", 0, clock.now) == 0.1
 
 
 def test_the_load_is_read_once_a_period() -> None:
@@ -64,10 +66,10 @@ def test_the_load_is_read_once_a_period() -> None:
     pace.gap_s("n:1", 0, 0.0)
     clock.cpu = 1.9
     pace.gap_s("n:1", 0, 1.0)
-    assert pace.batch == 1
+    assert pace.batch == 0
     pace.gap_s("n:1", 0, 2.0)
     assert abs(pace.load - 0.95) < 1e-9
-    assert pace.batch == 2
+    assert pace.batch == 1
 
 
 def test_an_interval_below_the_floor_means_no_out_of_band_beats() -> None:
