@@ -122,6 +122,8 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
         self.rm = rm
         self.ops = Operations(rm)
         self.pace = OutOfBandPace(rm.cfg.heartbeat_interval_s)
+        if rm.metrics is not None:
+            rm.metrics.out_of_band_batch.set_function(lambda: self.pace.batch)
 
     @staticmethod
     def session_hash(session: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -264,6 +264,9 @@ class RMMetrics:
                                   registry=self.registry)
         self.leftover = Counter("shepherd_leftover_containers",
                                 "Containers placed from capacity other jobs yielded", registry=self.registry)
+        self.out_of_band_batch = Gauge(
+            "shepherd_out_of_band_batch", "Completions a NodeManager's early (out-of-band) heartbeat is asked to carry "
+            "while the RM is busy; 0: any, the RM is quiet (rm/service/heartbeat_pace.py)", registry=self.registry)
         self.loop_lag_seconds = Histogram(
             "shepherd_event_loop_lag_seconds",
             f"How late the RM's event loop ran a timer due every {LAG_PROBE_S:g} s (time it was busy elsewhere)",

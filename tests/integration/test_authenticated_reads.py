@@ -53,6 +53,7 @@ async def test_reads_need_a_credential_when_configured(rm: ResourceManager) -> N
         scraped = await http.get("/metrics", headers={"Authorization": f"Bearer {rm.cfg.client_secret}"})
         assert scraped.status_code == 200
         assert "shepherd_nodes" in scraped.text
+        assert "shepherd_out_of_band_batch 0.0" in scraped.text  # an idle RM takes every completion early
         if closed:  # the sign-in cookie is for /ui: the root sends the browser there
             root = await http.get("/")
             assert (root.status_code, root.headers["location"]) == (307, "/ui")
