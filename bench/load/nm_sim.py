@@ -14,8 +14,9 @@ and a token for one node is refused on another. Nothing is executed: a container
 next heartbeat, RUNNING until then COMPLETE, and a COMPLETE status is repeated until a heartbeat carrying it
 succeeds. As the real NodeManager does, a node whose container ends heartbeats out of band, as soon as the
 gap the RM named in its last answer has passed since its last heartbeat, outside its schedule
-(``out_of_band=False`` turns this off); such a beat's latency is counted from when it was sent. An AM container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and
-is handed to ``on_am_launch``, which plays the AM.
+(``out_of_band=False`` turns this off); such a beat's latency is counted from when it was sent. An AM
+container (its environment has ``SHEPHERD_AMRM_TOKEN``) runs until its app is cleaned up and is handed to
+``on_am_launch``, which plays the AM.
 """
 
 from __future__ import annotations

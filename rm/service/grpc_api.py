@@ -202,6 +202,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                     f"no registration of {node_id} with this session: register (again), then present the "
                     f"{NODE_SESSION} metadata the registration answered with"))
             statuses = [convert.node_status_from_pb(s) for s in request.container_statuses]
+            completed = sum(1 for s in request.container_statuses if s.state == pb.CONTAINER_COMPLETE)
             self._own_containers(node_id, statuses)
             res = await self.ops.node_heartbeat(
                 node_id, request.response_id, statuses,
@@ -214,8 +215,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 containers_to_cleanup=list(res.containers_to_cleanup),
                 applications_to_cleanup=list(res.apps_to_cleanup),
                 next_heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
-                out_of_band_gap_ms=int(1000 * self.pace.gap_s(node_id, sum(
-                    1 for st in request.container_statuses if st.state == pb.CONTAINER_COMPLETE), time.monotonic())),
+                out_of_band_gap_ms=int(1000 * self.pace.gap_s(node_id, completed, time.monotonic())),
                 diagnostics=res.diagnostics, container_token_keys=self._token_keys(),
             )
         return await guarded(context, run)
