@@ -189,8 +189,22 @@ class DagState:
             return 0.0
         st = self._stages[stage]
         tasks = st.tasks
-        if not st.measured:  # each task's own estimate from the spec
-            return sum(self.remaining_task_s(tasks[i], now) for i in st.unfinished)
+        if not st.measured:  # each task's own estimate from the spec: remaining_task_s of each, summed in order
+            durations = st.spec.durations_s
+            flat = st.spec.estimated_task_s if durations is None else 0.0
+            parts: list[float] = []
+            for i in st.unfinished:
+                task = tasks[i]
+                status = task.status
+                if status == "SUCCEEDED":
+                    parts.append(0.0)
+                    continue
+                estimate = flat if durations is None else durations[i]
+                if status == "RUNNING" and task.started_at is not None:
+                    parts.append(max(0.0, estimate - (now - task.started_at)))
+                else:
+                    parts.append(estimate)
+            return sum(parts)
         # one estimate for every task once some finished (an AM asks this at every heartbeat: kept tight);
         # the same sum, in the same order, as remaining_task_s over the unfinished tasks
         each = st.measured_sum / len(st.measured)

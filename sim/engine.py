@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache
 from random import Random
+from typing import cast
 
 from am.jobspec import Job
 from am.policies import make_ask_policy
@@ -395,8 +397,8 @@ class Simulator:
         am.response_id = res.response_id
         if res.deadline is not None and isinstance(am.policy, FollowsDeadline):
             am.policy.set_deadline(res.deadline)  # as the DAG AM hears the RM's deadline in every answer
-        if isinstance(am.policy, FollowsGrant):
-            am.policy.set_granted(res.granted_guarantee)  # and the guarantee it grants, as the DAG AM does
+        if _follows_grant(type(am.policy)):  # and the guarantee it grants, as the DAG AM does
+            cast(FollowsGrant, am.policy).set_granted(res.granted_guarantee)
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
         path = self.paths[index]
@@ -422,7 +424,7 @@ class Simulator:
     def _launch(self, index: int, cid: ContainerId, stage: str, task: int, attempt: int) -> None:
         run = self.runs[cid]
         job = self.jobs[index]
-        stage_index = job.stage_index(stage)
+        stage_index = self.ams[index].dag.stage_index(stage)
         base = self.planned[index][stage_index][task] if attempt == 0 else \
             self._first_duration(job.stages[stage_index].task_duration_s(task))
         duration, exit_status = self._attempt(base)
@@ -484,3 +486,9 @@ def simulate(jobs: Sequence[Job], nodes: Sequence[NodeSpec], policy: SimPolicy,
              config: SimConfig | None = None) -> RunResult:
     return Simulator(jobs, nodes, policy, config).run()
 
+
+
+@cache
+def _follows_grant(kind: type) -> bool:
+    """Whether an AM policy of this class hears the granted guarantee (a protocol check is slow on every beat)."""
+    return issubclass(kind, FollowsGrant)

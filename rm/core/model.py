@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -129,15 +129,53 @@ class QueueView:
         return not self.children
 
 
+MAX_LOGGED_CHANGES = 100_000  # node changes a memo logs without a cycle reading them before it drops its copy
+
+
 class LayoutMemo:
     """A slot where a cycle's node index keeps what it derives from the nodes alone (their ids, hosts, racks,
     capabilities and health), for the next cycles to reuse. The ledger hands the same memo to every snapshot
-    until a node registers, changes state or goes away; then it starts a new one."""
+    until a node registers, changes state or goes away; then it starts a new one.
 
-    __slots__ = ("layout",)
+    A builder that ``tracks`` changes also logs, at each snapshot, the nodes whose view it rebuilt since the last
+    one (only their allocations can differ while the memo lives), with the newest snapshot's node mapping. A
+    cycle on that snapshot keeps the nodes' allocations here too and brings them up to date from the log rather
+    than reading every node; any other snapshot (an older one, or one made from it with other nodes) is read
+    afresh."""
 
-    def __init__(self) -> None:
+    __slots__ = ("allocation", "changed", "first", "layout", "nodes", "tracks")
+
+    def __init__(self, *, tracks: bool = False) -> None:
         self.layout: object = None
+        self.allocation: object = None
+        self.tracks = tracks
+        self.nodes: Mapping[NodeId, NodeView] | None = None  # the newest tracked snapshot's nodes
+        self.changed: list[NodeId] = []  # node ids rebuilt, in the order of the snapshots that rebuilt them
+        self.first = 0  # the log position of changed[0] (the log's head is dropped once read)
+
+    @property
+    def mark(self) -> int:
+        """The log's length so far: the newest snapshot has seen every change before it."""
+        return self.first + len(self.changed)
+
+    def note(self, node_ids: Iterable[NodeId], nodes: Mapping[NodeId, NodeView]) -> None:
+        """A snapshot showing ``nodes`` is made, whose views of ``node_ids`` were rebuilt since the last one. A log
+        no index has read for long is dropped, with the allocation kept (the next index reads every node)."""
+        self.nodes = nodes
+        self.changed.extend(node_ids)
+        if len(self.changed) > MAX_LOGGED_CHANGES:
+            self.allocation = None
+            self.first = self.mark
+            self.changed.clear()
+
+    def changes(self, since: int) -> list[NodeId]:
+        """The nodes logged since a mark (at least the position of the oldest one kept)."""
+        return self.changed[since - self.first:]
+
+    def drop(self) -> None:
+        """Forget the log so far: the allocation kept has read it."""
+        self.first = self.mark
+        self.changed.clear()
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,3 +137,30 @@ def test_per_task_durations_are_the_spec_estimate() -> None:
         {"name": "a", "tasks": 2, "memory_mb": 1, "durations_s": [1.0, 5.0]}]}))
     assert dag.estimate_s("a", 1) == 5.0
     assert dag.remaining_work_s(0.0) == 6.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stages_remaining_work_is_the_sum_of_its_tasks(seed: int) -> None:
+    """The stage sum (kept tight, it is read on every heartbeat) equals remaining_task_s over its tasks, summed
+    in index order, to the bit, before and after the first measurement, with per-task durations or one."""
+    from random import Random
+
+    rng = Random(seed)
+    dag = diamond(a={"durations_s": [rng.random() * 10 for _ in range(2)]},
+                  b={"duration_s": 0.1 + rng.random()}, c={"tasks": 2, "durations_s": [0.3, 7.7]})
+    now, live = 0.0, 0
+    while not dag.finished and now < 500:
+        now += rng.random() * 3
+        for st in dag.stages:
+            want = sum(dag.remaining_task_s(t, now) for t in dag.tasks(st.name))
+            assert dag.remaining_stage_s(st.name, now) == want
+            runnable = dag.runnable(st.name)
+            if runnable and rng.random() < 0.5:
+                dag.start(st.name, runnable[0], f"c{live}", now)
+                live += 1
+        running = [t for t in dag.tasks() if t.status == "RUNNING"]
+        if running and rng.random() < 0.6:
+            task = rng.choice(running)
+            assert task.container_id is not None
+            dag.complete(task.container_id, 0 if rng.random() < 0.8 else 1, now)
+    assert dag.finished

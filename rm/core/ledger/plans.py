@@ -238,7 +238,10 @@ class PlanCommands(LedgerBase):
                 gated = self.apps.get(app_id)
                 if gated is not None and not gated.final:
                     self.sizes.pilots_left(gated, 0, 0, now)
+        rebuilt = list(views.dirty_nodes)
         views.build(self._node_view, self._app_view)
+        nodes = dict(views.nodes)
+        self.layout.note(rebuilt, nodes)
         self.attached_views = follow and any(av.reservation_id is not None for av in views.apps.values())
         view = EMPTY_VIEW
         if now is not None and self.reservations.reservations:
@@ -246,7 +249,7 @@ class PlanCommands(LedgerBase):
         deadlines = NO_DEADLINES
         if now is not None and self.deadlines.held:
             deadlines = self.deadline_system().view(now, lambda app_id: self._running_work(app_id, now))
-        return ClusterSnapshot(version=self.version, nodes=dict(views.nodes), apps=dict(views.apps),
+        return ClusterSnapshot(version=self.version, nodes=nodes, apps=dict(views.apps),
                                queues=self.queues, reservations=view, deadlines=deadlines,
                                total=self.cluster_capacity(), layout=self.layout)
 

@@ -37,7 +37,7 @@ from common.ids import NodeId
 from common.resources import Resources
 from rm.core.model import AskView, NodeView
 from rm.core.policies.api import LinearScorer, NodeScorer
-from rm.core.policies.node_layout import node_layout
+from rm.core.policies.node_layout import node_allocation, node_layout
 from rm.core.policies.node_math import Floats, Positions, best_position, round_like_python
 from rm.core.policies.tetris import OFF_SWITCH, SCORE_DIGITS, FreeMemo, best_node, locality_level
 
@@ -98,7 +98,7 @@ class NodeIndex:
         self.ctx = ctx
         self.limit = limit
         layout = node_layout(ctx.snap)
-        self.nodes = [ctx.snap.nodes[nid] for nid in layout.ids]
+        self.nodes, allocated = node_allocation(ctx.snap, layout)
         self.position = layout.position
         self.free = FreeMemo()
         self.capacity = ctx.snap.capacity
@@ -109,9 +109,6 @@ class NodeIndex:
         types = list(self.col)
         shape = (len(types), len(self.nodes))
         self.capability_matrix = layout.capability_matrix
-        allocated = np.array(
-            [[n.allocated.amounts.get(r, 0) for n in self.nodes] for r in types], dtype=np.int64
-        ).reshape(shape)
         base = np.maximum(self.capability_matrix - allocated, 0)  # NodeView.available
         extra = np.zeros(shape, dtype=np.int64)  # placed earlier in the cycle (ctx.node_alloc)
         for node_id, placed in ctx.node_alloc.items():

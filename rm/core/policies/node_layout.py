@@ -1,6 +1,8 @@
 """What a cycle's node index derives from the schedulable nodes alone — their order, where each name and
 rack is, the resource types, the capability matrix, the waste order — kept in the snapshot's
-``LayoutMemo`` so that cycles reuse it until a node registers, changes state or goes away."""
+``LayoutMemo`` so that cycles reuse it until a node registers, changes state or goes away; and, when the
+snapshot's builder logs which nodes changed, the nodes' views and allocations, brought up to date from that
+log."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from common.ids import NodeId
-from rm.core.model import ClusterSnapshot
+from rm.core.model import ClusterSnapshot, NodeView
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +78,51 @@ def _build(snap: ClusterSnapshot) -> NodeLayout:
 def _subsequence(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     rest = iter(long)
     return all(r in rest for r in short)
+
+
+class _Allocation:
+    """The layout's node views and their allocated amounts (type x node) as of a snapshot's mark."""
+
+    __slots__ = ("allocated", "mark", "views")
+
+    def __init__(self, views: list[NodeView], allocated: npt.NDArray[np.int64], mark: int) -> None:
+        self.views = views
+        self.allocated = allocated
+        self.mark = mark
+
+
+def node_allocation(snap: ClusterSnapshot, layout: NodeLayout) -> tuple[list[NodeView], npt.NDArray[np.int64]]:
+    """The snapshot's views of the layout's nodes, in its order, and their allocated amounts (type x node); the
+    caller may change neither. For the newest snapshot of a builder that tracks changes, from the memo, brought
+    up to date from the nodes logged since; for any other, read from every node."""
+    memo = snap.layout
+    if memo is None or not memo.tracks or snap.nodes is not memo.nodes:
+        return _read(snap, layout)
+    kept = memo.allocation
+    if not isinstance(kept, _Allocation):
+        views, allocated = _read(snap, layout)
+        memo.allocation = kept = _Allocation(views, allocated, memo.mark)
+    elif changed := memo.changes(kept.mark):
+        views, allocated = list(kept.views), kept.allocated.copy()  # earlier cycles may still hold the old ones
+        col, position, nodes = layout.col, layout.position, snap.nodes
+        for node_id in set(changed):
+            at = position.get(node_id)
+            if at is None:
+                continue
+            view = views[at] = nodes[node_id]
+            amounts = view.allocated.amounts
+            for r, k in col.items():
+                allocated[k, at] = amounts.get(r, 0)
+        allocated.setflags(write=False)
+        memo.allocation = kept = _Allocation(views, allocated, memo.mark)
+    memo.drop()
+    return kept.views, kept.allocated
+
+
+def _read(snap: ClusterSnapshot, layout: NodeLayout) -> tuple[list[NodeView], npt.NDArray[np.int64]]:
+    views = [snap.nodes[nid] for nid in layout.ids]
+    types = list(layout.col)
+    allocated = np.array([[n.allocated.amounts.get(r, 0) for n in views] for r in types],
+                         dtype=np.int64).reshape((len(types), len(views)))
+    allocated.setflags(write=False)
+    return views, allocated

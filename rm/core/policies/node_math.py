@@ -40,6 +40,7 @@ def round_like_python(values: Floats) -> Floats:
         return np.array([round(v, SCORE_DIGITS) for v in values.tolist()])
     slack = top * 2.0**-50 + 1e-300  # above the rounding error of scaled, whatever its size
     doubtful = (np.abs(np.abs(scaled - whole) - 0.5) <= slack).nonzero()[0]
-    for i in doubtful.tolist():
-        out[i] = round(float(values[i]), SCORE_DIGITS)
+    if doubtful.size:  # often many, and many alike (nodes with the same free amounts): each value rounded once
+        distinct, where = np.unique(values[doubtful], return_inverse=True)
+        out[doubtful] = np.array([round(v, SCORE_DIGITS) for v in distinct.tolist()])[where]
     return out
