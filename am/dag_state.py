@@ -56,6 +56,16 @@ class Completion:
     newly_runnable: tuple[str, ...] = ()  # stages whose tasks became runnable
 
 
+@dataclass(frozen=True, slots=True)
+class StageTally:
+    """What ``DagState.tally`` counts in one stage."""
+
+    work_s: float
+    running_s: list[float]
+    runnable: int
+    waiting: int
+
+
 @dataclass(slots=True)
 class _StageState:
     spec: Stage
@@ -184,41 +194,43 @@ class DagState:
             return max(0.0, estimate - (now - task.started_at))
         return estimate
 
-    def remaining_stage_s(self, stage: str, now: float) -> float:
-        if self.stage_done(stage):
-            return 0.0
+    def tally(self, stage: str, now: float) -> StageTally:
+        """One pass over the stage's tasks not yet succeeded, in index order: their ``remaining_task_s`` summed
+        in that order, each running task's, and how many wait to run (runnable, or waiting for a parent)."""
         st = self._stages[stage]
         tasks = st.tasks
-        if not st.measured:  # each task's own estimate from the spec: remaining_task_s of each, summed in order
+        if st.measured:
+            each = st.measured_sum / len(st.measured)
+            durations = None
+        else:
             durations = st.spec.durations_s
-            flat = st.spec.estimated_task_s if durations is None else 0.0
-            parts: list[float] = []
-            for i in st.unfinished:
-                task = tasks[i]
-                status = task.status
-                if status == "SUCCEEDED":
-                    parts.append(0.0)
-                    continue
-                estimate = flat if durations is None else durations[i]
-                if status == "RUNNING" and task.started_at is not None:
-                    parts.append(max(0.0, estimate - (now - task.started_at)))
-                else:
-                    parts.append(estimate)
-            return sum(parts)
-        # one estimate for every task once some finished (an AM asks this at every heartbeat: kept tight);
-        # the same sum, in the same order, as remaining_task_s over the unfinished tasks
-        each = st.measured_sum / len(st.measured)
-        total = 0.0
+            each = st.spec.estimated_task_s if durations is None else 0.0
+        work = 0.0
+        running: list[float] = []
+        runnable = waiting = 0
         for i in st.unfinished:
             task = tasks[i]
             status = task.status
-            if status == "RUNNING" and task.started_at is not None:
-                left = each - (now - task.started_at)
-                if left > 0.0:
-                    total += left
+            estimate = each if durations is None else durations[i]
+            if status == "RUNNING":
+                left = max(0.0, estimate - (now - task.started_at)) if task.started_at is not None else estimate
+                running.append(left)
+                work += left
+            elif status == "RUNNABLE":
+                runnable += 1
+                work += estimate
+            elif status == "WAITING":
+                waiting += 1
+                work += estimate
             elif status != "SUCCEEDED":
-                total += each
-        return total
+                work += estimate
+        return StageTally(work, running, runnable, waiting)
+
+    def remaining_stage_s(self, stage: str, now: float) -> float:
+        """``remaining_task_s`` of the stage's tasks, summed in index order (read at every heartbeat)."""
+        if self.stage_done(stage):
+            return 0.0
+        return self.tally(stage, now).work_s
 
     def remaining_work_s(self, now: float) -> float:
         """Estimated container-seconds still to run, for all unfinished tasks of the job."""

@@ -207,22 +207,10 @@ def scan(dag: DagState, now: float) -> tuple[list[StagePlan], dict[str, int], fl
         runnable[name] = 0
         if dag.stage_done(name):
             continue
-        running: list[float] = []
-        pending = 0
-        work = 0.0
-        for t in dag.tasks(name):
-            status = t.status
-            if status == "SUCCEEDED":
-                continue
-            left = dag.remaining_task_s(t, now)
-            work += left
-            if status == "RUNNING":
-                running.append(left)
-            elif status == "RUNNABLE":
-                pending += 1
-                runnable[name] += 1
-            elif status == "WAITING":
-                pending += 1
+        tally = dag.tally(name, now)
+        running, work = tally.running_s, tally.work_s
+        pending = tally.runnable + tally.waiting
+        runnable[name] = tally.runnable
         total += work
         if not pending and not running:
             continue

@@ -154,6 +154,10 @@ def test_a_stages_remaining_work_is_the_sum_of_its_tasks(seed: int) -> None:
         for st in dag.stages:
             want = sum(dag.remaining_task_s(t, now) for t in dag.tasks(st.name))
             assert dag.remaining_stage_s(st.name, now) == want
+            tally = dag.tally(st.name, now)
+            assert tally.running_s == [dag.remaining_task_s(t, now) for t in dag.tasks(st.name) if t.status == "RUNNING"]
+            assert tally.runnable == len(dag.runnable(st.name))
+            assert tally.waiting == dag.count(st.name, "WAITING")
             runnable = dag.runnable(st.name)
             if runnable and rng.random() < 0.5:
                 dag.start(st.name, runnable[0], f"c{live}", now)
