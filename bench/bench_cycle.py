@@ -66,12 +66,15 @@ def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnap
 def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int,
             kept_layout: bool = False) -> tuple[list[float], list[float], int]:
     """Wall-clock and CPU seconds of each run, and how many containers the (last) cycle placed. With
-    ``kept_layout`` the runs share one node layout memo, as the ledger's snapshots do while no node changes, and
-    a first run (not timed) makes it."""
+    ``kept_layout`` the runs share one node layout memo, as the ledger's snapshots do while no node registers
+    or leaves, and a first run (not timed) makes it; the memo tracks changes as the ledger's does, and no node
+    changes between these runs (the ledger logs those a cycle's plan and the heartbeats since changed)."""
     wall, cpu = [], []
     placed = 0
     if kept_layout:
-        snap = replace(snap, layout=LayoutMemo())
+        memo = LayoutMemo(tracks=True)
+        snap = replace(snap, layout=memo)
+        memo.note((), snap.nodes)
         pipeline, shares = named_pipeline(pipeline_name)
         run_cycle(snap, pipeline, shares=shares, now=0.0, rng=Random(-1))
     for r in range(repeat):
