@@ -67,12 +67,12 @@ def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int,
             kept_layout: bool = False) -> tuple[list[float], list[float], int]:
     """Wall-clock and CPU seconds of each run, and how many containers the (last) cycle placed. With
     ``kept_layout`` the runs share one node layout memo, as the ledger's snapshots do while no node registers
-    or leaves, and a first run (not timed) makes it; the memo tracks changes as the ledger's does, and no node
+    or leaves, and a first run (not timed) makes it; the memo logs changes as the ledger's does, and no node
     changes between these runs (the ledger logs those a cycle's plan and the heartbeats since changed)."""
     wall, cpu = [], []
     placed = 0
     if kept_layout:
-        memo = LayoutMemo(tracks=True)
+        memo = LayoutMemo()
         snap = replace(snap, layout=memo)
         memo.note((), snap.nodes)
         pipeline, shares = named_pipeline(pipeline_name)

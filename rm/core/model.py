@@ -137,20 +137,19 @@ class LayoutMemo:
     capabilities and health), for the next cycles to reuse. The ledger hands the same memo to every snapshot
     until a node registers, changes state or goes away; then it starts a new one.
 
-    A builder that ``tracks`` changes also logs, at each snapshot, the nodes whose view it rebuilt since the last
-    one (only their allocations can differ while the memo lives), with the newest snapshot's node mapping. A
+    A builder that tracks changes (the ledger) also logs, at each snapshot, the nodes whose view it rebuilt since
+    the last one (only their allocations can differ while the memo lives), with the newest snapshot's node mapping. A
     cycle on that snapshot keeps the nodes' allocations here too and brings them up to date from the log rather
     than reading every node; any other snapshot (an older one, or one made from it with other nodes) is read
     afresh. Snapshots and the cycles that read them must run on one thread (as the RM's event loop and the
     simulator do): a snapshot taken while another thread's cycle reads the memo would race with it."""
 
-    __slots__ = ("allocation", "changed", "first", "layout", "nodes", "tracks")
+    __slots__ = ("allocation", "changed", "first", "layout", "nodes")
 
-    def __init__(self, *, tracks: bool = False) -> None:
+    def __init__(self) -> None:
         self.layout: object = None
         self.allocation: object = None
-        self.tracks = tracks
-        self.nodes: Mapping[NodeId, NodeView] | None = None  # the newest tracked snapshot's nodes
+        self.nodes: Mapping[NodeId, NodeView] | None = None  # the newest logged snapshot's nodes (None: no log)
         self.changed: list[NodeId] = []  # node ids rebuilt, in the order of the snapshots that rebuilt them
         self.first = 0  # the log position of changed[0] (the log's head is dropped once read)
 

@@ -36,7 +36,7 @@ def _check(snap: ClusterSnapshot) -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_kept_allocation_equals_a_fresh_read_with_snapshots_read_out_of_order(seed: int) -> None:
     rng = Random(seed)
-    memo = LayoutMemo(tracks=True)
+    memo = LayoutMemo()
     views = {NodeId(f"n{i:02d}"): NodeView(NodeId(f"n{i:02d}"), f"h{i}", "/r", Resources.of(memory_mb=8192, vcores=8),
                                            Resources()) for i in range(20)}
     held: list[ClusterSnapshot] = []
@@ -69,7 +69,7 @@ def test_a_log_no_index_reads_is_dropped(monkeypatch: pytest.MonkeyPatch) -> Non
     from rm.core import model
 
     monkeypatch.setattr(model, "MAX_LOGGED_CHANGES", 10)
-    memo = LayoutMemo(tracks=True)
+    memo = LayoutMemo()
     nid = NodeId("n0")
     cap = Resources.of(memory_mb=4096, vcores=4)
 

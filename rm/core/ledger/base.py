@@ -107,7 +107,7 @@ class LedgerBase:
                          WaitingNotes(self.apps)):
             self.subscribe(listener)
         self.views = ViewCache()
-        self.layout = LayoutMemo(tracks=True)  # what the node index derives from the nodes alone, until they change
+        self.layout = LayoutMemo()  # what the node index derives from the nodes alone, until they change
         # scheduling hints for a driver that runs cycles only when they can place something (the simulator):
         # capacity came free / an ask grew since the driver last cleared them
         self.capacity_freed = True
@@ -144,7 +144,7 @@ class LedgerBase:
     def _nodes_changed(self, node: Node) -> None:
         """A node registered, changed state or capability: views, headroom, limits and layout follow."""
         self.views.node_changed(node.node_id)
-        self.layout = LayoutMemo(tracks=True)
+        self.layout = LayoutMemo()
         if self._facts is not None:
             self._facts.node_changed(node)
 

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from common.ids import NodeId
+from common.resources import Resources
 from rm.core.model import ClusterSnapshot, NodeView
 
 
@@ -53,10 +54,7 @@ def _build(snap: ClusterSnapshot) -> NodeLayout:
         for r in n.capability.amounts:
             col.setdefault(r, len(col))
     types = list(col)
-    shape = (len(types), len(nodes))
-    capability = np.array([[n.capability.amounts.get(r, 0) for n in nodes] for r in types],
-                          dtype=np.int64).reshape(shape)
-    capability.setflags(write=False)  # shared by every cycle until the nodes change
+    capability = _matrix([n.capability for n in nodes], types)  # shared by every cycle until the nodes change
     inverse = [1.0 / c if (c := snap.capacity.get(r)) > 0 else 0.0 for r in types]
     # best_node sums a node's waste over its free vector, which keeps its capability's type order. Summing the
     # matrix rows in one order gives the same floats when there are at most two types (addition commutes) or
@@ -93,10 +91,10 @@ class _Allocation:
 
 def node_allocation(snap: ClusterSnapshot, layout: NodeLayout) -> tuple[list[NodeView], npt.NDArray[np.int64]]:
     """The snapshot's views of the layout's nodes, in its order, and their allocated amounts (type x node); the
-    caller may change neither. For the newest snapshot of a builder that tracks changes, from the memo, brought
+    caller may change neither. For the newest snapshot of a builder that logs its changes, from the memo, brought
     up to date from the nodes logged since; for any other, read from every node."""
     memo = snap.layout
-    if memo is None or not memo.tracks or snap.nodes is not memo.nodes:
+    if memo is None or snap.nodes is not memo.nodes:
         return _read(snap, layout)
     kept = memo.allocation
     if not isinstance(kept, _Allocation):
@@ -121,8 +119,12 @@ def node_allocation(snap: ClusterSnapshot, layout: NodeLayout) -> tuple[list[Nod
 
 def _read(snap: ClusterSnapshot, layout: NodeLayout) -> tuple[list[NodeView], npt.NDArray[np.int64]]:
     views = [snap.nodes[nid] for nid in layout.ids]
-    types = list(layout.col)
-    allocated = np.array([[n.allocated.amounts.get(r, 0) for n in views] for r in types],
-                         dtype=np.int64).reshape((len(types), len(views)))
-    allocated.setflags(write=False)
-    return views, allocated
+    return views, _matrix([n.allocated for n in views], list(layout.col))
+
+
+def _matrix(amounts: list[Resources], types: list[str]) -> npt.NDArray[np.int64]:
+    """Type x node, read-only: each type's amount in each node's resources (0 where it has none)."""
+    out = np.array([[a.amounts.get(r, 0) for a in amounts] for r in types],
+                   dtype=np.int64).reshape((len(types), len(amounts)))
+    out.setflags(write=False)
+    return out
