@@ -126,7 +126,9 @@ class CarbyneAsks:
         done = now + forward
         commit = self._commit
         if commit is not None and share != self._commit_share:
-            before = now + forward_completion(plans, self._commit_share)[0]
+            # a change the packing cannot see leaves the forward packing, so T_k, as it was
+            same = same_packing(plans, share, self._commit_share)
+            before = done if same else now + forward_completion(plans, self._commit_share)[0]
             commit = None if before == INFINITE else commit + (done - before)
         commit = done if commit is None else min(commit, done)
         self._commit, self._commit_share = commit, share
@@ -142,6 +144,20 @@ def forward_completion(plans: list[StagePlan], share: Resources) -> tuple[float,
     if factor not in (1.0, INFINITE):
         plans = [stretched_plan(p, factor) for p in plans]
     return pack_forward(plans, capacity).makespan, capacity, plans
+
+
+def same_packing(plans: list[StagePlan], a: Resources, b: Resources) -> bool:
+    """Whether shares ``a`` and ``b`` pack ``plans`` alike: both hold every task (no stretching) and agree
+    once rounded down to the grain of the job's task sizes (per resource, the greatest common divisor of
+    its stages' demands). The packers only compare a share with sums of whole tasks' demands, which are
+    multiples of the grain, so such shares give the same packing to the bit."""
+    if stretch_factor(plans, a) != 1.0 or stretch_factor(plans, b) != 1.0:
+        return False
+    grain: dict[str, int] = {}
+    for p in plans:
+        for rtype, amount in p.demand.amounts.items():
+            grain[rtype] = math.gcd(grain.get(rtype, 0), amount)
+    return all(a.get(r) // g == b.get(r) // g for r, g in grain.items() if g > 0)
 
 
 def keep_floor(dag: DagState, default: dict[str, int], latest: dict[str, list[float]],

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -68,19 +69,20 @@ def _vectors(stages: Sequence[StagePlan], capacity: Resources) -> tuple[Vector, 
 
 def _fit(free: Sequence[int], demand: Sequence[int], limit: int) -> int:
     n = limit
-    for have, need in zip(free, demand, strict=True):
+    for i, need in enumerate(demand):
         if need > 0:
-            q = have // need if have > 0 else 0
-            if q < n:
-                n = q
-                if n <= 0:
-                    return 0
+            have = free[i]
+            if have < need:
+                return 0
+            q = have // need
+            n = min(n, q)
     return n
 
 
 def _take(free: Vector, demand: Sequence[int], k: int) -> None:
     for i, need in enumerate(demand):
-        free[i] -= need * k
+        if need:
+            free[i] -= need * k
 
 
 def _done(name: str, k: int, left: dict[str, int], next_of: dict[str, list[str]], blocked: dict[str, int],
@@ -108,10 +110,10 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
     events: list[tuple[float, int, str, int]] = []  # (time, seq, stage, count) completions
     seq = 0
     unfinished = {s.name: s.pending + len(s.running_remaining_s) for s in stages}
-    for s in stages:
-        for rem in s.running_remaining_s:
-            _take(free, demand[s.name], 1)
-            heapq.heappush(events, (rem, seq, s.name, 1))
+    for s in stages:  # running tasks ending at the same time end as one group
+        for rem, k in Counter(s.running_remaining_s).items():
+            _take(free, demand[s.name], k)
+            heapq.heappush(events, (rem, seq, s.name, k))
             seq += 1
     pending = {s.name: s.pending for s in stages}
     # stages in start order; a stage is ready once none of its parents has unfinished tasks
@@ -175,11 +177,12 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
                 children[p].append(s.name)
     # running tasks, seen from the reversed clock tau = makespan - t, occupy (makespan - rem, makespan]:
     # sorted by when they start holding, with running totals, so "held by time x" is a bisection
-    held = sorted((makespan - rem, s.name) for s in stages for rem in s.running_remaining_s)
-    held_at = [h[0] for h in held]
+    held = sorted(((makespan - rem, s.name), k) for s in stages
+                  for rem, k in Counter(s.running_remaining_s).items())
+    held_at = [h[0][0] for h in held]
     held_sum: list[tuple[int, ...]] = [(0,) * width]
-    for _, name in held:
-        held_sum.append(tuple(a + b for a, b in zip(held_sum[-1], demand[name], strict=True)))
+    for (_, name), k in held:
+        held_sum.append(tuple(a + b * k for a, b in zip(held_sum[-1], demand[name], strict=True)))
     releases = sorted(set(held_at))
     latest: dict[str, list[float]] = {s.name: [] for s in stages}
     remaining = {s.name: s.pending for s in stages}
