@@ -15,6 +15,9 @@ numbers (see ``TpcdsOptions``; ``dag_stats`` measures a workload so tests can ch
 * per stage: tasks log-normal (median ``tasks_median``), mean task time log-normal (median
   ``task_s_median``) with ±``jitter`` uniform per task, and a demand drawn from a few container sizes, so
   stages differ in their dominant resource.
+
+``depth_scale``, ``root_p`` and the container-size tables move a workload away from TPC-DS's shape
+(``sim.gen.families`` names such variants); at their defaults the draws are the TPC-DS-like ones.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ class TpcdsOptions:
     task_s_median: float = 8.0
     task_s_sigma: float = 0.8
     jitter: float = 0.25
+    depth_scale: float = 1.0  # the critical path's length relative to the TPC-DS-like one (shorter: bushier)
+    root_p: float = 0.0  # chance an off-spine stage starts a path of its own (more disjoint input paths)
+    memory_choices: tuple[tuple[int, float], ...] = MEMORY_CHOICES  # (MB, weight) of a stage's containers
+    vcore_choices: tuple[tuple[int, float], ...] = VCORE_CHOICES
 
 
 def _choice(rng: Random, table: Sequence[tuple[int, float]]) -> int:
@@ -57,8 +64,9 @@ def _shape(rng: Random, o: TpcdsOptions) -> list[list[int]]:
     """Parents (by index) of each stage of one DAG; stage order is topological."""
     sigma = math.log(o.stages_p95 / o.stages_median) / 1.645
     n = max(2, min(o.max_stages, round(rng.lognormvariate(math.log(o.stages_median), sigma))))
-    depth = max(2, min(n, round(n**0.8 * rng.lognormvariate(math.log(1.05), 0.15))))
-    levels = list(range(depth)) + sorted(rng.randrange(0, depth - 1) for _ in range(n - depth))
+    depth = max(2, min(n, round(n**0.8 * rng.lognormvariate(math.log(1.05 * o.depth_scale), 0.15))))
+    levels = list(range(depth)) + sorted(0 if o.root_p and rng.random() < o.root_p else rng.randrange(0, depth - 1)
+                                         for _ in range(n - depth))
     order = sorted(range(n), key=lambda i: (levels[i], i))
     level_of = [levels[i] for i in order]
     by_level: dict[int, list[int]] = {}
@@ -91,8 +99,8 @@ def generate_job(rng: Random, o: TpcdsOptions, job_id: str, arrival: float) -> J
         tasks = max(1, min(o.max_tasks, round(rng.lognormvariate(math.log(o.tasks_median), o.tasks_sigma))))
         mean = max(0.5, rng.lognormvariate(math.log(o.task_s_median), o.task_s_sigma))
         durations = [round(mean * rng.uniform(1 - o.jitter, 1 + o.jitter), 3) for _ in range(tasks)]
-        stages.append({"name": f"s{i}", "tasks": tasks, "memory_mb": _choice(rng, MEMORY_CHOICES),
-                       "vcores": _choice(rng, VCORE_CHOICES), "duration_s": round(mean, 3),
+        stages.append({"name": f"s{i}", "tasks": tasks, "memory_mb": _choice(rng, o.memory_choices),
+                       "vcores": _choice(rng, o.vcore_choices), "duration_s": round(mean, 3),
                        "durations_s": durations, "parents": [f"s{p}" for p in ps]})
     return parse_job({"id": job_id, "name": "tpcds", "arrival_s": round(arrival, 3), "stages": stages},
                      where=job_id)
