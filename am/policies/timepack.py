@@ -23,6 +23,12 @@ from dataclasses import dataclass, field
 from common.resources import Resources
 
 INFINITE = math.inf
+# Passes (event times visited) a packing may make. Each pass costs about the number of ready stages, so
+# this bounds an AM's re-planning at every scheduling event however many tasks its job has left. Past it,
+# forward packing ends with a lower bound of what is left (T_k comes out early: the job yields less) and
+# backward packing leaves the tasks not yet placed to start now (they are urged, never put off). DAGs of
+# hundreds of tasks per stage need a few hundred passes.
+PASSES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +47,7 @@ class StagePlan:
 @dataclass(slots=True)
 class Packing:
     makespan: float  # INFINITE when the allocation can never run some task
+    truncated: bool = False  # ran out of passes: makespan is a lower bound, starts are partial
     # per stage: (start time, count) groups of the pending tasks, in start order
     starts: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
 
@@ -97,8 +104,9 @@ def _done(name: str, k: int, left: dict[str, int], next_of: dict[str, list[str]]
                 bisect.insort(ready, rank[other])
 
 
-def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
-    """List-schedule the remaining DAG from now (t = 0) within ``capacity``."""
+def pack_forward(stages: Sequence[StagePlan], capacity: Resources, passes: int = PASSES) -> Packing:
+    """List-schedule the remaining DAG from now (t = 0) within ``capacity``, in at most ``passes``
+    passes (``PASSES``)."""
     cap, demand = _vectors(stages, capacity)
     out = Packing(makespan=0.0)
     for s in stages:
@@ -135,6 +143,11 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
         _done(name, k, unfinished, children, blocked, pending, ready, rank)
 
     while True:
+        passes -= 1
+        if passes < 0:
+            out.makespan = t + _rest_bound(t, events, pending, duration, demand, cap)
+            out.truncated = True
+            return out
         for r in tuple(ready):  # start what is ready and fits
             name = order[r]
             k = _fit(free, demand[name], pending[name])
@@ -160,8 +173,26 @@ def pack_forward(stages: Sequence[StagePlan], capacity: Resources) -> Packing:
     return out
 
 
-def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: float) -> dict[str, list[float]]:
-    """Latest start times (from now) of every pending task of every stage, packed back from ``makespan``.
+def _rest_bound(t: float, events: list[tuple[float, int, str, int]], pending: Mapping[str, int],
+                duration: Mapping[str, float], demand: Mapping[str, Sequence[int]], cap: Sequence[int]) -> float:
+    """A lower bound of the time from ``t`` to the end of a forward packing cut short: the last running
+    task's end, or the work left in the scarcest resource over the capacity."""
+    work = [0.0] * len(cap)
+    last = 0.0
+    for end, _, name, k in events:
+        last = max(last, end - t)
+        for i, need in enumerate(demand[name]):
+            work[i] += (end - t) * k * need
+    for name, count in pending.items():
+        for i, need in enumerate(demand[name]):
+            work[i] += count * duration[name] * need
+    return max([last, *(w / c for w, c in zip(work, cap, strict=True) if c > 0)])
+
+
+def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: float,
+                 passes: int = PASSES) -> dict[str, list[float]]:
+    """Latest start times (from now) of every pending task of every stage, packed back from ``makespan``
+    in at most ``passes`` passes (``PASSES``; tasks still unplaced then must start now).
 
     Running tasks hold their resources over [0, remaining) in forward time. Returns, per stage, the
     latest start of each pending task, earliest first.
@@ -206,7 +237,8 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
         _take(used, demand[name], k)
         _done(name, k, reverse_done, parents, blocked, remaining, ready, rank)
 
-    while True:
+    while passes > 0:
+        passes -= 1
         taken = held_sum[bisect.bisect_right(held_at, tau)]  # held from at <= tau
         free = [c - u - h for c, u, h in zip(cap, used, taken, strict=True)]
         for r in tuple(ready):
