@@ -86,6 +86,19 @@ def _fit(free: Sequence[int], demand: Sequence[int], limit: int) -> int:
     return n
 
 
+def _fit_less(base: Sequence[int], used: Sequence[int], demand: Sequence[int], limit: int) -> int:
+    """``_fit`` in ``base`` less ``used``."""
+    n = limit
+    for i, need in enumerate(demand):
+        if need > 0:
+            have = base[i] - used[i]
+            if have < need:
+                return 0
+            q = have // need
+            n = min(n, q)
+    return n
+
+
 def _take(free: Vector, demand: Sequence[int], k: int) -> None:
     for i, need in enumerate(demand):
         if need:
@@ -214,6 +227,8 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
     held_sum: list[tuple[int, ...]] = [(0,) * width]
     for (_, name), k in held:
         held_sum.append(tuple(a + b * k for a, b in zip(held_sum[-1], demand[name], strict=True)))
+    # capacity less what running tasks hold, for each prefix of ``held``
+    avail = [tuple(c - h for c, h in zip(cap, sums, strict=True)) for sums in held_sum]
     releases = sorted(set(held_at))
     latest: dict[str, list[float]] = {s.name: [] for s in stages}
     remaining = {s.name: s.pending for s in stages}
@@ -239,26 +254,24 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
 
     while passes > 0:
         passes -= 1
-        taken = held_sum[bisect.bisect_right(held_at, tau)]  # held from at <= tau
-        free = [c - u - h for c, u, h in zip(cap, used, taken, strict=True)]
+        now_free = avail[bisect.bisect_right(held_at, tau)]  # less what is held from at <= tau
         for r in tuple(ready):
             s = order[r]
             name = s.name
             need = demand[name]
-            k = _fit(free, need, remaining[name])
+            k = _fit_less(now_free, used, need, remaining[name])
             if k == 0:
                 continue
             # tasks placed now must also fit when running tasks reclaim their resources later: held
             # resources only grow with the reversed clock, so the interval's end is what counts
-            later = held_sum[bisect.bisect_left(held_at, tau + s.duration_s)]  # held from at < end
-            k = _fit([c - u - h for c, u, h in zip(cap, used, later, strict=True)], need, k)
+            later = avail[bisect.bisect_left(held_at, tau + s.duration_s)]  # less what is held from at < end
+            k = _fit_less(later, used, need, k)
             if k == 0:
                 continue
             remaining[name] -= k
             if remaining[name] == 0:
                 ready.remove(r)
             _take(used, need, -k)
-            _take(free, need, k)
             start_forward = makespan - (tau + s.duration_s)
             latest[name].extend([start_forward] * k)
             heapq.heappush(events, (tau + s.duration_s, seq, name, k))
