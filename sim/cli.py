@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from am.jobspec import JobSpecError, dump_workload
 from sim.engine import Faults, SimConfig
+from sim.gen.families import family
 from sim.gen.tpcds import TpcdsOptions, generate, summary
 from sim.plots import write_plots
 from sim.policies import parse_policies
@@ -118,3 +119,25 @@ def gen_tpcds(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     console.print(f"wrote {len(generated)} jobs to {out}: {json.dumps(summary(generated))}")
+
+
+@sim_app.command("gen-family")
+def gen_family(
+    name: Annotated[str, typer.Argument(help="a workload family of sim/gen/families.py (tpcds, chains, ...)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="workload file to write (JSON Lines)")],
+    jobs: Annotated[int, typer.Option(help="number of jobs")] = 250,
+    seed: Annotated[int, typer.Option(help="generator seed")] = 0,
+) -> None:
+    """Write one workload family's jobs, loaded as the family says; prints the --nodes to simulate it on."""
+    if jobs < 2:
+        raise typer.BadParameter("need --jobs >= 2 (a family's load is set by its arrival rate)")
+    try:
+        chosen = family(name)
+        generated = chosen.jobs(jobs, seed)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(dump_workload(generated), encoding="utf-8")
+    except (ValueError, JobSpecError, OSError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    console.print(f"wrote {len(generated)} jobs of {chosen.name} ({chosen.what}) to {out}; "
+                  f"simulate with --nodes {chosen.nodes}")

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from am.jobspec import load_workload
@@ -62,3 +63,29 @@ def test_morpheus_with_inference_reserves_for_a_recurring_job(tmp_path: Path) ->
     stats = json.loads((out / "summary.json").read_text())["policies"]["morpheus"]["reservations"]
     assert stats["inferred"]["etl"]["period_s"] == 3600
     assert stats["attached"] == 2  # the fourth and fifth runs
+
+
+def test_a_generated_family_simulates_as_its_evaluation_runs_it(tmp_path: Path) -> None:
+    # what eval_carbyne_families.py measures for a family is what a plain ``shepherd sim`` of the written
+    # workload gives: the same jobs, the same nodes, each scheduler's own AM policy
+    from sim.engine import SimConfig, Simulator, uniform_nodes
+    from sim.gen.families import family
+    from sim.policies import make_policy
+
+    workload = tmp_path / "small.jsonl"
+    gen = runner.invoke(sim_app, ["gen-family", "small-dags", "--jobs", "12", "--out", str(workload)])
+    assert gen.exit_code == 0, gen.output
+    assert "--nodes 20:20480:8" in gen.output.replace("\n", " ")
+    jobs = family("small-dags").jobs(12, 0)
+    assert load_workload(workload) == jobs
+    out = tmp_path / "out"
+    run = runner.invoke(sim_app, ["--workload", str(workload), "--nodes", "20:20480:8", "--policies",
+                                  "drf,carbyne", "--no-plots", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    summary = json.loads((out / "summary.json").read_text())
+    carbyne_jobs = [j.model_copy(update={"am_policy": "carbyne", "altruism": None}) for j in jobs]
+    direct = Simulator(carbyne_jobs, uniform_nodes(20, 20480, 8), make_policy("carbyne"), SimConfig(seed=0)).run()
+    assert summary["policies"]["carbyne"]["avg_jct_s"] == pytest.approx(sum(direct.jcts().values()) / 12, abs=1e-5)
+    bad = runner.invoke(sim_app, ["gen-family", "nope", "--out", str(tmp_path / "x.jsonl")])
+    assert bad.exit_code == 2
+    assert "unknown family" in bad.output
