@@ -33,7 +33,7 @@ NOT_WATCHED = frozenset({
     "admin check-health",  # one line and an exit status, for scripts and monitoring
     "config validate", "config show", "config convert", "config hadoop-client", "config clusters",
     "config add-cluster", "config use-cluster", "config remove-cluster", "config which",
-    "db status", "db upgrade", "sim gen-tpcds",
+    "db status", "db upgrade", "sim gen-tpcds", "sim gen-family",
 })
 READ_COMMANDS = frozenset({
     "apps", "nodes", "deadlines", "app list", "app status", "app attempts", "app containers", "app explain",
