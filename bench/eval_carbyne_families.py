@@ -12,7 +12,9 @@ Families are split into a ``tune`` half (where settings may be chosen) and a ``h
 each half gets its median and worst figures, and the held half is checked against the targets. ``tpch`` and
 ``fb2009`` (eval_carbyne.py's TPC-H and FB-2009 workloads) are held-back families too.
 
-Writes ``docs/results/carbyne-families.md`` and ``carbyne-families.json``. ``--policies drf,sjf`` measures
+Writes ``docs/results/carbyne-families.md`` and ``carbyne-families.json``. ``--reuse
+docs/results/carbyne.json`` takes the tpcds, tpch and fb2009 rows eval_carbyne.py measured on the same
+workloads instead of simulating them again. ``--policies drf,sjf`` measures
 the headroom alone; ``--merge`` keeps the rows of policies and families not run this time, so the figures can
 be filled in part by part. ``--cache DIR`` keeps each simulated run.
 
@@ -42,6 +44,21 @@ TRACE_FAMILIES = {  # name: (what, nodes) of eval_carbyne's trace-driven workloa
 }
 HEADROOM_FLOOR = 1.3  # families where SJF gains less leave nothing much to capture
 TARGETS = {"improvement": 1.3, "captured": 0.7, "jain": 0.06, "slowed": 0.05}
+
+
+def reusable(path: Path | None, seed: int, jobs: int) -> dict[str, dict[str, Any]]:
+    """Per family, the policy rows eval_carbyne.py measured on the same workload (its tpcds, tpch and fb2009
+    runs): none unless its seed and, for tpcds, its job count are this run's."""
+    if path is None:
+        return {}
+    report = json.loads(path.read_text())
+    if report.get("seed") != seed:
+        return {}
+    out = {}
+    for name, workload in report.get("workloads", {}).items():
+        if name in ("tpch", "fb2009") or (name == "tpcds" and workload.get("jobs") == jobs):
+            out[name] = workload["policies"]
+    return out
 
 
 def family_jobs(name: str, count: int, seed: int) -> tuple[list[Job], str, str, str]:
@@ -94,12 +111,12 @@ def half_summary(families: dict[str, dict[str, Any]], half: str) -> dict[str, An
 def checks(summary: dict[str, Any], everyone: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     """(target, wanted, measured, met) — the issue's acceptance points for the held-back half."""
 
-    def fmt(v: float | None, spec: str) -> str:
-        return "–" if v is None else format(v, spec)
+    def fmt(v: float | None, spec: str, unit: str = "") -> str:
+        return "–" if v is None else format(v, spec) + unit
 
     imp, cap = summary["roomy_improvement_median"], summary["roomy_captured_median"]
     return [
-        ("held-back, SJF headroom >= 1.3x: median avg-JCT improvement", ">= 1.3x", fmt(imp, ".2f") + "x",
+        ("held-back, SJF headroom >= 1.3x: median avg-JCT improvement", ">= 1.3x", fmt(imp, ".2f", "x"),
          None if imp is None else imp >= TARGETS["improvement"]),
         ("held-back, SJF headroom >= 1.3x: median share of headroom captured", ">= 70%", fmt(cap, ".0%"),
          None if cap is None else cap >= TARGETS["captured"]),
@@ -121,6 +138,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--merge", action="store_true", help="keep the rows of what is not run this time")
     parser.add_argument("--out", type=Path, default=Path("docs/results"))
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="eval_carbyne.py's carbyne.json: take its tpcds, tpch and fb2009 rows for the "
+                             "policies not run now (the same workloads, when its seed and job count match)")
     args = parser.parse_args()
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     if "drf" not in policies:
@@ -132,12 +152,14 @@ def main() -> None:
         old = json.loads(path.read_text())
         if old.get("seed") == args.seed and old.get("jobs") == args.jobs:
             report["families"] = old.get("families", {})
+    reused = reusable(args.reuse, args.seed, args.jobs)
     for name in (n.strip() for n in args.families.split(",") if n.strip()):
         jobs, nodes, half, what = family_jobs(name, args.jobs, args.seed)
         print(f"{name}: {len(jobs)} jobs on {nodes} ({half})", flush=True)
         results = {p: runner.run(name, with_altruism(jobs, None) if p == "carbyne" else jobs, nodes, p)
                    for p in policies}
         rows = dict(report["families"].get(name, {}).get("policies", {}))
+        rows |= {p: row for p, row in reused.get(name, {}).items() if p not in policies}
         rows |= {p: policy_summary(r, results["drf"]) for p, r in results.items()}
         report["families"][name] = {"what": what, "half": half, "nodes": nodes, **describe(jobs),
                                     "policies": rows, "figures": figures(rows)}
