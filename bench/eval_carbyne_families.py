@@ -214,8 +214,37 @@ def write_page(path: Path, report: dict[str, Any]) -> None:
     lines += ["## Targets", "", "| target | wanted | measured | met |", "|---|---|---|---|"]
     for target, wanted, measured, met in checks(report["halves"]["held"], report["every"]):
         lines.append(f"| {target} | {wanted} | {measured} | {'–' if met is None else 'yes' if met else 'no'} |")
-    lines.append("")
+    lines += ["", *diagnosis_section(path.with_name("carbyne-am.jsonl"))]
+    notes = path.with_name("carbyne-families-notes.md")
+    if notes.exists():
+        lines += [notes.read_text().rstrip(), ""]
     path.write_text("\n".join(lines))
+
+
+def diagnosis_section(path: Path) -> list[str]:
+    """The table of bench_carbyne_am.py's runs (one JSON line each), when there are any."""
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = ["## What the AMs yield and where it goes (`bench/bench_carbyne_am.py`)", "",
+             ("One carbyne run per row. *Yielding decisions*: the AM decisions that asked some runnable task "
+             "ALTRUISTIC; *runnable held back*: the share of runnable tasks asked so; *T_k later / earlier*: "
+             "decisions where the committed completion moved (the share shrank / the job got ahead); *from "
+             "leftover*: the containers the RM placed from the leftover; *to the closest*: those that went to the "
+             "job with the least declared remaining work among the jobs with asks waiting (rank 0), and the median "
+             "rank (0 closest, 1 furthest); *decision ms*: the AM's time per decision, mean / p99 / max."), "",
+             ("| family | yielding decisions | runnable held back | T_k later / earlier / kept | from leftover "
+             "| to the closest | median rank | decision ms | AM share of wall |"),
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        moves = r["t_k_moves"]
+        lines.append(
+            f"| {r['family']} | {r['decisions_yielding']:.0%} | {r['runnable_asked_altruistic']:.0%} | "
+            f"{moves['later']} / {moves['earlier']} / {moves['kept']} | {r['containers_from_leftover']:.0%} | "
+            f"{_x(r['leftover_to_closest'], '.0%', '')} | {_x(r['leftover_rank_median'], '.2f', '')} | "
+            f"{r['decision_ms_mean']:.2f} / {r['decision_ms_p99']:.1f} / {r['decision_ms_max']:.0f} | "
+            f"{r['am_share_of_wall']:.0%} |")
+    return [*lines, ""]
 
 
 if __name__ == "__main__":
