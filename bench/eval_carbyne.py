@@ -106,9 +106,16 @@ class Runner:
         if cache is not None:
             cache.mkdir(parents=True, exist_ok=True)
 
-    def run(self, label: str, jobs: list[Job], nodes: str, policy: str) -> RunResult:
+    def _path(self, label: str, jobs: list[Job], nodes: str, policy: str) -> Path | None:
         key = hashlib.sha256(f"{dump_workload(jobs)}|{nodes}|{policy}|{self.seed}".encode()).hexdigest()[:20]
-        path = self.cache / f"{label}-{policy}-{key}.pkl" if self.cache is not None else None
+        return self.cache / f"{label}-{policy}-{key}.pkl" if self.cache is not None else None
+
+    def cached(self, label: str, jobs: list[Job], nodes: str, policy: str) -> bool:
+        path = self._path(label, jobs, nodes, policy)
+        return path is not None and path.exists()
+
+    def run(self, label: str, jobs: list[Job], nodes: str, policy: str) -> RunResult:
+        path = self._path(label, jobs, nodes, policy)
         if path is not None and path.exists():
             result: RunResult = pickle.loads(path.read_bytes())
             print(f"  {label:<22} {policy:<8} (cached)", flush=True)
