@@ -220,15 +220,14 @@ def pack_reverse(stages: Sequence[StagePlan], capacity: Resources, makespan: flo
             if p in children:
                 children[p].append(s.name)
     # running tasks, seen from the reversed clock tau = makespan - t, occupy (makespan - rem, makespan]:
-    # sorted by when they start holding, with running totals, so "held by time x" is a bisection
+    # sorted by when they start holding, with the capacity they leave after each, so "left by time x" is a
+    # bisection
     held = sorted(((makespan - rem, s.name), k) for s in stages
                   for rem, k in Counter(s.running_remaining_s).items())
     held_at = [h[0][0] for h in held]
-    held_sum: list[tuple[int, ...]] = [(0,) * width]
+    avail: list[tuple[int, ...]] = [tuple(cap)]
     for (_, name), k in held:
-        held_sum.append(tuple(a + b * k for a, b in zip(held_sum[-1], demand[name], strict=True)))
-    # capacity less what running tasks hold, for each prefix of ``held``
-    avail = [tuple(c - h for c, h in zip(cap, sums, strict=True)) for sums in held_sum]
+        avail.append(tuple(a - b * k for a, b in zip(avail[-1], demand[name], strict=True)))
     releases = sorted(set(held_at))
     latest: dict[str, list[float]] = {s.name: [] for s in stages}
     remaining = {s.name: s.pending for s in stages}

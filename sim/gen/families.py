@@ -18,6 +18,7 @@ from typing import Literal
 from am.jobspec import Job
 from sim.gen.tpcds import TpcdsOptions, generate
 from sim.runner import scale_load
+from sim.traces.nodes import load_nodes
 
 Half = Literal["tune", "held"]
 # About the offered load of eval_carbyne's main TPC-DS-like run (250 jobs, seed 0, arrivals compressed 1.25x,
@@ -31,7 +32,7 @@ class Family:
     what: str
     half: Half
     options: TpcdsOptions = field(default_factory=TpcdsOptions)
-    nodes: str = "20:20480:8"  # count:memory MB:vcores per node
+    nodes: str = "20:20480:8"  # count:memory MB:vcores per node (or an SLS nodes file)
     load: float = BASE_LOAD  # offered load (``offered_load``) the arrivals are set for
     compress: float | None = None  # instead: the generator's arrivals compressed this much, whatever the load
 
@@ -48,11 +49,12 @@ def offered_load(jobs: Sequence[Job], nodes: str) -> float:
     duration times its dominant share of the cluster (its larger fraction of memory or vcores), summed,
     over the span from the first arrival to the last. About 1 keeps the cluster busy with no backlog left
     on average; above 1 a backlog builds while jobs arrive and drains after."""
-    count, memory, vcores = (int(x) for x in nodes.split(":"))
+    cluster = load_nodes(nodes)
+    memory, vcores = sum(n.memory_mb for n in cluster), sum(n.vcores for n in cluster)
     work = 0.0
     for job in jobs:
         for stage in job.stages:
-            share = max(stage.memory_mb / (count * memory), stage.vcores / (count * vcores))
+            share = max(stage.memory_mb / memory, stage.vcores / vcores)
             seconds = sum(stage.durations_s) if stage.durations_s else stage.tasks * stage.estimated_task_s
             work += seconds * share
     arrivals = [j.arrival_s for j in jobs]
