@@ -41,6 +41,15 @@ class Start:
     attempt: int
 
 
+def declared_only(job: Job) -> Job:
+    """The job as an AM (and the RM reading its job file) would know it before it runs: each stage's declared
+    ``duration_s`` (the mean of its ``durations_s`` where it declares none), not the time each task will take.
+    A stage's ``durations_s`` are what its tasks really take; the simulator runs those."""
+    stages = tuple(s.model_copy(update={"duration_s": s.estimated_task_s, "durations_s": None})
+                   if s.durations_s is not None else s for s in job.stages)
+    return job.model_copy(update={"stages": stages})
+
+
 class SimAM:
     """One job's AM attempt: ask decisions, task assignment, completion handling."""
 

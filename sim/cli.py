@@ -51,6 +51,9 @@ def simulate(
              "morpheus, mrm, slearn; jockey for jockey; greedy otherwise)")] = None,
     infer_after: Annotated[int, typer.Option(help="morpheus: infer recurring jobs' SLOs after this many runs "
                                                   "and reserve for later runs (0: off)")] = 0,
+    declared_durations: Annotated[bool, typer.Option(
+        help="AMs and the RM know only each stage's declared duration_s, not each task's own durations_s "
+             "(which the tasks still take), until tasks finish")] = False,
     plots: Annotated[bool, typer.Option(help="write PNG plots")] = True,
 ) -> None:
     """Simulate WORKLOAD under each policy; write OUT/summary.json, OUT/jobs.csv and PNG plots."""
@@ -75,7 +78,7 @@ def simulate(
     if not slowdown > 0:
         raise typer.BadParameter("--slowdown must be above 0")
     morpheus = MorpheusConfig(inference=InferenceMode(after_runs=infer_after)) if infer_after else None
-    config = SimConfig(seed=seed, ask_policy=ask_policy, morpheus=morpheus,
+    config = SimConfig(seed=seed, ask_policy=ask_policy, morpheus=morpheus, declared_durations=declared_durations,
                        faults=Faults(noise=noise, failure_rate=failure_rate, straggler_rate=straggler_rate,
                                      slowdown=slowdown))
     console.print(f"{len(jobs)} jobs, {sum(j.total_tasks for j in jobs)} tasks on {len(cluster)} nodes; "

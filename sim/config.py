@@ -59,6 +59,10 @@ class SimConfig:
     # SLearn: earlier runs the RM's history predictor has learnt when the run starts, as (features, total
     # task-seconds) (``sim.sizes``); empty: no history, as before
     size_history: Sequence[tuple[JobKey, float]] = ()
+    # what the AMs (and the RM, reading job files) are told of task durations: False, each task's own
+    # (``durations_s``, the simulator's long-standing default: the AM knows them before they run); True, only
+    # each stage's declared ``duration_s`` (``sim.am.declared_only``), refined by the tasks that finish
+    declared_durations: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
 from sim import sizes as sim_sizes
-from sim.am import Finished, RemainingPath, SimAM
+from sim.am import Finished, RemainingPath, SimAM, declared_only
 from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
     LATE,
@@ -204,7 +204,8 @@ class Simulator:
         self.planned[index] = planned
         self.paths[index] = RemainingPath(job, planned)
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
-        am = self.ams[index] = SimAM(job, make_ask_policy(policy_name, p_altruism=job.altruism,
+        known = declared_only(job) if self.cfg.declared_durations else job  # what its AM and job file say
+        am = self.ams[index] = SimAM(known, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
                                                          floor=job.altruism_floor, started_at=self.now,
                                                          profile=self.cfg.profiles.get(job.id),
@@ -229,7 +230,7 @@ class Simulator:
                 app_id=app_id, name=job.name or job.id, queue=self._queue_of(job), user=job.user or "sim",
                 app_type=sim_sizes.APP_TYPE, priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
                 reservation_id=reservation or "", terms=AppTerms(deadline=deadline),
-                job_spec_json=job.to_json() if self._reads_spec(deadline) else "",
+                job_spec_json=known.to_json() if self._reads_spec(deadline) else "",
             ), self.now)
         except AdmissionRefused:  # the scheduler's admission rule turned the job away
             record.status = "REFUSED"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from am.policies import ASK_POLICIES
-from rm.core.policies.api import SHARES, SIZES, Pipeline, ShareCalculator, pipeline_reads
+from rm.core.policies.api import ESTIMATES, SHARES, SIZES, Pipeline, ShareCalculator, pipeline_reads
 from rm.core.policies.gs import gs_args
 from rm.core.policies.registry import SCHEDULERS, build_pipeline, scheduler, split_scheduler
 
@@ -30,7 +30,9 @@ class SimPolicy:
     needs_shares: bool = True  # a stage reads the cycle's fair shares: every cycle computes them
     ask_policy: str = "greedy"  # the AM ask policy of jobs that name none (the scheduler's)
     admission: str = "admit-all"  # the rule that admits the jobs' submissions (the scheduler's)
-    estimator: str | None = None  # the size estimator of a GS pipeline (``gs:history``), else None
+    # the size estimator of a GS pipeline (``gs:history``), ``slearn`` for a pipeline reading the RM's own
+    # estimates, else None (the simulator hands the RM exact sizes)
+    estimator: str | None = None
 
 
 def known_policies() -> list[str]:
@@ -55,8 +57,11 @@ def policy_of(name: str, pipeline: Pipeline, shares: ShareCalculator, ask_policy
     """A policy from a built pipeline (what its stages read decides what the simulator provides)."""
     reads = pipeline_reads(pipeline)
     gs = gs_args(pipeline)
+    # a GS stage names its estimator; an order reading the RM's own estimates (``carbyne:estimate``) gets what
+    # the size tracker measures, as live, instead of the simulator's exact sizes
+    estimator = gs.estimator if gs is not None else "slearn" if ESTIMATES in reads else None
     return SimPolicy(name, pipeline, shares, needs_sizes=SIZES in reads, needs_shares=SHARES in reads,
-                     ask_policy=ask_policy, admission=admission, estimator=None if gs is None else gs.estimator)
+                     ask_policy=ask_policy, admission=admission, estimator=estimator)
 
 
 def parse_policies(text: str) -> list[str]:

@@ -130,8 +130,13 @@ class RMConfig:
     def policy_settings(self) -> tuple[PolicyArgs, ...]:
         """The typed settings of the scheduler's policies that the configuration sets."""
         from rm.core.policies.leftover import LeftoverArgs
+        from rm.core.policies.registry import SCHEDULERS, Settings
 
-        return () if self.leftover_cap is None else (LeftoverArgs(self.leftover_cap),)
+        if self.leftover_cap is None:
+            return ()
+        known = SCHEDULERS.get(self.scheduler)  # the cap alone: the scheduler's leftover order stays
+        leftover = Settings(known.pipeline.settings if known is not None else ()).get(LeftoverArgs)
+        return (replace(leftover, cap=self.leftover_cap),)
 
     def check_scheduler(self) -> None:
         """A known scheduler whose settings are valid and whose pipeline reads nothing the live RM lacks."""

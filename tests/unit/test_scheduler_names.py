@@ -41,7 +41,8 @@ def job(job_id: str, arrival: float, **extra: Any) -> Job:
 
 def test_each_scheduler_names_its_am_policy() -> None:
     policies = {name: args.ask_policy for name, args in SCHEDULERS.items()}
-    assert policies == {"carbyne": "carbyne", "carbyne-pack": "carbyne", "morpheus": "carbyne", "mrm": "carbyne",
+    assert policies == {"carbyne": "carbyne", "carbyne-pack": "carbyne", "carbyne:estimate": "carbyne",
+                        "morpheus": "carbyne", "mrm": "carbyne",
                         "slearn": "carbyne", "jockey": "jockey",
                         "edf": "greedy",
                         "drf": "greedy", "fifo": "greedy", "tetris": "greedy", "sjf": "greedy",
@@ -100,6 +101,7 @@ def test_pipelines_declare_what_they_read() -> None:
     sims = {n: (p.needs_sizes, p.needs_shares) for n in SCHEDULERS for p in [make_policy(n)]}
     assert sims == {"sjf": (True, False), "drf": (False, False), "fifo": (False, False),
                     "tetris": (False, False), "carbyne": (False, True), "carbyne-pack": (False, True),
+                    "carbyne:estimate": (False, True),
                     "morpheus": (False, True), "mrm": (False, True), "edf": (False, False), "slearn": (False, True),
                     "jockey": (False, True), "gs": (False, False), "gs:slearn": (False, False),
                     "gs:history": (False, False), "gs:las": (False, False), "gs:oracle": (True, False)}

@@ -12,17 +12,20 @@ from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView
 if TYPE_CHECKING:
     from rm.core.context import CycleContext
 
-Input = Literal["shares", "sizes", "wakes"]
+Input = Literal["shares", "sizes", "estimates", "wakes"]
 """What a policy reads from the cycle beyond the snapshot's usage and asks, so a driver provides it:
 
 * ``shares`` — ``CycleContext.fair_share``: the cycle must compute fresh fair shares (``run_cycle(shares=)``);
 * ``sizes`` — ``AppView.size_hint_s``: the driver must keep every app's remaining size current (the simulator
   knows it exactly; the live RM has no size signal yet, so a pipeline that reads sizes is refused there);
+* ``estimates`` — ``AppTerms.size`` as the RM's own size tracker measures it (SLearn's signal, live and
+  simulated): the simulator must not hand the RM exact sizes, and must give it the job files it reads;
 * ``wakes`` — the policy leaves asks waiting until a time and returns ``WakeAt`` hints: the driver must run a
   cycle at those times even if nothing else happens.
 """
 SHARES: Input = "shares"
 SIZES: Input = "sizes"
+ESTIMATES: Input = "estimates"
 WAKES: Input = "wakes"
 NOTHING: frozenset[Input] = frozenset()
 

@@ -57,18 +57,27 @@ def parse_cap(text: str) -> float:
         raise ValueError(f"leftover cap must be a number >= 1 or 'none', got {text!r}") from None
 
 
+LEFTOVER_ORDERS = ("remaining-work", "estimate")
+"""The srtf pass's job orders: the remaining work each AM reports (``RemainingWorkOrder``), or the RM's own
+size estimate, bucketed (``size_order.EstimateOrder``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LeftoverArgs:
-    """The leftover stage's setting: ``cap`` × its fair share bounds what one job takes before the next job
+    """The leftover stage's settings: ``cap`` × its fair share bounds what one job takes before the next job
     in order gets a turn (None or inf: no bound). ``carbyne:1.5`` sets it in the simulator, the
-    ``shepherd.resourcemanager.carbyne.leftover-cap`` setting live."""
+    ``shepherd.resourcemanager.carbyne.leftover-cap`` setting live. ``order`` is the srtf pass's job order
+    (``LEFTOVER_ORDERS``); the ``carbyne:estimate`` scheduler names the RM's estimate."""
 
     name: ClassVar[str] = "leftover"
     knob: ClassVar[str] = "cap"
     cap: float | None = None
+    order: str = "remaining-work"
 
     def validate(self) -> None:
         check_cap(self.cap)
+        if self.order not in LEFTOVER_ORDERS:
+            raise ValueError(f"unknown leftover order {self.order!r}; known: {', '.join(LEFTOVER_ORDERS)}")
 
     def with_knob(self, text: str) -> LeftoverArgs:
         return replace(self, cap=parse_cap(text))

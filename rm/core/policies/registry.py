@@ -38,6 +38,7 @@ from rm.core.policies.gs import GsArgs, GsStage
 from rm.core.policies.guarantee import GuaranteeStage
 from rm.core.policies.leftover import LeftoverArgs, LeftoverStage, RemainingWorkOrder
 from rm.core.policies.packing import PackingArgs, PackingStage
+from rm.core.policies.size_order import EstimateOrder
 from rm.core.policies.sjf import SjfOrder, SjfStage
 from rm.core.policies.tetris import TetrisPacker
 from rm.core.reservation.stage import ReservationStage
@@ -68,7 +69,10 @@ class StageEntry:
 
 def _leftover(mode: str) -> StageFactory:
     def build(scorer: NodeScorer, settings: Settings) -> Stage:
-        return LeftoverStage(scorer, "pack" if mode == "pack" else "srtf", cap=settings.get(LeftoverArgs).cap)
+        args = settings.get(LeftoverArgs)
+        args.validate()
+        return LeftoverStage(scorer, "pack" if mode == "pack" else "srtf", cap=args.cap,
+                             order=EstimateOrder() if args.order == EstimateOrder.name else None)
     return build
 
 
@@ -76,7 +80,7 @@ SCORERS: dict[str, Callable[[], NodeScorer]] = {TetrisPacker.name: TetrisPacker}
 SHARES: dict[str, Callable[[], ShareCalculator]] = {DrfShares.name: DrfShares}
 ORDERS: dict[str, Callable[[], AppOrder]] = {DrfOrder.name: DrfOrder, FifoOrder.name: FifoOrder,
                                              SjfOrder.name: SjfOrder, RemainingWorkOrder.name: RemainingWorkOrder,
-                                             EdfOrder.name: EdfOrder}
+                                             EdfOrder.name: EdfOrder, EstimateOrder.name: EstimateOrder}
 ADMISSIONS: dict[str, Callable[[], Admission]] = {AdmitAll.name: AdmitAll, DeadlineAdmission.name: DeadlineAdmission}
 ARGS: dict[str, type[PolicyArgs]] = {LeftoverArgs.name: LeftoverArgs, PackingArgs.name: PackingArgs,
                                      GsArgs.name: GsArgs}
@@ -216,6 +220,10 @@ SCHEDULERS: dict[str, SchedulerArgs] = {
     # Carbyne: DEFAULT asks by DRF, yielding jobs' within their fair shares, then the leftover to the jobs
     # closest to completion (up to LEFTOVER_CAP × their shares first); its AMs yield what can wait
     "carbyne": SchedulerArgs(PipelineArgs(stages=CARBYNE, settings=_CAPPED), ALTRUISTIC),
+    # the same with the leftover ordered by the RM's own size estimate (SLearn's signal: finished tasks, the DAG
+    # hybrid, history, else the job file), bucketed, instead of the remaining work each AM reports
+    "carbyne:estimate": SchedulerArgs(PipelineArgs(stages=CARBYNE, settings=(
+        LeftoverArgs(LEFTOVER_CAP, order=EstimateOrder.name),)), ALTRUISTIC),
     # the same with the leftover's two steps swapped: pack for efficiency first
     "carbyne-pack": SchedulerArgs(PipelineArgs(stages=("drf-share", "leftover-pack"), settings=_CAPPED),
                                   ALTRUISTIC),
@@ -281,8 +289,11 @@ def named_pipeline(name: str, leftover_cap: float | None = None, *,
                    settings: Iterable[PolicyArgs] = ()) -> tuple[list[Stage], ShareCalculator]:
     """The pipeline of a scheduler name, with some of its policies' settings replaced (``leftover_cap``
     is ``LeftoverArgs(cap=...)``)."""
-    given = [*settings, *(() if leftover_cap is None else (LeftoverArgs(leftover_cap),))]
-    return build_pipeline(scheduler(name).pipeline.with_settings(*given))
+    pipeline = scheduler(name).pipeline
+    given = list(settings)
+    if leftover_cap is not None:  # the cap alone: the scheduler's leftover order stays
+        given.append(replace(Settings(pipeline.settings).get(LeftoverArgs), cap=leftover_cap))
+    return build_pipeline(pipeline.with_settings(*given))
 
 
 def reads(args: PipelineArgs) -> frozenset[Input]:
