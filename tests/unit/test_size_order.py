@@ -51,6 +51,9 @@ def test_the_rms_estimate_beats_what_the_am_reports_and_unknown_goes_last() -> N
     ranked = sorted([unknown, measured, reported], key=lambda v: order.sort_key(v, None))  # type: ignore[arg-type]
     assert [v.app_id for v in ranked] == ["b", "a", "c"]
     assert order.sort_key(unknown, None)[0] == math.inf  # type: ignore[arg-type]
+    # a stock app's measure is only the work done so far: nothing "left" means the RM does not know
+    exhausted = view("d", 3.0, size=SizeEstimate(0.0, "slearn", total_s=120.0))
+    assert remaining_estimate(exhausted) is None
 
 
 def test_first_come_first_served_inside_a_bucket_smaller_bucket_first() -> None:

@@ -34,9 +34,11 @@ UNKNOWN_BUCKET = math.inf
 
 def remaining_estimate(app: AppView) -> tuple[float, str] | None:
     """(remaining task-seconds, source) of the best size signal for the app: the RM's own estimate, else the
-    remaining work its AM reports (``declared``); None when neither says anything."""
+    remaining work its AM reports (``declared``); None when neither says anything. An estimate with nothing
+    left is not used: the app still asks, so it only counts what is done (the RM's measure of an app whose task
+    count it does not know — a stock YARN app's — is the work its finished tasks did)."""
     size = app.terms.size
-    if size is not None:
+    if size is not None and size.remaining_s > 0:
         return size.remaining_s, size.source
     reported = min((a.remaining_work_s for a in app.asks), default=0.0)
     if reported > 0:
