@@ -146,7 +146,7 @@ def write_page(path: Path, report: dict[str, Any]) -> None:
         "# Carbyne's leftover order: what the AMs report, or what the RM measures",
         "",
         (f"Produced by `python bench/eval_leftover_order.py` (seed {report['seed']}, {report['jobs']} jobs per "
-        f"family, {report['wall_s'] / 60:.1f} min of wall time on the 2-core development machine). AMs and the "
+        "family; each simulation takes 1.5-10 min on one core of the 2-core development machine). AMs and the "
         "RM know only what the job files declare of durations (`--declared-durations`): the tasks take their own "
         "times, the AMs refine a stage's estimate as its tasks finish. Declarations are `exact` (each stage's "
         f"mean task time) or `stale` (that mean × a log-normal drift per job, sigma {report['sigma_job']:g}, and "
@@ -157,7 +157,7 @@ def write_page(path: Path, report: dict[str, Any]) -> None:
         "powers of two, first come first served in a bucket. Ratios are drf's average JCT over the policy's "
         "(`× drf`), and carbyne's over carbyne:estimate's (`estimate ÷ AM`). `exact order` is not a scheduler: "
         "carbyne with the leftover ordered by each job's exact remaining critical path (SJF's order, sizes only the "
-        "simulator knows), the most any leftover order could recover."),
+        "simulator knows): how much an order by true sizes recovers."),
         "",
         ("| family | declared | drf avg JCT (s) | carbyne × drf | carbyne:estimate × drf | estimate ÷ AM | target "
         "| exact order × drf | Jain drf / carbyne / estimate | slowed < 0.8×, carbyne / estimate |"),
