@@ -33,6 +33,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from eval_carbyne import with_altruism
+
 from am.jobspec import Job, dump_workload
 from rm.core.policies.leftover import LeftoverStage
 from rm.core.policies.registry import named_pipeline
@@ -49,10 +51,6 @@ EXACT_ORDER = "carbyne+exact-order"
 sizes only the simulator knows) -- how much any leftover order could recover."""
 POLICIES = ("drf", "carbyne", "carbyne:estimate", EXACT_ORDER)
 TARGETS = {"stale": 1.2, "exact": 0.97}  # carbyne:estimate's average JCT improvement over carbyne
-
-
-def with_carbyne_ams(jobs: list[Job]) -> list[Job]:
-    return [j.model_copy(update={"am_policy": "carbyne", "altruism": None, "altruism_floor": 0.0}) for j in jobs]
 
 
 def run_one(jobs: list[Job], nodes: str, policy: str, seed: int, cache: Path | None) -> tuple[RunResult, float]:
@@ -112,7 +110,7 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for (name, kind), (jobs, nodes) in loads.items():
             for policy in wanted:
-                given = jobs if policy == "drf" else with_carbyne_ams(jobs)
+                given = jobs if policy == "drf" else with_altruism(jobs, None)
                 futures[(name, kind, policy)] = pool.submit(run_one, given, nodes, policy, args.seed, args.cache)
         results = {}
         for key, fut in futures.items():

@@ -129,14 +129,9 @@ class RMConfig:
 
     def policy_settings(self) -> tuple[PolicyArgs, ...]:
         """The typed settings of the scheduler's policies that the configuration sets."""
-        from rm.core.policies.leftover import LeftoverArgs
-        from rm.core.policies.registry import SCHEDULERS, Settings
+        from rm.core.policies.registry import leftover_cap_of
 
-        if self.leftover_cap is None:
-            return ()
-        known = SCHEDULERS.get(self.scheduler)  # the cap alone: the scheduler's leftover order stays
-        leftover = Settings(known.pipeline.settings if known is not None else ()).get(LeftoverArgs)
-        return (replace(leftover, cap=self.leftover_cap),)
+        return leftover_cap_of(self.scheduler, self.leftover_cap)
 
     def check_scheduler(self) -> None:
         """A known scheduler whose settings are valid and whose pipeline reads nothing the live RM lacks."""

@@ -289,11 +289,17 @@ def named_pipeline(name: str, leftover_cap: float | None = None, *,
                    settings: Iterable[PolicyArgs] = ()) -> tuple[list[Stage], ShareCalculator]:
     """The pipeline of a scheduler name, with some of its policies' settings replaced (``leftover_cap``
     is ``LeftoverArgs(cap=...)``)."""
-    pipeline = scheduler(name).pipeline
-    given = list(settings)
-    if leftover_cap is not None:  # the cap alone: the scheduler's leftover order stays
-        given.append(replace(Settings(pipeline.settings).get(LeftoverArgs), cap=leftover_cap))
-    return build_pipeline(pipeline.with_settings(*given))
+    given = [*settings, *leftover_cap_of(name, leftover_cap)]
+    return build_pipeline(scheduler(name).pipeline.with_settings(*given))
+
+
+def leftover_cap_of(name: str, cap: float | None) -> tuple[LeftoverArgs, ...]:
+    """The scheduler's leftover settings with ``cap`` in place of its own (its leftover order stays); none
+    without a cap."""
+    if cap is None:
+        return ()
+    known = SCHEDULERS.get(name)
+    return (replace(Settings(known.pipeline.settings if known is not None else ()).get(LeftoverArgs), cap=cap),)
 
 
 def reads(args: PipelineArgs) -> frozenset[Input]:
