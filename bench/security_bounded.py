@@ -316,6 +316,17 @@ class Attacker:
             return header.exception_class_name.rsplit(".", 1)[-1]
         return "OK"
 
+    async def ipc_am_allocate(self) -> str:
+        """The attacker's AM allocating with 100,000 asks over Hadoop IPC, on a new connection each time: the RM
+        answers a packet over its bound fatally and closes the connection, as Hadoop's server does."""
+        am = self.ipc_am
+        async with IpcClient(am.host, am.port, MASTER, user=am.user, token=am.token) as c:
+            try:
+                return await self.ipc_raw(c, "allocate", self.ipc_allocate, yp.AllocateResponse)
+            except RemoteError as err:
+                return f"fatal {err.java_class.rsplit('.', 1)[-1]}" if err.fatal else \
+                    err.java_class.rsplit(".", 1)[-1]
+
     async def ipc_simple_big(self) -> str:
         try:
             async with IpcClient(*split(self.spec["ipc_client"]), CLIENT, user="dr.who", timeout=60) as c:
@@ -349,8 +360,7 @@ class Attacker:
             items.append((kind, partial(self.grpc_raw, self.raw_submit, payload, self.writer_md)))
         items.append(("grpc kill with 1 MB diagnostics",
                       partial(self.grpc_raw, self.raw_kill, self.grpc_kill, self.writer_md)))
-        items.append(("ipc allocate 100,000 asks",
-                      partial(self.ipc_raw, self.ipc_am, "allocate", self.ipc_allocate, yp.AllocateResponse)))
+        items.append(("ipc allocate 100,000 asks", self.ipc_am_allocate))
         items.append(("ipc submit 10 MB name", self.ipc_name_submit))
         items.append(("ipc 50 MB call, SIMPLE, no credentials", self.ipc_simple_big))
         for kind, body in self.rest_bodies.items():

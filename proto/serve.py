@@ -1,7 +1,7 @@
 """Registering gRPC servicers so that a request that does not parse gets INVALID_ARGUMENT with a clear
 message (grpc's own decoding answers UNKNOWN with an internal exception text), and a servicer may check a
-request on its bytes before it is parsed (its ``prechecks``: method name -> a function of the serialized request
-that returns the details of a refusal, or None)."""
+request on its bytes before it is parsed (its ``prechecks``: method name -> an async function of the serialized
+request that returns the details of a refusal, or None)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from proto import shepherd_pb2 as pb
 MALFORMED = "org.apache.hadoop.ipc.RpcServerException: malformed request"
 
 
-Precheck = Callable[[bytes], str | None]
+Precheck = Callable[[bytes], Awaitable[str | None]]
 
 
 def _handler(method: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]], request_cls: Any,
@@ -26,7 +26,7 @@ def _handler(method: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]], 
     async def handle(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
         # a refusal is the call's status, set rather than raised with context.abort(): the exception would keep
         # this frame, and so the request, in a reference cycle through the context until a full collection
-        refusal = precheck(raw) if precheck is not None else None
+        refusal = await precheck(raw) if precheck is not None else None
         if refusal is None:
             try:
                 request = request_cls.FromString(raw)

@@ -69,7 +69,7 @@ class Method:
     request: type[Message]
     handler: Handler
     # a check of the serialized request before it is parsed: raises RpcError to refuse the call
-    precheck: Callable[[bytes], None] | None = None
+    precheck: Callable[[bytes], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +298,7 @@ class _Connection:
             return True
         if method.precheck is not None:
             try:
-                method.precheck(wire.delimited_bytes(packet, pos))
+                await method.precheck(wire.delimited_bytes(packet, pos))
             except wire.WireError:
                 pass  # the parse below says what is wrong
             except RpcError as err:

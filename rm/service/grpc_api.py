@@ -13,7 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import grpc
 
@@ -232,25 +232,19 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
         return await guarded(context, run)
 
 
-def _refusal(check: Callable[[bytes], None]) -> Callable[[bytes], str | None]:
-    """A check of a serialized request (proto/serve.py's precheck): the refusal's details, or None."""
-    def details(raw: bytes) -> str | None:
-        try:
-            check(raw)
-        except YarnError as err:
-            return f"{err.java_class}: {err.message}"
-        return None
-    return details
-
-
 class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
-    # an allocate's asks and releases are counted on its bytes, and too many refused before one ask is built
-    prechecks: ClassVar[dict[str, Callable[[bytes], str | None]]] = {
-        "Allocate": _refusal(limits.allocate_precheck(pb.AllocateRequest, "asks", "releases"))}
-
     def __init__(self, rm: ResourceManager) -> None:
         self.rm = rm
         self.ops = Operations(rm)
+        # an allocate's asks and releases are counted on its bytes, and too many refused before one ask is built
+        self.prechecks = {"Allocate": self._count_allocate}
+
+    async def _count_allocate(self, raw: bytes) -> str | None:
+        try:
+            await self.rm.bounds.check("grpc-allocate", raw)
+        except YarnError as err:
+            return f"{err.java_class}: {err.message}"
+        return None
 
     async def RegisterApplicationMaster(self, request: pb.RegisterApplicationMasterRequest,
                                         context: grpc.aio.ServicerContext

@@ -28,7 +28,8 @@ MAX_JSON_DEPTH = 64
 # length, before any of it is held (a chunked REST body once that much has come). 4 MB is gRPC's own default; it
 # holds the largest call the other bounds allow (an allocate releasing 100,000 containers is about 3.9 MB; Hadoop
 # allows IPC packets of 128 MB, ipc.maximum.data.length, but the calls of YARN clients are far smaller), and every
-# byte under it is received, parsed and checked on the RM's one event loop, several copies at once (S19)
+# byte under it is received on the RM's one event loop (an allocate's count, for a big one, is made in a helper
+# process: rm/service/bounds_worker.py) (S19)
 MAX_MESSAGE = 4 * 1024 * 1024
 T = TypeVar("T")
 

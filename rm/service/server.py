@@ -32,6 +32,7 @@ from rm.core.queues import QueueConfigError, build_queues
 from rm.core.reservation import dra
 from rm.core.state_types import LaunchAM
 from rm.service import convert, limits
+from rm.service.bounds_worker import BoundsChecks
 from rm.service.config import RMConfig
 from rm.service.job_profiles import ProfileService
 from rm.service.operations import Operations
@@ -87,6 +88,7 @@ class ResourceManager:
         self.stopped = asyncio.Event()
         self.metrics: Any = None
         self.ipc: Any = None  # the Hadoop IPC facade (rm/service/ipc)
+        self.bounds = BoundsChecks()  # big requests' bounds checked off the event loop (S19)
         self.slo: SloService  # SLO inference from run history (Morpheus)
         self.profiles: ProfileService  # recurring jobs' profiles from their stage reports (Jockey)
 
@@ -349,6 +351,7 @@ class ResourceManager:
             await self._grpc.stop(grace=0 if self.halted.is_set() else 1.0)
         if self.ipc is not None:
             await self.ipc.stop()
+        await self.bounds.close()
         if self._tasks:  # a task that does not end within the grace is cancelled: a stop never hangs
             _, late = await asyncio.wait(self._tasks, timeout=2 * STOP_GRACE_S)
             for t in late:

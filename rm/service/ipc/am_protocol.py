@@ -42,14 +42,6 @@ MAX_ASK_KEYS = 10_000
 
 
 AskKey = tuple[int, tuple[tuple[str, int], ...], int]  # (priority, capability, allocation request id)
-_ALLOCATE_COUNTS = limits.allocate_precheck(yp.AllocateRequest, "ask", "release")
-
-
-def _count_allocate(raw: bytes) -> None:
-    """Too many asks or releases refused on the request's bytes, before one ResourceRequest is built."""
-    with as_rpc_errors():
-        _ALLOCATE_COUNTS(raw)
-
 
 @dataclass
 class _Entry:
@@ -118,9 +110,14 @@ class ApplicationMaster:
     def protocol(self) -> Protocol:
         return Protocol(NAME, {
             "registerApplicationMaster": Method(yp.RegisterApplicationMasterRequest, self.register),
-            "allocate": Method(yp.AllocateRequest, self.allocate, precheck=_count_allocate),
+            "allocate": Method(yp.AllocateRequest, self.allocate, precheck=self._count_allocate),
             "finishApplicationMaster": Method(yp.FinishApplicationMasterRequest, self.finish),
         }, requires_token=True)
+
+    async def _count_allocate(self, raw: bytes) -> None:
+        """Too many asks or releases refused on the request's bytes, before one ResourceRequest is built."""
+        with as_rpc_errors():
+            await self.rm.bounds.check("ipc-allocate", raw)
 
     @staticmethod
     def passwords_for(st: Ledger, identifier: bytes) -> list[bytes]:

@@ -1,0 +1,166 @@
+"""The bounds checks of big serialized requests, made in a helper process instead of on the RM's event loop (S19).
+
+Counting the asks of a 4 MB allocate takes the event loop 5-15 ms (the protobuf parse holds the GIL, so a thread
+would not help), and every other caller of the RM waits that long. A request of at least ``OFF_LOOP_BYTES`` is
+therefore written to a helper process (``python -m rm.service.bounds_worker``), which runs the same check on it
+and answers with the refusal, if any; the loop only writes the bytes down a pipe and waits for the few bytes of
+the answer. Smaller requests (the whole of normal traffic) are checked on the loop as before: it costs less than
+the trip.
+
+The helper is started on the first big request, one per RM, and checks one request at a time (callers beyond it
+wait their turn, not the loop); one thread of the RM talks to it, with blocking writes and reads that release the
+GIL. If it cannot be started or dies, that request is checked on the loop, and the
+next big one starts a new helper. It holds nothing but what it is sent, and exits when the RM closes its input
+(or dies).
+
+Wire, both ways: frames of a 4-byte big-endian length and a payload. A request's payload is one byte with the
+check's name length, the name, then the serialized request; the answer's is the refusal in UTF-8, empty when
+the request passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO
+
+from common.errors import BadRequest
+from rm.service import limits
+
+log = logging.getLogger(__name__)
+
+OFF_LOOP_BYTES = 256 * 1024  # a count of this many bytes costs the loop about 0.3 ms: less than the pipe's trip
+_LENGTH = struct.Struct(">I")
+Check = Callable[[bytes], None]  # raises BadRequest to refuse
+
+
+def allocate_checks() -> dict[str, Check]:
+    """The checks by name: an allocate's asks and releases counted on its bytes (gRPC's and Hadoop IPC's)."""
+    from proto import shepherd_pb2 as pb
+    from proto.hadoop import yarn_protocols_pb2 as yp
+
+    return {"grpc-allocate": limits.allocate_precheck(pb.AllocateRequest, "asks", "releases"),
+            "ipc-allocate": limits.allocate_precheck(yp.AllocateRequest, "ask", "release")}
+
+
+class BoundsChecks:
+    """``check(name, raw)``: the named check of a serialized request, off the event loop when it is big."""
+
+    def __init__(self, checks: Mapping[str, Check] | None = None, *, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
+        self.checks = dict(checks if checks is not None else allocate_checks())
+        self.off_loop_bytes = off_loop_bytes
+        self.command = [sys.executable, "-m", "rm.service.bounds_worker"]
+        self._proc: subprocess.Popen[bytes] | None = None
+        # one thread talks to the helper: its blocking writes and reads release the GIL, and a request's bytes
+        # go down the pipe from the caller's own buffer, with no copy on the loop
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bounds")
+        self.off_loop = 0  # requests checked by the helper
+        self.fallbacks = 0  # big requests checked on the loop because the helper failed
+
+    async def check(self, name: str, raw: bytes) -> None:
+        """Raises BadRequest when the request is over its bounds."""
+        check = self.checks[name]
+        if len(raw) < self.off_loop_bytes:
+            check(raw)
+            return
+        try:
+            refusal = await asyncio.get_running_loop().run_in_executor(self._thread, self._ask, name, raw)
+        except (OSError, EOFError, ValueError) as exc:
+            log.warning("the bounds helper failed (%s); checking this request on the event loop", exc)
+            self.fallbacks += 1
+            await asyncio.get_running_loop().run_in_executor(self._thread, self._stop_helper)
+            check(raw)
+            return
+        self.off_loop += 1
+        if refusal:
+            raise BadRequest(refusal)
+
+    def _ask(self, name: str, raw: bytes) -> str:
+        """In the helper's thread: one request sent, its answer read."""
+        proc = self._helper()
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        tag = name.encode()
+        _write_all(proc.stdin.fileno(), _LENGTH.pack(1 + len(tag) + len(raw)) + bytes([len(tag)]) + tag)
+        _write_all(proc.stdin.fileno(), raw)
+        (size,) = _LENGTH.unpack(_read_exactly(proc.stdout, _LENGTH.size))
+        return _read_exactly(proc.stdout, size).decode("utf-8", "replace")
+
+    def _helper(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._stop_helper()
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+        self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, env=env, close_fds=True)
+        return self._proc
+
+    def _stop_helper(self) -> None:
+        """Close the helper's input (it ends at once); one that does not end within 2 s is killed."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        try:
+            proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self._stop_helper)
+        self._thread.shutdown(wait=False)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    parts, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise EOFError
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def serve(stdin: IO[bytes], stdout: IO[bytes], checks: Mapping[str, Check]) -> None:
+    """The helper's loop: a request in, its refusal (or nothing) out, until the input ends."""
+    while True:
+        try:
+            (size,) = _LENGTH.unpack(_read_exactly(stdin, _LENGTH.size))
+            payload = _read_exactly(stdin, size)
+        except EOFError:
+            return
+        n = payload[0]
+        name, raw = payload[1:1 + n].decode(), payload[1 + n:]
+        try:
+            checks[name](raw)
+            answer = b""
+        except BadRequest as err:
+            answer = err.message.encode()
+        del payload, raw
+        stdout.write(_LENGTH.pack(len(answer)) + answer)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    os.nice(19)  # the RM's own work comes first: this one is a caller's cost
+    serve(sys.stdin.buffer, sys.stdout.buffer, allocate_checks())

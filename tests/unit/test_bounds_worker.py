@@ -1,0 +1,127 @@
+"""Big requests' bounds checked in a helper process (rm/service/bounds_worker.py): the same answers as on the
+event loop, the loop free meanwhile, and a helper that dies replaced."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+
+from common.errors import BadRequest
+from proto import shepherd_pb2 as pb
+from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
+from rm.service import limits
+from rm.service.bounds_worker import BoundsChecks
+
+ASK = pb.ResourceAsk(priority=1, num_containers=1, capability=pb.Resource(values={"memory-mb": 128, "vcores": 1}))
+
+
+def grpc_allocate(asks: int) -> bytes:
+    return pb.AllocateRequest(asks=[ASK] * asks).SerializeToString()
+
+
+def test_a_big_allocate_is_refused_by_the_helper_with_the_loops_answer() -> None:
+    async def run() -> None:
+        checks = BoundsChecks()
+        try:
+            raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1)
+            assert len(raw) >= checks.off_loop_bytes
+            with pytest.raises(BadRequest) as on_loop:
+                checks.checks["grpc-allocate"](raw)
+            with pytest.raises(BadRequest) as off_loop:
+                await checks.check("grpc-allocate", raw)
+            assert off_loop.value.message == on_loop.value.message
+            assert "at most 10000 asks, not 10001" in off_loop.value.message
+            # within the bounds: passes (and the parse that follows is the caller's)
+            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))
+            # Hadoop's allocate: its asks are ResourceRequests, in field "ask"
+            ipc = yp.AllocateRequest(ask=[yr.ResourceRequest(priority=yr.Priority(priority=1),
+                                                                  resource_name="/default-rack/host-00001", num_containers=1)]
+                                     * (limits.MAX_ASKS_PER_ALLOCATE + 1)).SerializeToString()
+            assert len(ipc) >= checks.off_loop_bytes
+            with pytest.raises(BadRequest, match="at most 10000 asks"):
+                await checks.check("ipc-allocate", ipc)
+            assert checks.off_loop == 3
+            assert checks.fallbacks == 0
+        finally:
+            await checks.close()
+    asyncio.run(run())
+
+
+def test_small_requests_are_checked_on_the_loop_without_a_helper() -> None:
+    async def run() -> None:
+        checks = BoundsChecks()
+        try:
+            tiny = pb.AllocateRequest(asks=[pb.ResourceAsk(priority=1)] * (limits.MAX_ASKS_PER_ALLOCATE + 1))
+            raw = tiny.SerializeToString()
+            assert len(raw) < checks.off_loop_bytes
+            with pytest.raises(BadRequest, match="at most 10000 asks"):
+                await checks.check("grpc-allocate", raw)
+            assert checks.off_loop == 0
+            assert checks._proc is None
+        finally:
+            await checks.close()
+    asyncio.run(run())
+
+
+def test_the_loop_runs_while_the_helper_counts() -> None:
+    """A slow check in the helper does not hold the loop: a ticker keeps ticking meanwhile."""
+    async def run() -> None:
+        checks = BoundsChecks()
+        raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE * 10)
+        try:
+            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))  # the helper is up
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0)
+                    ticks += 1
+
+            task = asyncio.create_task(ticker())
+            for _ in range(5):
+                with pytest.raises(BadRequest):
+                    await checks.check("grpc-allocate", raw)
+            task.cancel()
+            assert ticks > 100  # on the loop, the five counts would have run back to back with no tick between
+        finally:
+            await checks.close()
+    asyncio.run(run())
+
+
+def test_a_helper_that_died_is_replaced_and_the_request_still_checked() -> None:
+    async def run() -> None:
+        checks = BoundsChecks()
+        raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1)
+        try:
+            with pytest.raises(BadRequest):
+                await checks.check("grpc-allocate", raw)
+            first = checks._proc
+            assert first is not None
+            first.kill()
+            first.wait()
+            with pytest.raises(BadRequest, match="at most 10000 asks"):  # a dead helper is seen before the write
+                await checks.check("grpc-allocate", raw)
+            assert checks._proc is not None
+            assert checks._proc.pid != first.pid
+        finally:
+            await checks.close()
+        assert checks._proc is None
+    asyncio.run(run())
+
+
+def test_a_helper_that_cannot_work_leaves_the_check_to_the_loop() -> None:
+    async def run() -> None:
+        checks = BoundsChecks()
+        checks.command = [sys.executable, "-c", "pass"]  # exits at once: the write or the read fails
+        try:
+            with pytest.raises(BadRequest, match="at most 10000 asks"):
+                await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1))
+            assert checks.fallbacks == 1
+            assert checks.off_loop == 0
+        finally:
+            await checks.close()
+    asyncio.run(run())
