@@ -42,7 +42,9 @@ ENV PATH=/opt/shepherd/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     SHEPHERD_LOG_FORMAT=json \
     HADOOP_CONF_DIR=/etc/shepherd/hadoop \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=8388608 \
+    MALLOC_TRIM_THRESHOLD_=16777216
 USER shepherd
 WORKDIR /var/lib/shepherd
 VOLUME /var/lib/shepherd

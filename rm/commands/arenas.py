@@ -1,10 +1,14 @@
-"""glibc's malloc arenas for the ResourceManager: ``MALLOC_ARENA_MAX=2``.
+"""glibc's malloc settings for the ResourceManager: ``MALLOC_ARENA_MAX=2`` and fixed mmap and trim thresholds.
 
 The RM's threads (the event loop, the store's, gRPC's) each get a malloc arena of their own by default, and
 the memory a burst of large requests leaves in them is not given back; two arenas keep that lasting growth
-small (docs/results/security.md). glibc reads the variable once, when the process starts, so it has to be in
-the environment the RM process is started with: the systemd unit and the container image set it, ``shepherd up``
-starts its RM with it, and a bare ``shepherd rm`` started without it starts itself again, once, with it.
+small. By default, too, every buffer of a few megabytes (a big request as it is received) is a fresh mapping
+whose pages the kernel faults in and zeroes on the event loop, milliseconds each time: with buffers up to
+8 MiB taken from the heap, and up to 16 MiB of freed heap kept before it is given back, they reuse pages
+(docs/results/security.md). glibc reads the variables once, when the process starts, so they have to be in the
+environment the RM process is started with: the systemd unit and the container image set them, ``shepherd up``
+starts its RM with them, and a bare ``shepherd rm`` started without ``MALLOC_ARENA_MAX`` starts itself again,
+once, with them.
 
 A value the user set is kept as it is, whatever it is.
 """
@@ -18,16 +22,20 @@ from collections.abc import Mapping, Sequence
 
 ARENA_VAR = "MALLOC_ARENA_MAX"
 RM_ARENAS = "2"
+RM_MALLOC = {ARENA_VAR: RM_ARENAS,
+             "MALLOC_MMAP_THRESHOLD_": str(8 << 20),  # twice the largest message the RM reads (limits.MAX_MESSAGE)
+             "MALLOC_TRIM_THRESHOLD_": str(16 << 20)}
 RESTARTED = "SHEPHERD_RM_ARENAS_SET"  # set in the restarted process: it never restarts itself again
 
 log = logging.getLogger("shepherd.rm")
 
 
 def rm_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment to start an RM process with: ``base`` (default: this process's) with
-    ``MALLOC_ARENA_MAX=2`` unless it sets the variable already."""
+    """The environment to start an RM process with: ``base`` (default: this process's) with each of
+    ``RM_MALLOC`` it does not set already."""
     env = dict(os.environ if base is None else base)
-    env.setdefault(ARENA_VAR, RM_ARENAS)
+    for name, value in RM_MALLOC.items():
+        env.setdefault(name, value)
     return env
 
 

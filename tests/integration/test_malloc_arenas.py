@@ -1,5 +1,6 @@
 """The ResourceManager runs with ``MALLOC_ARENA_MAX=2`` however it is started: ``shepherd up`` (a LocalCluster)
-starts it with the variable, and a bare ``shepherd rm`` started without it starts itself again, once, with it.
+starts it with the variables (``RM_MALLOC``), and a bare ``shepherd rm`` started without it starts itself again, once,
+with them.
 Checked where glibc reads it: the running RM process's own environment (``/proc/<pid>/environ``)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rm.commands.arenas import ARENA_VAR, RESTARTED, restart_command, rm_environment
+from rm.commands.arenas import ARENA_VAR, RESTARTED, RM_MALLOC, restart_command, rm_environment
 from rm.local import RM_READY, LocalCluster
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
@@ -26,7 +27,7 @@ def environ_of(pid: int) -> dict[str, str]:
 
 
 def without_arenas() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in (ARENA_VAR, RESTARTED)}
+    return {k: v for k, v in os.environ.items() if k not in (*RM_MALLOC, RESTARTED)}
 
 
 def run_bare_rm(command: list[str], tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
@@ -76,8 +77,9 @@ def test_when_a_bare_rm_restarts_itself() -> None:
     assert restart_command(["rm", "--check-config"], orig, python, {}) is None
     assert restart_command(["rm", "--help"], orig, python, {}) is None
     assert restart_command(["rm"], [], python, {}) is None  # no command line to run again
-    assert rm_environment({"PATH": "/bin"}) == {"PATH": "/bin", ARENA_VAR: "2"}
-    assert rm_environment({ARENA_VAR: "4"}) == {ARENA_VAR: "4"}
+    assert rm_environment({"PATH": "/bin"}) == {"PATH": "/bin", **RM_MALLOC}
+    assert rm_environment({ARENA_VAR: "4"}) == {**RM_MALLOC, ARENA_VAR: "4"}
+    assert rm_environment({"MALLOC_TRIM_THRESHOLD_": "0"})["MALLOC_TRIM_THRESHOLD_"] == "0"
 
 
 @pytest.mark.parametrize("command", [[sys.executable, "-m", "rm.cli"], [str(SHEPHERD)]], ids=["module", "script"])
@@ -85,7 +87,7 @@ def test_a_bare_rm_runs_with_two_arenas(command: list[str], tmp_path: Path) -> N
     if not Path(command[0]).exists():
         pytest.skip(f"{command[0]} is not installed")
     env = run_bare_rm(command, tmp_path, without_arenas())
-    assert env[ARENA_VAR] == "2"
+    assert {name: env.get(name) for name in RM_MALLOC} == RM_MALLOC
     assert env[RESTARTED] == "1"
 
 
@@ -96,7 +98,8 @@ def test_a_bare_rm_keeps_the_users_value(tmp_path: Path) -> None:
 
 
 def test_the_rm_of_shepherd_up_runs_with_two_arenas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ARENA_VAR, raising=False)
+    for name in RM_MALLOC:
+        monkeypatch.delenv(name, raising=False)
     cluster = LocalCluster(tmp_path / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
                            ipc_scheduler_port=-1, ipc_admin_port=-1)
     cluster.start_rm()
@@ -104,7 +107,7 @@ def test_the_rm_of_shepherd_up_runs_with_two_arenas(tmp_path: Path, monkeypatch:
         assert cluster.rm is not None
         assert cluster.rm.proc is not None
         env = environ_of(cluster.rm.proc.pid)
-        assert env[ARENA_VAR] == "2"
+        assert {name: env.get(name) for name in RM_MALLOC} == RM_MALLOC
         assert RESTARTED not in env  # started with it: no second start
     finally:
         assert cluster.rm is not None
