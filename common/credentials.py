@@ -15,6 +15,8 @@ credentials file. The index holds no secret itself.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -77,6 +79,19 @@ def load(path: Path) -> ClusterCredentials:
     if missing:
         raise CredentialsError(f"the credentials file {path} has no {' or '.join(missing)}")
     return ClusterCredentials(client_secret=str(values["client_secret"]), node_secret=str(values["node_secret"] or ""))
+
+
+def reads_verifier(client_secret: str) -> bytes:
+    """What a NodeManager checks a reader's credential against when reads need one: a one-way digest of the
+    client secret. The RM hands it to its nodes; it cannot be turned back into the secret, nor presented in its
+    place (:func:`opens_reads` digests what it is given)."""
+    return hashlib.sha256(b"shepherd node reads\0" + client_secret.encode()).digest()
+
+
+def opens_reads(verifier: bytes, presented: str) -> bool:
+    """Whether ``presented`` (a bearer credential, or a Basic password) is the client secret ``verifier`` was
+    made from."""
+    return bool(verifier) and bool(presented) and hmac.compare_digest(reads_verifier(presented), verifier)
 
 
 def ensure(path: Path) -> tuple[ClusterCredentials, bool]:

@@ -96,7 +96,8 @@ class NodeManager:
             raise OSError(f"cannot bind the ContainerManager to {address}: {exc}") from exc
         if self.port == 0:
             raise OSError(f"cannot bind the ContainerManager to {address}")
-        self._web = NodeWebServer(cfg.work_dir, self.node_info, cfg.rm_web_url or _rm_web_default(cfg.rm_address))
+        self._web = NodeWebServer(cfg.work_dir, self.node_info, cfg.rm_web_url or _rm_web_default(cfg.rm_address),
+                                  reads_verifier=lambda: self.keys.reads_verifier)
         self.http_port = await self._web.start(cfg.host, cfg.http_port)
         self._table = ContainerTable(
             cfg, nm_host=self.host, nm_port=self.port, nm_http_port=self.http_port, cgroups=self._cgroups

@@ -186,6 +186,7 @@ class NodeStatusUpdater:
                     return False
                 if response.action == pb.NODE_ACTION_NORMAL:
                     self._take_keys(response.container_token_keys, response.container_token_key, response.key_id)
+                    self._keys.reads_verifier = response.reads_verifier
                     self._expiry_s = response.nm_expiry_ms / 1000.0 if response.nm_expiry_ms > 0 else None
                     self._mark_alive(answered=True)
                     self._table.acknowledge(reported)

@@ -6,11 +6,19 @@ GET /ws/v1/node/containers/{id}                       one container (JSON)
 GET /ws/v1/node/containers/{id}/logs/{file}           a log file (stdout, stderr, ...) as text
 GET /metrics                                          Prometheus metrics (nodemanager/metrics.py)
 GET / and /node                                       the node's web page (nodemanager/page.py)
+
+When the RM requires a credential for reads (``shepherd.resourcemanager.authenticate-reads``), it hands its nodes
+a digest of the client secret at registration, and every path here then needs that secret: as a bearer token
+(``Authorization: Bearer``, what Prometheus and scripts send) or as the password of HTTP Basic authentication
+(what a browser asks for after the 401, whatever the user name). Until the node has registered with such an RM,
+or when it hands over none, the pages are open, as YARN's are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 import logging
@@ -23,7 +31,7 @@ from urllib.parse import unquote, urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from common import ids
+from common import credentials, ids
 from common.resources import MEMORY, VCORES
 from nodemanager.containers import Container, ContainerTable
 from nodemanager.launch import container_dirs
@@ -36,11 +44,27 @@ _LOG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _REASONS = {
     200: "OK",
     400: "Bad Request",
+    401: "Unauthorized",
     404: "Not Found",
     405: "Method Not Allowed",
     500: "Internal Server Error",
 }
 _CHUNK = 64 * 1024
+_CHALLENGE = 'WWW-Authenticate: Basic realm="shepherd node", charset="UTF-8"\r\nWWW-Authenticate: Bearer\r\n'
+
+
+def presented_secret(authorization: str) -> str:
+    """The secret an Authorization header presents: a bearer token, or the password of Basic credentials."""
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip()
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return ""
+        return decoded.partition(":")[2]
+    return ""
 
 
 def _remote_exception(status: int, exception: str, message: str) -> tuple[int, str, bytes]:
@@ -55,8 +79,10 @@ def _remote_exception(status: int, exception: str, message: str) -> tuple[int, s
 
 
 class NodeWebServer:
-    def __init__(self, work_dir: Path, node_info: Callable[[], dict[str, Any]], rm_web_url: str = "") -> None:
+    def __init__(self, work_dir: Path, node_info: Callable[[], dict[str, Any]], rm_web_url: str = "",
+                 reads_verifier: Callable[[], bytes] = lambda: b"") -> None:
         self.table: ContainerTable | None = None  # attached once the ports are known
+        self.reads_verifier = reads_verifier  # what opens reads now (from the RM); b"": they are open
         self.rm_web_url = rm_web_url  # the RM's web UI, linked from the node's page
         self._work_dir = work_dir
         self._node_info = node_info
@@ -78,9 +104,14 @@ class NodeWebServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request_line = await asyncio.wait_for(reader.readline(), 10.0)
-            for _ in range(100):  # headers are not used; read past them (bounded)
-                if (await asyncio.wait_for(reader.readline(), 10.0)) in (b"\r\n", b"\n", b""):
+            authorization = ""
+            for _ in range(100):  # only Authorization is used; read past the others (bounded)
+                line = await asyncio.wait_for(reader.readline(), 10.0)
+                if line in (b"\r\n", b"\n", b""):
                     break
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.strip().lower() == "authorization":
+                    authorization = value.strip()
             parts = request_line.decode("latin-1").split()
             if len(parts) != 3:
                 await self._respond(
@@ -90,6 +121,13 @@ class NodeWebServer:
             method, target = parts[0], parts[1]
             if method not in ("GET", "HEAD"):
                 await self._respond(writer, *_remote_exception(405, "WebApplicationException", "only GET"))
+                return
+            verifier = self.reads_verifier()
+            if verifier and not credentials.opens_reads(verifier, presented_secret(authorization)):
+                await self._respond(writer, *_remote_exception(
+                    401, "AuthorizationException", "this node's pages need the cluster's client secret: send "
+                    "Authorization: Bearer <secret>, or sign in with it as the password"), method == "HEAD",
+                    extra=_CHALLENGE)
                 return
             await self._route(writer, unquote(urlsplit(target).path), head=method == "HEAD")
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
@@ -186,18 +224,20 @@ class NodeWebServer:
         await self._respond(writer, 200, "application/json", json.dumps(body).encode(), head)
 
     async def _respond(
-        self, writer: asyncio.StreamWriter, status: int, content_type: str, body: bytes, head: bool = False
+        self, writer: asyncio.StreamWriter, status: int, content_type: str, body: bytes, head: bool = False,
+        extra: str = "",
     ) -> None:
-        await self._head(writer, status, content_type, len(body))
+        await self._head(writer, status, content_type, len(body), extra)
         if not head:
             writer.write(body)
             await writer.drain()
 
     @staticmethod
-    async def _head(writer: asyncio.StreamWriter, status: int, content_type: str, length: int) -> None:
+    async def _head(writer: asyncio.StreamWriter, status: int, content_type: str, length: int,
+                    extra: str = "") -> None:
         writer.write(
             (
-                f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n"
+                f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n{extra}"
                 f"Content-Type: {content_type}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
             ).encode("latin-1")
         )

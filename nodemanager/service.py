@@ -41,6 +41,9 @@ class TokenKeys:
 
     def __init__(self) -> None:
         self._keys: list[tuple[int, bytes]] = []  # (key id, key), newest first
+        # handed over with the keys at registration: the digest of the credential that opens this node's web
+        # pages and /metrics (common.credentials.reads_verifier); empty while the RM keeps reads open
+        self.reads_verifier = b""
 
     def replace(self, keys: Iterable[tuple[int, bytes]]) -> None:
         """The keys the RM handed out: these, and no others, are accepted from now on."""

@@ -182,7 +182,7 @@ class TokenKey(_message.Message):
     def __init__(self, key_id: _Optional[int] = ..., key: _Optional[bytes] = ...) -> None: ...
 
 class RegisterNodeResponse(_message.Message):
-    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier", "nm_expiry_ms", "container_token_keys")
+    __slots__ = ("action", "diagnostics", "container_token_key", "key_id", "heartbeat_interval_ms", "rm_identifier", "nm_expiry_ms", "container_token_keys", "reads_verifier")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_TOKEN_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -191,6 +191,7 @@ class RegisterNodeResponse(_message.Message):
     RM_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
     NM_EXPIRY_MS_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_TOKEN_KEYS_FIELD_NUMBER: _ClassVar[int]
+    READS_VERIFIER_FIELD_NUMBER: _ClassVar[int]
     action: NodeAction
     diagnostics: str
     container_token_key: bytes
@@ -199,7 +200,8 @@ class RegisterNodeResponse(_message.Message):
     rm_identifier: int
     nm_expiry_ms: int
     container_token_keys: _containers.RepeatedCompositeFieldContainer[TokenKey]
-    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., nm_expiry_ms: _Optional[int] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ...) -> None: ...
+    reads_verifier: bytes
+    def __init__(self, action: _Optional[_Union[NodeAction, str]] = ..., diagnostics: _Optional[str] = ..., container_token_key: _Optional[bytes] = ..., key_id: _Optional[int] = ..., heartbeat_interval_ms: _Optional[int] = ..., rm_identifier: _Optional[int] = ..., nm_expiry_ms: _Optional[int] = ..., container_token_keys: _Optional[_Iterable[_Union[TokenKey, _Mapping]]] = ..., reads_verifier: _Optional[bytes] = ...) -> None: ...
 
 class NodeHeartbeatRequest(_message.Message):
     __slots__ = ("node_id", "response_id", "container_statuses", "health", "used")

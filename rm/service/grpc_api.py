@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import grpc
 
 from am.profile_wire import profile_to_pb, report_from_pb
+from common import credentials
 from common.errors import BadRequest, Forbidden, InvalidToken, YarnError
 from common.ids import ContainerId, NodeId
 from common.terms import NO_TERMS, AppTerms
@@ -152,6 +153,12 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
     def _token_keys(self) -> list[pb.TokenKey]:
         return [pb.TokenKey(key_id=k.key_id, key=k.key) for k in self.rm.state.container_keys.accepted()]
 
+    def _reads_verifier(self) -> bytes:
+        """With authenticate-reads, what the node checks its readers' credentials against (the client secret's
+        digest: the secret itself never goes to a node); nothing, and its pages are open, otherwise."""
+        cfg = self.rm.cfg
+        return credentials.reads_verifier(cfg.client_secret) if cfg.authenticate_reads and cfg.client_secret else b""
+
     def _own_containers(self, node_id: str, statuses: list[NodeStatus]) -> None:
         for s in statuses:
             c = self.rm.state.containers.get(ContainerId(s.container_id))
@@ -183,7 +190,7 @@ class ResourceTrackerServicer(pbg.ResourceTrackerServicer):
                 action=pb.NODE_ACTION_NORMAL, container_token_key=st.container_key, key_id=st.container_key_id,
                 heartbeat_interval_ms=int(self.rm.cfg.heartbeat_interval_s * 1000),
                 rm_identifier=st.meta.cluster_timestamp, nm_expiry_ms=int(self.rm.cfg.nm_expiry_s * 1000),
-                container_token_keys=self._token_keys(),
+                container_token_keys=self._token_keys(), reads_verifier=self._reads_verifier(),
             )
 
         async def run() -> pb.RegisterNodeResponse:
