@@ -263,7 +263,9 @@ def test_a_plan_token_submits_only_while_the_plan_holds(  # type: ignore[no-unty
     cluster = make_cluster(nodes=1)
     rm = ["--rm", cluster.rm_address, "--data-dir", str(tmp_path / "out")]
     env = {"SHEPHERD_REST": cluster.rest_url}
-    job = write_job(tmp_path, sleep_job("planned", 0.5, tasks=2))
+    # long enough to be still running at the second submission: a plan is made on the unfinished apps, so one
+    # that had already ended would leave the plan holding
+    job = write_job(tmp_path, sleep_job("planned", 60, tasks=2))
 
     def plan_token() -> str:
         run = shepherd_env(env, "job", "plan", str(job))
@@ -279,7 +281,7 @@ def test_a_plan_token_submits_only_while_the_plan_holds(  # type: ignore[no-unty
     assert stale.returncode == 2, stale.stdout + stale.stderr
     line = one_error_line(stale.stderr)
     assert "the cluster changed since the plan (submitted since: application_" in line, line
-    other = write_job(tmp_path, sleep_job("planned", 0.5, tasks=3))
+    other = write_job(tmp_path, sleep_job("planned", 60, tasks=3))
     refused = shepherd("submit", str(other), "--plan-token", plan_token(), *rm)
     assert refused.returncode == 2
     assert "the job differs from the one planned" in one_error_line(refused.stderr)
