@@ -99,9 +99,10 @@ def container_account(user: str | None, allow_root: bool, *, euid: int | None = 
     return Account(name=name, uid=pw.pw_uid, gid=pw.pw_gid)
 
 
-def check_reachable(account: Account, path: Path) -> None:
-    """Refuse a work directory the account cannot reach (each ancestor must let it search)."""
-    for d in [path.resolve(), *path.resolve().parents]:
+def closed_to(account: Account, path: Path) -> Path | None:
+    """The first directory on the way to ``path`` (itself included) that the account may not enter; None if
+    every one lets it search."""
+    for d in reversed([path.resolve(), *path.resolve().parents]):
         try:
             st = d.stat()
         except OSError:
@@ -110,8 +111,17 @@ def check_reachable(account: Account, path: Path) -> None:
         if (st.st_uid == account.uid and mode & stat.S_IXUSR) or (st.st_gid == account.gid and mode & stat.S_IXGRP) \
                 or mode & stat.S_IXOTH:
             continue
-        raise ValueError(f"containers run as {account.name}, who cannot enter {d} (mode {stat.S_IMODE(mode):o}): "
-                         f"choose a work directory {account.name} can reach, or another {LOCAL_USER}")
+        return d
+    return None
+
+
+def check_reachable(account: Account, path: Path) -> None:
+    """Refuse a work directory the account cannot reach (each ancestor must let it search)."""
+    d = closed_to(account, path)
+    if d is not None:
+        raise ValueError(f"containers run as {account.name}, who cannot enter {d} (mode "
+                         f"{stat.S_IMODE(d.stat().st_mode):o}): choose a work directory {account.name} can reach, "
+                         f"or another {LOCAL_USER}")
 
 
 def give(account: Account | None, *paths: Path, tree: bool = False) -> None:

@@ -326,7 +326,10 @@ def up(
                                               "any free port; -1 = off) \\[default: yarn-site.xml's, else 8033; "
                                               "with --ipc-client-port given: 0 if that is 0, else off]"),
     container_user: str | None = typer.Option(None, help="when run as root: the account containers run as "
-                                              "(it must reach the data dir) \\[default: root, logged]"),
+                                              "(it must reach the data dir and shepherd's code) \\[default: "
+                                              "nobody]"),
+    allow_root_containers: bool = typer.Option(False, "--allow-root-containers", help="when run as root and "
+                                               "no --container-user is given: containers run as root (logged)"),
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
                                   "register nodes (logged)"),
 ) -> None:
@@ -351,7 +354,7 @@ def up(
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
                            node_memory_mb=node_memory_mb or share[0], node_vcores=node_vcores or share[1],
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
-                           insecure=insecure, ipc_client_port=ipc_client_port,
+                           allow_root_containers=allow_root_containers, insecure=insecure, ipc_client_port=ipc_client_port,
                            ipc_scheduler_port=ipc_scheduler_port, ipc_admin_port=ipc_admin_port)
     stop = {"now": False}
 
@@ -363,6 +366,8 @@ def up(
     try:
         if not _start(cluster):
             raise typer.Exit(1)
+        for line in cluster.unreachable:
+            console.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
         console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}   "
                       f"web UI {cluster.rest_url}/")
         console.print(f"metrics          {cluster.rest_url}/metrics (Prometheus)", highlight=False)
@@ -419,6 +424,9 @@ def _start(cluster: Any) -> bool:
     """Start a local cluster; if a daemon does not come up, say which and why in one line."""
     try:
         cluster.start()
+    except ValueError as exc:  # the container account cannot reach what its containers need
+        error(str(exc))
+        return False
     except RuntimeError as exc:
         first, _, tail = str(exc).partition("\n")
         lines = [line.strip() for line in tail.splitlines() if line.strip()]
@@ -452,6 +460,17 @@ def _verify_wordcount(output_dir: Path) -> tuple[bool, str]:
     return run.returncode == 0, said
 
 
+def _demo_blocked(cluster: Any) -> str:
+    """Why the demo's containers cannot run as the unprivileged account ("" if they can, or need not)."""
+    try:
+        if cluster.container_account() is None:
+            return ""
+        blocked = cluster.prepare_for_containers()
+    except ValueError as exc:
+        return str(exc)
+    return blocked[0] if blocked else ""
+
+
 @app.command("demo", rich_help_panel=RUN)
 def demo(
     data_dir: Path = typer.Option(Path(".shepherd/demo"), help="where the throw-away cluster keeps its files"),
@@ -473,6 +492,12 @@ def demo(
     out = (data_dir / "output" / time.strftime("%Y%m%d-%H%M%S")).resolve()
     console.print("starting a local cluster: a ResourceManager and 2 NodeManagers on loopback, any free ports")
     cluster = LocalCluster(data_dir=data_dir, nodes=2, grpc_port=0, rest_port=0)
+    blocked = _demo_blocked(cluster)
+    if blocked:
+        # a throw-away cluster on this machine only: say so, and run the demo rather than fail it
+        console.print(f"note: {blocked}. This throw-away demo runs its containers as root instead (logged by "
+                      "each NodeManager); `shepherd up` does not", highlight=False, soft_wrap=True)
+        cluster = LocalCluster(data_dir=data_dir, nodes=2, grpc_port=0, rest_port=0, allow_root_containers=True)
     checked: tuple[bool, str] | None = None
     try:
         if not _start(cluster):

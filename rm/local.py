@@ -15,9 +15,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from rm.commands.arenas import rm_environment
+
+if TYPE_CHECKING:
+    from nodemanager.launch import Account
 
 RM_READY = re.compile(r"resourcemanager ready grpc=(\S+) rest=(\S+)(?: ipc_client=(\S+) ipc_scheduler=(\S+))?"
                       r"(?: ipc_admin=(\S+))?")
@@ -125,11 +128,14 @@ class LocalCluster:
         ipc_admin_port: int | None = None,
         create_store: bool = True,  # the cluster's own data directory: create its store on the first start
         insecure: bool = False,  # no secrets at all (the RM logs it loudly)
-        container_user: str | None = None,  # as root: the account containers run as (None: see below)
+        container_user: str | None = None,  # as root: the account containers run as (None: nobody)
+        allow_root_containers: bool = False,  # as root, with no container_user: containers run as root (logged)
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.insecure = insecure
         self.container_user = container_user
+        self.allow_root_containers = allow_root_containers
+        self.unreachable: list[str] = []  # on start: what the container account cannot run (see below)
         # the secrets: created (0600) by the RM on its first start, read by the NodeManagers and local clients
         self.credentials_path = self.data_dir / "credentials.json"
         # an RM delegation token for stock Hadoop clients (HADOOP_TOKEN_FILE_LOCATION), written by the RM
@@ -209,11 +215,8 @@ class LocalCluster:
             args += ["--credentials", str(self.credentials_path)]
         if self.container_user:
             args += ["--container-user", self.container_user]
-        elif os.geteuid() == 0:
-            # a local cluster's jobs read and write the invoking user's private directories (its data dir,
-            # job outputs, Spark staging), so as root its containers run as root: explicit, and logged by
-            # each NodeManager; `shepherd up --container-user nobody` maps them to an unprivileged account
-            args.append("--allow-root-containers")
+        elif self.allow_root_containers and os.geteuid() == 0:
+            args.append("--allow-root-containers")  # asked for; each NodeManager logs it loudly
         d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", NM_READY)
         m = d.start()
         node_id, http = m.group(1), m.group(2)
@@ -240,7 +243,46 @@ class LocalCluster:
 
         return "" if self.insecure else load(self.credentials_path).node_secret
 
+    def container_account(self) -> Account | None:
+        """The account this cluster's containers run as; None: as the invoking user, who is not root (or, being
+        root, asked for root containers)."""
+        from nodemanager.launch import container_account
+
+        return container_account(self.container_user, self.allow_root_containers and not self.container_user)
+
+    def prepare_for_containers(self) -> list[str]:
+        """As root, containers run as an unprivileged account (``nobody`` unless ``container_user`` names
+        another). It must reach the data dir, where the NodeManagers' work dirs are (``ValueError`` if not), and
+        it owns ``<data dir>/output``, where jobs submitted with this data dir write by default. Returns what it
+        cannot reach of what shepherd's own jobs run (this Python, shepherd's code), one line each: their AMs
+        would fail, while other containers run."""
+        from nodemanager.launch import LOCAL_USER, check_reachable, closed_to, give
+
+        account = self.container_account()
+        if account is None:
+            return []
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            check_reachable(account, self.data_dir)
+        except ValueError:
+            raise ValueError(f"containers run as {account.name}, who cannot enter "
+                             f"{closed_to(account, self.data_dir)}: choose a data dir {account.name} can reach, "
+                             "another container user, or (being root) allow root containers") from None
+        output = self.data_dir / "output"
+        output.mkdir(exist_ok=True)
+        if output.stat().st_uid == os.geteuid():
+            give(account, output)
+        import am
+
+        needed = {"this Python": Path(sys.executable).resolve(), "the Python library": Path(sys.base_prefix),
+                  "the installed packages": Path(sys.prefix), "shepherd's code": Path(am.__file__).resolve().parent}
+        return [f"containers run as {account.name} ({LOCAL_USER}), who cannot run {what} ({path}: {closed}"
+                f" is closed to it), so shepherd's DAG jobs fail; install shepherd where {account.name} can reach"
+                f" it, or name another container user" for what, path in needed.items()
+                if (closed := closed_to(account, path)) is not None][:1]
+
     def start(self) -> None:
+        self.unreachable = self.prepare_for_containers()
         try:
             self.start_rm()
             for i in range(self.num_nodes):

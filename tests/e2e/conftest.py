@@ -53,6 +53,9 @@ def make_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
         kw.setdefault("rest_port", 0)
         kw.setdefault("ipc_client_port", 0)
         kw.setdefault("ipc_scheduler_port", 0)
+        # as root, the tests' clusters run containers as root, asked for: their job files and data dirs are in
+        # pytest's private tmp dirs (test_secure_defaults.py covers the default, an unprivileged account)
+        kw.setdefault("allow_root_containers", "container_user" not in kw)
         c = LocalCluster(data_dir=tmp_path / f"cluster{len(clusters)}", nodes=nodes, **kw)
         clusters.append(c)
         c.start()

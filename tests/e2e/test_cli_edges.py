@@ -170,6 +170,10 @@ def test_up_splits_the_host_among_its_nodes_by_default(monkeypatch: pytest.Monke
     runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--nodes", "1", "--node-memory-mb", "700"])
     assert (made[2]["node_vcores"], made[2]["node_memory_mb"]) == (cores, 700)
     assert "stopped here" in result.output
+    # containers of a root `shepherd up` run as an unprivileged account unless root ones are asked for by name
+    assert (made[0]["container_user"], made[0]["allow_root_containers"]) == (None, False)
+    runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--allow-root-containers"])
+    assert made[3]["allow_root_containers"] is True
     assert "Traceback" not in result.output
 
 
@@ -328,7 +332,7 @@ def test_a_scheduler_without_the_reservation_stage_refuses_reservations(  # type
 def test_up_serves_until_interrupted_with_the_hosts_cores(tmp_path: Path) -> None:
     up = subprocess.Popen([sys.executable, "-m", "rm.cli", "up", "--nodes", "1", "--grpc-port", "0", "--rest-port",
                            "0", "--ipc-client-port", "0", "--ipc-scheduler-port", "0", "--data-dir",
-                           str(tmp_path / "c")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           str(tmp_path / "c"), "--allow-root-containers"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           cwd=tmp_path)
     assert up.stdout is not None
     said: list[str] = []

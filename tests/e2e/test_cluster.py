@@ -31,7 +31,7 @@ def test_shepherd_up_and_submit_runs_a_dag_over_two_nodes(tmp_path: Path) -> Non
     data = tmp_path / "up"
     up = subprocess.Popen(
         [sys.executable, "-m", "rm.cli", "up", "--nodes", "2", "--data-dir", str(data), "--grpc-port", "0",
-         "--rest-port", "0"],
+         "--rest-port", "0", "--allow-root-containers"],  # as root: pytest's tmp dirs are private
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:

@@ -26,7 +26,8 @@ def start_up(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     data = tmp_path / "c"
     log = (tmp_path / "up.log").open("wb")
     up = subprocess.Popen([sys.executable, "-m", "rm.cli", "up", "--nodes", "2", "--grpc-port", "0", "--rest-port",
-                           "0", "--ipc-client-port", "0", "--ipc-scheduler-port", "0", "--data-dir", str(data)],
+                           "0", "--ipc-client-port", "0", "--ipc-scheduler-port", "0", "--data-dir", str(data),
+                           "--allow-root-containers"],
                           stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp_path)
     wait_until(lambda: "cluster ready" in (tmp_path / "up.log").read_text() or up.poll() is not None, 120,
                "shepherd up to be ready")

@@ -26,7 +26,9 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -357,7 +359,10 @@ def test_the_default_cluster_offers_nothing_to_another_host(network: Network, tm
     """`shepherd up`, unchanged, on host 1: from host 2 every door's connection is refused."""
     host, attacker = network.add_host(1), network.add_host(2)
     env = _env(tmp_path)
-    up = Daemon("up", in_ns(host, "-m", "rm.cli", "up", "--nodes", "1", "--data-dir", str(tmp_path / "cluster")),
+    # as root its containers run as nobody, who must reach the data dir (pytest's tmp dirs are private)
+    data = Path(tempfile.mkdtemp(prefix="shepherd-s15-"))
+    data.chmod(0o755)
+    up = Daemon("up", in_ns(host, "-m", "rm.cli", "up", "--nodes", "1", "--data-dir", str(data / "cluster")),
                 tmp_path / "logs" / "up.log", re.compile(r"ResourceManager\s+gRPC (\S+)\s+REST/web (\S+)"), env=env)
     try:
         ready = up.start(timeout=90)
@@ -375,11 +380,12 @@ def test_the_default_cluster_offers_nothing_to_another_host(network: Network, tm
         attempts: list[Attempt] = found["attempts"]  # type: ignore[assignment]
         assert_all_refused(attempts, listening=False)
         assert found["reads"] == {"rest": NOTHING_LISTENS, "grpc": NOTHING_LISTENS, "ipc": NOTHING_LISTENS}
-        assert not audit_denials(tmp_path / "cluster" / "logs" / "rm.log")  # nothing reached the RM
-        assert launched(tmp_path / "cluster" / "nm0") == []
+        assert not audit_denials(data / "cluster" / "logs" / "rm.log")  # nothing reached the RM
+        assert launched(data / "cluster" / "nm0") == []
         assert not marker.exists()
     finally:
         up.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def test_a_cluster_on_its_bridge_address_refuses_another_host(network: Network, tmp_path: Path) -> None:

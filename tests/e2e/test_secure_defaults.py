@@ -197,7 +197,7 @@ def test_a_root_nodemanager_runs_containers_as_an_unprivileged_account() -> None
     drop.mkdir()
     drop.chmod(0o1777)
     cluster = LocalCluster(base / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
-                           ipc_scheduler_port=-1, container_user="nobody")
+                           ipc_scheduler_port=-1)  # as `shepherd up` makes it: no container user named
     try:
         cluster.start()
         marker = drop / "marker"
@@ -213,6 +213,22 @@ def test_a_root_nodemanager_runs_containers_as_an_unprivileged_account() -> None
         assert (drop / "owned").stat().st_uid == nobody.pw_uid
         assert marker.stat().st_uid == nobody.pw_uid
         assert "containers run as nobody" in (cluster.data_dir / "logs" / "nm0.log").read_text()
+        assert (cluster.data_dir / "output").stat().st_uid == nobody.pw_uid  # where jobs write by default
     finally:
         cluster.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching containers to another account needs root")
+def test_a_root_cluster_refuses_a_data_dir_its_container_account_cannot_enter(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    cluster = LocalCluster(private / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+                           ipc_scheduler_port=-1)
+    with pytest.raises(ValueError, match=r"nobody, who cannot enter .*: choose a data dir"):
+        cluster.start()
+    assert cluster.rm is None
+    assert not (private / "cluster" / "logs").exists()
+    asked = LocalCluster(private / "other", nodes=1, allow_root_containers=True)
+    assert asked.container_account() is None
+    assert asked.prepare_for_containers() == []
