@@ -354,8 +354,9 @@ def up(
     cluster = LocalCluster(data_dir=data_dir, nodes=nodes, grpc_port=grpc_port, rest_port=rest_port,
                            node_memory_mb=node_memory_mb or share[0], node_vcores=node_vcores or share[1],
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
-                           allow_root_containers=allow_root_containers, insecure=insecure, ipc_client_port=ipc_client_port,
-                           ipc_scheduler_port=ipc_scheduler_port, ipc_admin_port=ipc_admin_port)
+                           allow_root_containers=allow_root_containers, insecure=insecure,
+                           ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port,
+                           ipc_admin_port=ipc_admin_port)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:

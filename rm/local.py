@@ -253,9 +253,9 @@ class LocalCluster:
     def prepare_for_containers(self) -> list[str]:
         """As root, containers run as an unprivileged account (``nobody`` unless ``container_user`` names
         another). It must reach the data dir, where the NodeManagers' work dirs are (``ValueError`` if not), and
-        it owns ``<data dir>/output``, where jobs submitted with this data dir write by default. Returns what it
-        cannot reach of what shepherd's own jobs run (this Python, shepherd's code), one line each: their AMs
-        would fail, while other containers run."""
+        it owns ``<data dir>/output``, where jobs submitted with this data dir write by default. Returns a line
+        naming the first part of what shepherd's own jobs run (this Python, its library, shepherd's code) that it
+        cannot reach, if any: their AMs would fail, while other containers run."""
         from nodemanager.launch import LOCAL_USER, check_reachable, closed_to, give
 
         account = self.container_account()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -22,106 +23,99 @@ def grpc_allocate(asks: int) -> bytes:
     return pb.AllocateRequest(asks=[ASK] * asks).SerializeToString()
 
 
-def test_a_big_allocate_is_refused_by_the_helper_with_the_loops_answer() -> None:
+def with_checks(body: Callable[[BoundsChecks], Awaitable[None]], command: list[str] | None = None) -> BoundsChecks:
+    """Run ``body`` on a fresh BoundsChecks in its own event loop, closing it (and its helper) afterwards."""
+    checks = BoundsChecks()
+    if command is not None:
+        checks.command = command
+
     async def run() -> None:
-        checks = BoundsChecks()
         try:
-            raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1)
-            assert len(raw) >= checks.off_loop_bytes
-            with pytest.raises(BadRequest) as on_loop:
-                checks.checks["grpc-allocate"](raw)
-            with pytest.raises(BadRequest) as off_loop:
-                await checks.check("grpc-allocate", raw)
-            assert off_loop.value.message == on_loop.value.message
-            assert "at most 10000 asks, not 10001" in off_loop.value.message
-            # within the bounds: passes (and the parse that follows is the caller's)
-            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))
-            # Hadoop's allocate: its asks are ResourceRequests, in field "ask"
-            ipc = yp.AllocateRequest(ask=[yr.ResourceRequest(priority=yr.Priority(priority=1),
-                                                                  resource_name="/default-rack/host-00001", num_containers=1)]
-                                     * (limits.MAX_ASKS_PER_ALLOCATE + 1)).SerializeToString()
-            assert len(ipc) >= checks.off_loop_bytes
-            with pytest.raises(BadRequest, match="at most 10000 asks"):
-                await checks.check("ipc-allocate", ipc)
-            assert checks.off_loop == 3
-            assert checks.fallbacks == 0
+            await body(checks)
         finally:
             await checks.close()
     asyncio.run(run())
+    return checks
+
+
+def test_a_big_allocate_is_refused_by_the_helper_with_the_loops_answer() -> None:
+    async def body(checks: BoundsChecks) -> None:
+        raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1)
+        assert len(raw) >= checks.off_loop_bytes
+        with pytest.raises(BadRequest) as on_loop:
+            checks.checks["grpc-allocate"](raw)
+        with pytest.raises(BadRequest) as off_loop:
+            await checks.check("grpc-allocate", raw)
+        assert off_loop.value.message == on_loop.value.message
+        assert "at most 10000 asks, not 10001" in off_loop.value.message
+        # within the bounds: passes (and the parse that follows is the caller's)
+        await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))
+        # Hadoop's allocate: its asks are ResourceRequests, in field "ask"
+        ipc = yp.AllocateRequest(ask=[yr.ResourceRequest(priority=yr.Priority(priority=1),
+                                                              resource_name="/default-rack/host-00001", num_containers=1)]
+                                 * (limits.MAX_ASKS_PER_ALLOCATE + 1)).SerializeToString()
+        assert len(ipc) >= checks.off_loop_bytes
+        with pytest.raises(BadRequest, match="at most 10000 asks"):
+            await checks.check("ipc-allocate", ipc)
+        assert checks.off_loop == 3
+        assert checks.fallbacks == 0
+    with_checks(body)
 
 
 def test_small_requests_are_checked_on_the_loop_without_a_helper() -> None:
-    async def run() -> None:
-        checks = BoundsChecks()
-        try:
-            tiny = pb.AllocateRequest(asks=[pb.ResourceAsk(priority=1)] * (limits.MAX_ASKS_PER_ALLOCATE + 1))
-            raw = tiny.SerializeToString()
-            assert len(raw) < checks.off_loop_bytes
-            with pytest.raises(BadRequest, match="at most 10000 asks"):
-                await checks.check("grpc-allocate", raw)
-            assert checks.off_loop == 0
-            assert checks._proc is None
-        finally:
-            await checks.close()
-    asyncio.run(run())
+    async def body(checks: BoundsChecks) -> None:
+        tiny = pb.AllocateRequest(asks=[pb.ResourceAsk(priority=1)] * (limits.MAX_ASKS_PER_ALLOCATE + 1))
+        raw = tiny.SerializeToString()
+        assert len(raw) < checks.off_loop_bytes
+        with pytest.raises(BadRequest, match="at most 10000 asks"):
+            await checks.check("grpc-allocate", raw)
+        assert checks.off_loop == 0
+        assert checks._proc is None
+    with_checks(body)
 
 
 def test_the_loop_runs_while_the_helper_counts() -> None:
     """A slow check in the helper does not hold the loop: a ticker keeps ticking meanwhile."""
-    async def run() -> None:
-        checks = BoundsChecks()
+    async def body(checks: BoundsChecks) -> None:
         raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE * 10)
-        try:
-            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))  # the helper is up
-            ticks = 0
+        await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE))  # the helper is up
+        ticks = 0
 
-            async def ticker() -> None:
-                nonlocal ticks
-                while True:
-                    await asyncio.sleep(0)
-                    ticks += 1
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0)
+                ticks += 1
 
-            task = asyncio.create_task(ticker())
-            for _ in range(5):
-                with pytest.raises(BadRequest):
-                    await checks.check("grpc-allocate", raw)
-            task.cancel()
-            assert ticks > 100  # on the loop, the five counts would have run back to back with no tick between
-        finally:
-            await checks.close()
-    asyncio.run(run())
+        task = asyncio.create_task(ticker())
+        for _ in range(5):
+            with pytest.raises(BadRequest):
+                await checks.check("grpc-allocate", raw)
+        task.cancel()
+        assert ticks > 100  # on the loop, the five counts would have run back to back with no tick between
+    with_checks(body)
 
 
 def test_a_helper_that_died_is_replaced_and_the_request_still_checked() -> None:
-    async def run() -> None:
-        checks = BoundsChecks()
+    async def body(checks: BoundsChecks) -> None:
         raw = grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1)
-        try:
-            with pytest.raises(BadRequest):
-                await checks.check("grpc-allocate", raw)
-            first = checks._proc
-            assert first is not None
-            first.kill()
-            first.wait()
-            with pytest.raises(BadRequest, match="at most 10000 asks"):  # a dead helper is seen before the write
-                await checks.check("grpc-allocate", raw)
-            assert checks._proc is not None
-            assert checks._proc.pid != first.pid
-        finally:
-            await checks.close()
-        assert checks._proc is None
-    asyncio.run(run())
+        with pytest.raises(BadRequest):
+            await checks.check("grpc-allocate", raw)
+        first = checks._proc
+        assert first is not None
+        first.kill()
+        first.wait()
+        with pytest.raises(BadRequest, match="at most 10000 asks"):  # a dead helper is seen before the write
+            await checks.check("grpc-allocate", raw)
+        assert checks._proc is not None
+        assert checks._proc.pid != first.pid
+    assert with_checks(body)._proc is None  # closed with the helper it had started
 
 
 def test_a_helper_that_cannot_work_leaves_the_check_to_the_loop() -> None:
-    async def run() -> None:
-        checks = BoundsChecks()
-        checks.command = [sys.executable, "-c", "pass"]  # exits at once: the write or the read fails
-        try:
-            with pytest.raises(BadRequest, match="at most 10000 asks"):
-                await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1))
-            assert checks.fallbacks == 1
-            assert checks.off_loop == 0
-        finally:
-            await checks.close()
-    asyncio.run(run())
+    async def body(checks: BoundsChecks) -> None:
+        with pytest.raises(BadRequest, match="at most 10000 asks"):
+            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1))
+        assert checks.fallbacks == 1
+        assert checks.off_loop == 0
+    with_checks(body, command=[sys.executable, "-c", "pass"])  # exits at once: the write or the read fails
