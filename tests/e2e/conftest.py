@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -44,6 +45,15 @@ def kill_strays(root: Path) -> None:
                 os.killpg(os.getpgid(p.pid), signal.SIGKILL)
 
 
+def searchable(path: Path) -> None:
+    """Let other accounts enter ``path`` and the directories above it that this user owns (search, not list:
+    pytest's tmp dirs are private to their user)."""
+    for d in [path, *path.parents]:
+        st = d.stat()
+        if st.st_uid == os.geteuid() and not st.st_mode & 0o001:
+            d.chmod(stat.S_IMODE(st.st_mode) | 0o011)
+
+
 @pytest.fixture
 def make_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
     clusters: list[LocalCluster] = []
@@ -56,6 +66,8 @@ def make_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
         # as root, the tests' clusters run containers as root, asked for: their job files and data dirs are in
         # pytest's private tmp dirs (test_secure_defaults.py covers the default, an unprivileged account)
         kw.setdefault("allow_root_containers", "container_user" not in kw)
+        if os.geteuid() == 0 and not kw["allow_root_containers"]:
+            searchable(tmp_path)  # the container account must enter the data dir
         c = LocalCluster(data_dir=tmp_path / f"cluster{len(clusters)}", nodes=nodes, **kw)
         clusters.append(c)
         c.start()

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -284,11 +285,15 @@ def assert_all_refused(attempts: list[Attempt], *, listening: bool) -> None:
 # ------------------------------------------------------------------------------------------------ loopback
 def test_every_door_refuses_the_replay_on_loopback_and_no_node_starts_anything(make_cluster,  # type: ignore[no-untyped-def]
                                                                                tmp_path: Path) -> None:
-    cluster: LocalCluster = make_cluster(nodes=2)
+    # as `shepherd up` makes it: as root, its containers run as nobody (a drop dir they can write to)
+    cluster: LocalCluster = make_cluster(nodes=2, allow_root_containers=False)
     assert cluster.ipc_client_address, "the default cluster serves Hadoop IPC"
     work_dirs = [cluster.data_dir / f"nm{i}" for i in range(cluster.num_nodes)]
     nm_pids = [nm.proc.pid for nm in cluster.nms if nm.proc is not None]
-    marker = tmp_path / "pwned"
+    drop = tmp_path / "drop"
+    drop.mkdir(mode=0o1777)
+    drop.chmod(0o1777)
+    marker = drop / "pwned"
     rm_log = cluster.data_dir / "logs" / "rm.log"
     before = len(audit_denials(rm_log))
 
@@ -315,7 +320,7 @@ def test_every_door_refuses_the_replay_on_loopback_and_no_node_starts_anything(m
     # with the RM delegation token the RM wrote for stock clients, the same submission over Hadoop IPC runs
     (token,) = [t for t in hadoop_credentials.decode(cluster.hadoop_token_path.read_bytes()).tokens.values()
                 if t.kind == "RM_DELEGATION_TOKEN"]
-    authorized = tmp_path / "authorized"
+    authorized = drop / "authorized"
 
     async def submit() -> str:
         async with IpcClient(*_split(cluster.ipc_client_address), CLIENT_PROTOCOL, user="root", token=token) as c:
@@ -331,6 +336,8 @@ def test_every_door_refuses_the_replay_on_loopback_and_no_node_starts_anything(m
     ran = [c for w in work_dirs for c in launched(w)]
     assert ran == [f"container_{app_id.split('_', 1)[1]}_01_000001"], ran
     assert not marker.exists()
+    if os.geteuid() == 0:  # the container ran as the unprivileged account, not as root
+        assert authorized.stat().st_uid == pwd.getpwnam("nobody").pw_uid
 
 
 # ----------------------------------------------------------------------------------- from another host
