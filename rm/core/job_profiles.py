@@ -66,13 +66,15 @@ def check_report(stages: Sequence[StageRun]) -> tuple[StageRun, ...]:
     """A run's per-stage report as the RM keeps it; ``BadRequest`` naming the first problem."""
     if len(stages) > MAX_STAGES:
         raise BadRequest(f"a stage report holds at most {MAX_STAGES} stages, got {len(stages)}")
-    names = [s.name for s in stages]
+    names = {s.name for s in stages}
+    seen: set[str] = set()
     out: list[StageRun] = []
     for s in stages:
         if not s.name or len(s.name) > MAX_NAME:
             raise BadRequest(f"a stage name must have 1 to {MAX_NAME} characters, got {s.name[:40]!r}")
-        if names.count(s.name) > 1:
+        if s.name in seen:
             raise BadRequest(f"stage {s.name!r} appears twice in the stage report")
+        seen.add(s.name)
         if s.tasks < 1:
             raise BadRequest(f"stage {s.name!r}: tasks must be >= 1, got {s.tasks}")
         if s.attempts < 0 or s.failed_attempts < 0:

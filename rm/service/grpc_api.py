@@ -286,6 +286,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
     async def FinishApplicationMaster(self, request: pb.FinishApplicationMasterRequest,
                                       context: grpc.aio.ServicerContext) -> pb.FinishApplicationMasterResponse:
         async def run() -> pb.FinishApplicationMasterResponse:
+            limits.check_stage_report(request.stages)
             done = await self.ops.am_finish(
                 bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
                 limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS), limits.cut(request.tracking_url, limits.MAX_NAME),

@@ -18,7 +18,7 @@ import pytest_asyncio
 from typer.testing import CliRunner, Result
 
 from am.policies.jockey.profile import StageRun
-from am.profile_wire import profile_from_pb, report_to_pb
+from am.profile_wire import profile_from_pb, report_from_pb, report_to_pb
 from common import tokens
 from common.credentials import ENV_CLIENT_SECRET
 from common.ids import AppId
@@ -27,6 +27,7 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from rm.cli import app as cli
 from rm.core import job_profiles
+from rm.service import grpc_api, limits
 from rm.service.server import ResourceManager
 from rm.service.store import Store, default_sqlite_url
 from tests.integration.test_deadlines_rest import http, start
@@ -140,6 +141,35 @@ async def test_a_malformed_report_is_refused_and_changes_nothing(rm: ResourceMan
         assert "nowhere" in (refused.value.details() or "")
         assert not rm.state.apps[AppId(run.app_id)].final
         await run.finish(report_to_pb(REPORT))
+    assert rm.state.apps[AppId(run.app_id)].final
+
+
+@pytest.mark.asyncio
+async def test_an_oversized_report_is_refused_on_its_counts(rm: ResourceManager,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 4 MB report of a million empty stages (what a fuzzer sent) held the event loop for tens of seconds while
+    each stage became an object, before the stage bound refused it: it is refused on its counts, unconverted."""
+    converted: list[int] = []
+
+    def counting(msgs: Any) -> Any:
+        converted.append(len(msgs))
+        return report_from_pb(msgs)
+    monkeypatch.setattr(grpc_api, "report_from_pb", counting)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{rm.grpc_port}") as channel:
+        run = Run(rm, channel)
+        await run.register("daily")
+        huge = [pb.StageReport()] * 1_000_000
+        assert len(pb.FinishApplicationMasterRequest(stages=huge).SerializeToString()) < limits.MAX_MESSAGE
+        many_parents = [pb.StageReport(name="map", tasks=1, parents=["map"] * (job_profiles.MAX_STAGES + 1))]
+        for bad in (huge, many_parents):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await run.finish(bad)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert f"at most {job_profiles.MAX_STAGES}" in (refused.value.details() or "")
+            assert not rm.state.apps[AppId(run.app_id)].final
+        assert converted == []
+        await run.finish(report_to_pb(REPORT))
+    assert converted == [len(REPORT)]
     assert rm.state.apps[AppId(run.app_id)].final
 
 
