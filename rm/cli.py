@@ -368,7 +368,7 @@ def up(
         if not _start(cluster):
             raise typer.Exit(1)
         for line in cluster.unreachable:
-            console.print(f"[yellow]warning:[/] {line}", highlight=False, soft_wrap=True)
+            console.print(f"[yellow]warning:[/] {line} (--container-user)", highlight=False, soft_wrap=True)
         console.print(f"ResourceManager  gRPC {cluster.rm_address}   REST/web {cluster.rest_url}   "
                       f"web UI {cluster.rest_url}/")
         console.print(f"metrics          {cluster.rest_url}/metrics (Prometheus)", highlight=False)
@@ -426,7 +426,7 @@ def _start(cluster: Any) -> bool:
     try:
         cluster.start()
     except ValueError as exc:  # the container account cannot reach what its containers need
-        error(str(exc))
+        error(f"{exc} (--data-dir, --container-user, --allow-root-containers)")
         return False
     except RuntimeError as exc:
         first, _, tail = str(exc).partition("\n")
