@@ -78,7 +78,8 @@ def measure(http: httpx.Client, path: str, reps: int, headers: dict[str, str]) -
 
 def run(args: argparse.Namespace, ended: float) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-app-list-"))
-    cluster = LocalCluster(work / "cluster", allow_root_containers=True, nodes=0, grpc_port=0, rest_port=0, ipc_client_port=-1,
+    cluster = LocalCluster(work / "cluster", allow_root_containers=True,
+                           nodes=0, grpc_port=0, rest_port=0, ipc_client_port=-1,
                            ipc_scheduler_port=-1, rm_args=["--log-level", "WARNING"])
     try:
         cluster.start()

@@ -100,7 +100,8 @@ def one_run(work: Path, store: str, sig: signal.Signals, apps: int) -> dict[str,
     marks.chmod(0o777)
     stage = {"tasks": 2, "memory_mb": 128, "vcores": 1, "duration_s": TASK_S,
              "command": f"echo {{attempt}} >> {marks}/{{job}}-{{stage}}-{{task}}; sleep {TASK_S:g}"}
-    cluster = LocalCluster(work / "cluster", allow_root_containers=True, nodes=4, node_vcores=8, grpc_port=0, rest_port=0, ipc_client_port=0,
+    cluster = LocalCluster(work / "cluster", allow_root_containers=True,
+                           nodes=4, node_vcores=8, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=0, store_url=store_url)
     try:
         cluster.start()

@@ -664,7 +664,8 @@ async def fuzz(scene: Scene, count: int, concurrency: int, seed: int, only: str 
 
 @contextmanager
 def cluster(work: Path, nodes: int) -> Iterator[LocalCluster]:
-    c = LocalCluster(work / "cluster", allow_root_containers=True, nodes=nodes, grpc_port=0, rest_port=0, ipc_client_port=0,
+    c = LocalCluster(work / "cluster", allow_root_containers=True,
+                     nodes=nodes, grpc_port=0, rest_port=0, ipc_client_port=0,
                      ipc_scheduler_port=0, node_memory_mb=2048, node_vcores=4)
     c.start()
     try:

@@ -197,7 +197,8 @@ def fuzz_operation(operation: Any, base_url: str, identities: dict[str, dict[str
 
 @contextmanager
 def cluster(work: Path, nodes: int) -> Iterator[LocalCluster]:
-    c = LocalCluster(work / "cluster", allow_root_containers=True, nodes=nodes, grpc_port=0, rest_port=0, ipc_client_port=0,
+    c = LocalCluster(work / "cluster", allow_root_containers=True,
+                     nodes=nodes, grpc_port=0, rest_port=0, ipc_client_port=0,
                      ipc_scheduler_port=0, node_memory_mb=1024, node_vcores=2)
     c.start()
     try:

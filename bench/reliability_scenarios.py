@@ -114,7 +114,8 @@ def s5_nm_restart(work: Path) -> dict[str, Any]:
     marks = _marks(work)
     port = _free_port()
     job = {"id": "s5", "stages": [_stage(marks, "short", 2, 4), _stage(marks, "long", 2, 20)]}
-    with LocalCluster(work / "cluster", allow_root_containers=True, nodes=1, node_vcores=8, nm_expiry_s=30, grpc_port=0, rest_port=0,
+    with LocalCluster(work / "cluster", allow_root_containers=True,
+                      nodes=1, node_vcores=8, nm_expiry_s=30, grpc_port=0, rest_port=0,
                       ipc_client_port=-1, ipc_scheduler_port=-1, nm_args=["--port", str(port)]) as cluster, \
             RMClient(cluster.rm_address) as client:
         app_id = _submit(cluster, work, job)
@@ -172,7 +173,8 @@ def s67_nm_fault(work: Path, *, outage_s: float | None) -> dict[str, Any]:
     marks = _marks(work)
     expiry = 10.0
     job = {"id": "s67", "stages": [_stage(marks, "work", 4, 40)]}
-    with LocalCluster(work / "cluster", allow_root_containers=True, nodes=2, node_vcores=8, nm_expiry_s=expiry, grpc_port=0, rest_port=0,
+    with LocalCluster(work / "cluster", allow_root_containers=True,
+                      nodes=2, node_vcores=8, nm_expiry_s=expiry, grpc_port=0, rest_port=0,
                       ipc_client_port=-1, ipc_scheduler_port=-1) as cluster, RMClient(cluster.rm_address) as client:
         app_id = _submit(cluster, work, job)
         seq = _seq(app_id)
@@ -227,7 +229,8 @@ def s89_am_fault(work: Path, *, hang: bool) -> dict[str, Any]:
     am_expiry = 8.0
     job = {"id": "s89", "stages": [_stage(marks, "s0", 2, 1), _stage(marks, "s1", 2, 25, "s0"),
                                    _stage(marks, "s2", 1, 1, "s1")]}
-    with LocalCluster(work / "cluster", allow_root_containers=True, nodes=2, node_vcores=8, am_expiry_s=am_expiry, grpc_port=0, rest_port=0,
+    with LocalCluster(work / "cluster", allow_root_containers=True,
+                      nodes=2, node_vcores=8, am_expiry_s=am_expiry, grpc_port=0, rest_port=0,
                       ipc_client_port=-1, ipc_scheduler_port=-1) as cluster, RMClient(cluster.rm_address) as client:
         app_id = _submit(cluster, work, job)
         seq = _seq(app_id)
@@ -321,7 +324,8 @@ def s4_failover(work: Path, lease_s: float = 4.0) -> dict[str, Any]:
                     f"shepherd.resourcemanager.store.lease-ms: {int(lease_s * 1000)}\n")
     job = {"id": "s4", "stages": [_stage(marks, "s0", 2, 15), _stage(marks, "s1", 2, 2, "s0")]}
     daemons: list[Daemon] = []
-    cluster = LocalCluster(work / "cluster", allow_root_containers=True, nodes=0, grpc_port=grpc_a, rest_port=rest_a, store_url=store_url,
+    cluster = LocalCluster(work / "cluster", allow_root_containers=True,
+                           nodes=0, grpc_port=grpc_a, rest_port=rest_a, store_url=store_url,
                            rm_args=["--config", str(conf)], ipc_client_port=-1, ipc_scheduler_port=-1)
 
     def standby(name: str, grpc_port: int, rest_port: int) -> Daemon:

@@ -87,7 +87,8 @@ def config(args: argparse.Namespace, cluster: LocalCluster, rm_pid: int) -> Load
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-scale-"))
-    cluster = LocalCluster(work / "cluster", allow_root_containers=True, nodes=0, grpc_port=0, rest_port=0, ipc_client_port=0,
+    cluster = LocalCluster(work / "cluster", allow_root_containers=True,
+                           nodes=0, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=0, rm_args=["--log-level", args.rm_log_level])
     load_before = os.getloadavg()
     steal_before = steal_jiffies()

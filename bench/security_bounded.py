@@ -523,7 +523,8 @@ def bucket_quantile(buckets: list[tuple[float, float]], q: float) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-s19-"))
     work.chmod(0o755)
-    cluster = LocalCluster(work / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+    cluster = LocalCluster(work / "cluster", allow_root_containers=True,
+                           nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=0, node_memory_mb=NODE_MEMORY_MB, node_vcores=4)
     attacker: subprocess.Popen[str] | None = None
     try:

@@ -247,7 +247,8 @@ class Soak:
         with Proxy(host, int(port)) as proxy:
             proxied = store_url.replace(host_port, f"127.0.0.1:{proxy.port}")
             ports = self.ports = [_free_port() for _ in range(3)]
-            cluster = LocalCluster(self.work / "cluster", allow_root_containers=True, nodes=0, node_vcores=8, node_memory_mb=8192,
+            cluster = LocalCluster(self.work / "cluster", allow_root_containers=True,
+                                   nodes=0, node_vcores=8, node_memory_mb=8192,
                                    nm_expiry_s=EXPIRY_S, am_expiry_s=EXPIRY_S, grpc_port=0, rest_port=0,
                                    ipc_client_port=-1, ipc_scheduler_port=-1, store_url=proxied)
             try:

@@ -256,18 +256,17 @@ class LocalCluster:
         it owns ``<data dir>/output``, where jobs submitted with this data dir write by default. Returns a line
         naming the first part of what shepherd's own jobs run (this Python, its library, shepherd's code) that it
         cannot reach, if any: their AMs would fail, while other containers run."""
-        from nodemanager.launch import LOCAL_USER, check_reachable, closed_to, give
+        from nodemanager.launch import LOCAL_USER, closed_to, give
 
         account = self.container_account()
         if account is None:
             return []
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            check_reachable(account, self.data_dir)
-        except ValueError:
-            raise ValueError(f"containers run as {account.name}, who cannot enter "
-                             f"{closed_to(account, self.data_dir)}: choose a data dir {account.name} can reach, "
-                             "another container user, or (being root) allow root containers") from None
+        closed = closed_to(account, self.data_dir)
+        if closed is not None:
+            raise ValueError(f"containers run as {account.name}, who cannot enter {closed}: choose a data dir "
+                             f"{account.name} can reach, another container user, or (being root) allow root "
+                             "containers")
         output = self.data_dir / "output"
         output.mkdir(exist_ok=True)
         if output.stat().st_uid == os.geteuid():

@@ -62,10 +62,21 @@ def _samples(stage: str, label: str, values: Sequence[float]) -> tuple[float, ..
     return thin(values)
 
 
-def check_report(stages: Sequence[StageRun]) -> tuple[StageRun, ...]:
-    """A run's per-stage report as the RM keeps it; ``BadRequest`` naming the first problem."""
+def check_report_size(stages: Sequence[Any]) -> None:
+    """The counts of a stage report (``StageRun``s, or the messages they come from): at most ``MAX_STAGES``
+    stages, each with at most as many parents. A door checks them before any stage becomes an object: a 4 MB
+    message of a million empty stages would otherwise hold the event loop for tens of seconds."""
     if len(stages) > MAX_STAGES:
         raise BadRequest(f"a stage report holds at most {MAX_STAGES} stages, got {len(stages)}")
+    for stage in stages:
+        if len(stage.parents) > MAX_STAGES:  # a parent is another stage of the report
+            raise BadRequest(f"a stage of a stage report has at most {MAX_STAGES} parents, "
+                             f"got {len(stage.parents)}")
+
+
+def check_report(stages: Sequence[StageRun]) -> tuple[StageRun, ...]:
+    """A run's per-stage report as the RM keeps it; ``BadRequest`` naming the first problem."""
+    check_report_size(stages)
     names = {s.name for s in stages}
     seen: set[str] = set()
     out: list[StageRun] = []

@@ -24,6 +24,7 @@ from common.ids import ContainerId, NodeId
 from common.terms import NO_TERMS, AppTerms
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
+from rm.core import job_profiles
 from rm.core.reservation import yarn as reservations
 from rm.core.state_types import NodeStatus, SubmitSpec
 from rm.service import audit, authz, convert, limits
@@ -286,7 +287,7 @@ class ApplicationMasterServicer(pbg.ApplicationMasterServicer):
     async def FinishApplicationMaster(self, request: pb.FinishApplicationMasterRequest,
                                       context: grpc.aio.ServicerContext) -> pb.FinishApplicationMasterResponse:
         async def run() -> pb.FinishApplicationMasterResponse:
-            limits.check_stage_report(request.stages)
+            job_profiles.check_report_size(request.stages)  # before any stage is built
             done = await self.ops.am_finish(
                 bearer(context), convert.FINAL_STATUS_NAMES.get(request.final_status, "UNDEFINED"),
                 limits.cut(request.diagnostics, limits.MAX_DIAGNOSTICS), limits.cut(request.tracking_url, limits.MAX_NAME),

@@ -8,7 +8,7 @@ and before any of its asks is even built: the doors count them on the serialized
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -16,7 +16,6 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from common.errors import BadRequest
-from rm.core.job_profiles import MAX_STAGES
 
 MAX_NAME = 1024  # application and reservation names
 MAX_TAGS = 10  # YARN's yarn.resourcemanager.application-tags max count (YarnConfiguration.APPLICATION_MAX_TAGS)
@@ -71,17 +70,6 @@ def check_allocate(asks: int, releases: int) -> None:
     if releases > MAX_RELEASES_PER_ALLOCATE:
         raise BadRequest(f"an allocate call may release at most {MAX_RELEASES_PER_ALLOCATE} containers, "
                          f"not {releases}")
-
-
-def check_stage_report(stages: Sequence[Any]) -> None:
-    """The counts of an AM's run report (``StageReport`` messages), before any stage becomes an object on the
-    event loop: a 4 MB report of a million empty stages would hold the loop for tens of seconds while each was
-    built, only for ``job_profiles.check_report`` to refuse it. Everything else is checked there."""
-    if len(stages) > MAX_STAGES:
-        raise BadRequest(f"a stage report holds at most {MAX_STAGES} stages, got {len(stages)}")
-    for stage in stages:
-        if len(stage.parents) > MAX_STAGES:  # a parent is another stage of the report
-            raise BadRequest(f"a stage of a stage report has at most {MAX_STAGES} parents, got {len(stage.parents)}")
 
 
 def repeated_counter(message: type[Message], *fields: str) -> Callable[[bytes], tuple[int, ...]]:

@@ -332,8 +332,8 @@ def test_a_scheduler_without_the_reservation_stage_refuses_reservations(  # type
 def test_up_serves_until_interrupted_with_the_hosts_cores(tmp_path: Path) -> None:
     up = subprocess.Popen([sys.executable, "-m", "rm.cli", "up", "--nodes", "1", "--grpc-port", "0", "--rest-port",
                            "0", "--ipc-client-port", "0", "--ipc-scheduler-port", "0", "--data-dir",
-                           str(tmp_path / "c"), "--allow-root-containers"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          cwd=tmp_path)
+                           str(tmp_path / "c"), "--allow-root-containers"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
     assert up.stdout is not None
     said: list[str] = []
     try:

@@ -37,7 +37,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     root = tmp_path_factory.mktemp("yarn-rest")
     config = root / "shepherd.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
-    c = LocalCluster(root / "cluster", allow_root_containers=True, nodes=2, grpc_port=0, rest_port=0, ipc_client_port=0,
+    c = LocalCluster(root / "cluster", allow_root_containers=True,
+                     nodes=2, grpc_port=0, rest_port=0, ipc_client_port=0,
                      ipc_scheduler_port=0, node_memory_mb=4096, node_vcores=4, rm_args=["--config", str(config)])
     c.start()
     try:

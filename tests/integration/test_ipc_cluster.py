@@ -35,7 +35,8 @@ R = TypeVar("R", bound=Message)
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                     nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                      ipc_scheduler_port=0, node_memory_mb=2048, node_vcores=4)
     c.start()
     try:

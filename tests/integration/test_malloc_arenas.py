@@ -100,7 +100,8 @@ def test_a_bare_rm_keeps_the_users_value(tmp_path: Path) -> None:
 def test_the_rm_of_shepherd_up_runs_with_two_arenas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in RM_MALLOC:
         monkeypatch.delenv(name, raising=False)
-    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                           nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
                            ipc_scheduler_port=-1, ipc_admin_port=-1)
     cluster.start_rm()
     try:

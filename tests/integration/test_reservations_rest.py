@@ -23,7 +23,8 @@ HOUR_MS = 3_600_000
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                     nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                      ipc_scheduler_port=0, node_memory_mb=4096, node_vcores=4)
     c.start()
     try:

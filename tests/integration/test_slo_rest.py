@@ -102,7 +102,8 @@ def history() -> tuple[list[Record], float, float]:
 def seeded(tmp_path: Path) -> Iterator[tuple[LocalCluster, float, float]]:
     records, earliest, deadline = history()
     write(tmp_path / "cluster", records)
-    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+    c = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                     nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
                      ipc_scheduler_port=-1, node_memory_mb=4096, node_vcores=4)
     c.start()
     try:
@@ -306,7 +307,8 @@ def ipc_new_app(address: str, token: ipc.Token) -> yr.ApplicationId:
 
 
 def test_a_finished_job_leaves_its_run_and_dataset_accesses(tmp_path: Path) -> None:
-    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                           nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=-1, node_memory_mb=4096, node_vcores=4)
     cluster.start()
     try:
@@ -388,7 +390,8 @@ def test_apps_of_an_accepted_job_run_in_its_reservation_without_naming_it(tmp_pa
     write(tmp_path / "cluster", records)
     config = tmp_path / "rm.yaml"
     config.write_text(yaml.safe_dump({"queues": {"default": {"capacity": 50}, "batch": {"capacity": 50}}}))
-    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+    cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                           nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
                            ipc_scheduler_port=-1, node_memory_mb=8192, node_vcores=16,
                            rm_args=["--config", str(config)])
     cluster.start()

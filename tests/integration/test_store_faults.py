@@ -474,7 +474,8 @@ def test_postgresql_unreachable_for_30_s_loses_nothing_and_no_finished_app_runs_
     try:
         with Proxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
             through = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
-            cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True, nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
+            cluster = LocalCluster(tmp_path / "cluster", allow_root_containers=True,
+                                   nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                                    ipc_scheduler_port=-1, store_url=through, node_memory_mb=4096, node_vcores=4)
             try:
                 cluster.start()
