@@ -190,6 +190,26 @@ def test_a_tighter_deadline_raises_the_request_at_once() -> None:
     assert after.requested_units > before.requested_units
 
 
+def test_a_moved_deadline_rescales_the_dead_zone_but_never_lengthens_the_period() -> None:
+    """At d = 120 s: period 2 s, dead zone 6 s. Tripled to 360 s the dead zone is 18 s and the period stays 2 s
+    (a 6 s period would hand units back three times as slowly); halved to 60 s both shrink: 1 s and 3 s."""
+    ctl = JockeyController(fluid_table(), default_utility(120.0))
+    assert (ctl.period_s, ctl.dead_zone_s) == pytest.approx((2.0, 6.0))
+    ctl.set_utility(default_utility(360.0))
+    assert (ctl.period_s, ctl.dead_zone_s) == pytest.approx((2.0, 18.0))
+    ctl.set_utility(default_utility(60.0))
+    assert (ctl.period_s, ctl.dead_zone_s) == pytest.approx((1.0, 3.0))
+
+
+def test_a_later_deadline_hands_units_back_at_the_pace_of_the_first() -> None:
+    """Tripling the deadline of a job asking 132 units lowers its request every 2 s period: 115, 101, 90, 81
+    (α = 0.2 of the way to its new target each time). A 6 s period would have held 115 until 6.5 s."""
+    ctl = JockeyController(fluid_table(), default_utility(120.0))
+    assert ctl.step(0.0, JobState()).requested_units == 132
+    ctl.set_utility(default_utility(360.0))
+    assert [ctl.step(t, JobState()).requested_units for t in (0.5, 2.5, 4.5, 6.5)] == [115, 101, 90, 81]
+
+
 def test_the_request_respects_the_hard_limit() -> None:
     ctl = JockeyController(fluid_table(), default_utility(50.0), ControlConfig(max_units=40))
     d = ctl.step(0.0, JobState())

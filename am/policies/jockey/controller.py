@@ -19,6 +19,8 @@ earlier (the dead zone: a 60-minute deadline with D = 3 min is planned as 57 min
 predictions). Period and dead zone default to the paper's values scaled with the deadline: 1 and
 3 minutes at d = 60 minutes, i.e. d / 60 and d / 20.
 
+When the deadline moves, the dead zone follows it and the period only shortens (``set_utility``).
+
 Pure: ``now`` is passed in, nothing is read from a clock; the live AM and the simulator call ``step``.
 """
 
@@ -186,9 +188,16 @@ class JockeyController:
         return tuple(self._trace)
 
     def set_utility(self, utility: Utility) -> None:
-        """A new deadline or utility from now on (the paper's §5.2); the next ``step`` acts on it at once."""
+        """A new deadline or utility from now on (the paper's §5.2); the next ``step`` acts on it at once.
+
+        The dead zone scales with the new deadline; the period only ever shortens. A later deadline does not
+        make the job's own pace slower, so a loop that kept its period at three times the length would take
+        three times as long to hand back what the job no longer needs (the paper's period is one minute
+        whatever the deadline)."""
         self._utility = utility
+        period = self._period_s
         self._set_scales(utility)
+        self._period_s = min(period, self._period_s)
         self._last = None
 
     def candidates(self) -> list[int]:
