@@ -104,8 +104,7 @@ class SloRun:
 
     @property
     def feasible(self) -> bool:
-        """Whether any allocation could meet the deadline: the run's critical path fits before it."""
-        return self.critical_path_s <= self.deadline_s + 1e-6
+        return feasible(self.critical_path_s, self.deadline_s)
 
     @property
     def met(self) -> bool:
@@ -140,6 +139,11 @@ class SloRun:
             total += units * (hi - lo)
             above += max(0.0, units - self.oracle) * (hi - lo)
         return above / total if total > 0 else None
+
+
+def feasible(critical_path_s: float, deadline_s: float) -> bool:
+    """Whether any allocation could meet the deadline: the run's critical path fits before it."""
+    return critical_path_s <= deadline_s + 1e-6
 
 
 def _integral(steps: Sequence[tuple[float, float]], lo: float, hi: float) -> float:
@@ -547,19 +551,25 @@ def main() -> int:
         log(f"C(p, a) error {data['accuracy']['cpa_error']:.1%}, Amdahl {data['accuracy']['amdahl_error']:.1%}")
     data["precompute"] = precompute_time()
     data["wall_min"] = (time.time() - started) / 60.0
+    data["reading"] = "(to be written after the run)"
+    publish(args.out, data, {name: [vars_of(r) for r in runs] for name, runs in all_runs.items()})
+    return 0
+
+
+def publish(out: Path, data: dict[str, Any], runs_json: dict[str, Any]) -> None:
+    """Targets, then ``jockey.json`` and the page; the page's "Reading the figures" is kept as written."""
     data["targets"] = targets(data)
-    old = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
     marker = "## Reading the figures\n"
-    data["reading"] = old.split(marker, 1)[1] if marker in old else "(to be written after the run)"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    runs_json = {name: [vars_of(r) for r in runs] for name, runs in all_runs.items()}
-    (args.out.parent / "jockey.json").write_text(json.dumps({**data, "runs": runs_json}, indent=1, default=str),
-                                                  encoding="utf-8")
-    write_page(args.out, data)
+    page = out.read_text(encoding="utf-8") if out.exists() else ""
+    if marker in page:
+        data["reading"] = page.split(marker, 1)[1]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    (out.parent / "jockey.json").write_text(json.dumps({**data, "runs": runs_json}, indent=1, default=str),
+                                             encoding="utf-8")
+    write_page(out, data)
     for t in data["targets"]:
         log(f"{'MET ' if t['met'] else 'MISS'} {t['what']}: {t['measured']} (wanted {t['wanted']})")
-    log(f"wrote {args.out}")
-    return 0
+    log(f"wrote {out}")
 
 
 def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.WorkloadOptions, started: float) -> int:
@@ -576,7 +586,7 @@ def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.Work
         rnd = make_round(jobs, r, o, "jockey")
         paths.update({(job.name, r): rnd.critical_paths[jid] for jid, (job, _, _) in rnd.slo.items()})
     for name, runs in runs_json.items():
-        data["policies"][name]["infeasible"] = sum(paths[(x["job"], x["round"])] > x["deadline_s"] + 1e-6
+        data["policies"][name]["infeasible"] = sum(not feasible(paths[(x["job"], x["round"])], x["deadline_s"])
                                                    for x in runs)
     base: list[SloRun] = []
     moved: dict[str, list[SloRun]] = {name: [] for name in MOVES}
@@ -593,18 +603,8 @@ def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.Work
     data["moves_refresh"] = {"argv": "".join(f" {a}" for a in sys.argv[1:]),
                              "wall_min": (time.time() - started) / 60.0, "rounds": args.move_rounds,
                              "unmoved_runs_changed": drift}
-    data["targets"] = targets(data)
-    marker = "## Reading the figures\n"
-    page = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-    if marker in page:
-        data["reading"] = page.split(marker, 1)[1]
-    (args.out.parent / "jockey.json").write_text(json.dumps({**data, "runs": runs_json}, indent=1, default=str),
-                                                  encoding="utf-8")
-    write_page(args.out, data)
     log(f"{drift} of {len(base)} unmoved jockey runs finished otherwise than in the stored full run")
-    for t in data["targets"]:
-        log(f"{'MET ' if t['met'] else 'MISS'} {t['what']}: {t['measured']} (wanted {t['wanted']})")
-    log(f"wrote {args.out}")
+    publish(args.out, data, runs_json)
     return 0
 
 
