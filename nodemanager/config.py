@@ -52,6 +52,10 @@ class NodeManagerConfig:
     max_disk_utilization_percent: float = 98.0  # above this the work_dir disk counts as full
     container_user: str | None = "nobody"  # the account containers run as when this daemon is root
     allow_root_containers: bool = False  # run containers as root when this daemon is root (logged)
+    # True (YARN's default): every container runs as ``container_user``; False: as the local account of its app's
+    # user (never root, never an account below ``min_user_id``)
+    limit_users: bool = True
+    min_user_id: int = 1000  # container-executor.cfg's min.user.id
     # a restarted NodeManager (same node id, same work dir) takes back the containers it left running and
     # reports those that ended meanwhile (yarn.nodemanager.recovery.enabled); off: it kills them on start
     recovery_enabled: bool = True
@@ -129,6 +133,8 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
     ("rack", "rack", "shepherd.nodemanager.rack"),
     ("container_user", "container_user", "yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user"),
     ("allow_root_containers", "allow_root_containers", "shepherd.nodemanager.allow-root-containers"),
+    ("limit_users", "limit_users", "yarn.nodemanager.linux-container-executor.nonsecure-mode.limit-users"),
+    ("min_user_id", "min_user_id", "shepherd.nodemanager.min-user-id"),
     ("heartbeat_interval_s", "heartbeat_interval", "shepherd.nodemanager.heartbeat-interval-ms"),
     ("stop_grace_s", "stop_grace", "yarn.nodemanager.sleep-delay-before-sigkill.ms"),
     ("recovery_enabled", "recovery", "yarn.nodemanager.recovery.enabled"),
@@ -163,6 +169,10 @@ def nm_settings() -> tuple[Any, ...]:
                 "the account containers run as when the NodeManager runs as root"),
         Setting("shepherd.nodemanager.allow-root-containers", "false", None,
                 "true: a NodeManager running as root runs containers as root (logged as a warning)"),
+        Setting("yarn.nodemanager.linux-container-executor.nonsecure-mode.limit-users", "true", None,
+                "false: a NodeManager running as root runs each container as its app's user's local account"),
+        Setting("shepherd.nodemanager.min-user-id", "1000", None,
+                "with limit-users false: the lowest uid a container may run as (container-executor's min.user.id)"),
         Setting("shepherd.nodemanager.heartbeat-interval-ms", "1000", None, "until the RM names its own"),
         Setting("yarn.nodemanager.sleep-delay-before-sigkill.ms", "3000", None, "YARN's default is 250"),
         Setting("yarn.nodemanager.recovery.enabled", "true", None,
@@ -236,6 +246,8 @@ def load_nm_settings(
         "heartbeat_interval_s": layers.seconds("shepherd.nodemanager.heartbeat-interval-ms"),
         "stop_grace_s": _ms(layers.number("yarn.nodemanager.sleep-delay-before-sigkill.ms")),
         "recovery_enabled": _flag(layers, "yarn.nodemanager.recovery.enabled"),
+        "limit_users": _flag(layers, "yarn.nodemanager.linux-container-executor.nonsecure-mode.limit-users"),
+        "min_user_id": layers.integer("shepherd.nodemanager.min-user-id"),
         "stop_on_disconnect": _flag(layers, "shepherd.nodemanager.stop-on-disconnect"),
     }
     for name, flag, prop in _FIELDS:

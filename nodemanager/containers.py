@@ -32,6 +32,8 @@ from common.resources import MEMORY
 from common.tokens import ContainerTokenFields
 from nodemanager.config import NodeManagerConfig
 from nodemanager.launch import (
+    LIMIT_USERS,
+    Account,
     ContainerDirs,
     LaunchError,
     LaunchSpec,
@@ -46,6 +48,7 @@ from nodemanager.launch import (
     processes_of,
     session_members,
     spawn_supervised,
+    submitter_account,
     validate,
 )
 from nodemanager.limits import CgroupV2, MemorySample, pmem_diagnostic, watch_memory
@@ -184,7 +187,12 @@ class ContainerTable:
         # a NodeManager running as root runs containers as an unprivileged account (YARN's nonsecure-mode
         # local user), never as root unless the operator said so
         self.account = container_account(cfg.container_user, cfg.allow_root_containers)
-        if self.account is not None:
+        # limit-users false: each container as its app's user's account instead (resolved at its launch)
+        self.as_submitter = self.account is not None and not cfg.limit_users
+        if self.as_submitter:
+            log.info("containers run as their app's user (%s is false), never root nor a uid below %d",
+                     LIMIT_USERS, cfg.min_user_id)
+        elif self.account is not None:
             check_reachable(self.account, cfg.work_dir)
             log.info("containers run as %s (uid %d)", self.account.name, self.account.uid)
         elif cfg.allow_root_containers and os.geteuid() == 0:
@@ -281,10 +289,23 @@ class ContainerTable:
         return (f"Container {cid} already exists on this node: it was launched here before and has completed "
                 "(a container is launched once)")
 
-    def _give_dirs(self, c: Container) -> None:
+    def account_of(self, c: Container) -> Account | None:
+        """The account ``c`` runs as: its app's user's with limit-users false, else the one of every container
+        (None: as this daemon). Raises LaunchError when the app's user may not run containers here."""
+        if not self.as_submitter:
+            return self.account
+        account = submitter_account(c.user, self._cfg.min_user_id)
+        try:
+            check_reachable(account, self._cfg.work_dir)
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+        return account
+
+    @staticmethod
+    def _give_dirs(c: Container, account: Account | None) -> None:
         """The container's work, log and staging directories belong to the account it runs as."""
-        give(self.account, c.dirs.app, c.dirs.logs.parent)
-        give(self.account, c.dirs.work, c.dirs.logs, c.dirs.app / ".staging" / c.container_id, tree=True)
+        give(account, c.dirs.app, c.dirs.logs.parent)
+        give(account, c.dirs.work, c.dirs.logs, c.dirs.app / ".staging" / c.container_id, tree=True)
 
     async def _run(self, c: Container, body: Coroutine[Any, Any, None]) -> None:
         try:
@@ -299,10 +320,11 @@ class ContainerTable:
     async def _launch_and_wait(self, c: Container, spec: LaunchSpec) -> None:
         nm_host, nm_port, nm_http_port = self._nm
         try:
+            account = self.account_of(c)
             c.dirs.work.mkdir(parents=True, exist_ok=True)
             c.dirs.logs.mkdir(parents=True, exist_ok=True)
             await asyncio.to_thread(localize, spec.local_resources, c.dirs.work)
-            await asyncio.to_thread(self._give_dirs, c)
+            await asyncio.to_thread(self._give_dirs, c, account)
             plan = plan_process(
                 spec,
                 c.dirs,
@@ -323,7 +345,7 @@ class ContainerTable:
         self._save(c)
         try:
             proc = await spawn_supervised(
-                plan, c.dirs, self.account, state_dir=self.store.path(c.container_id),
+                plan, c.dirs, account, state_dir=self.store.path(c.container_id),
                 container_id=c.container_id, grace_s=self._cfg.stop_grace_s, alive=alive_file(self._cfg.work_dir),
             )
         except OSError as exc:

@@ -267,6 +267,12 @@ def _parser() -> FlagParser:
                         "yarn.nodemanager.linux-container-executor.nonsecure-mode.local-user)")
     p.add_argument("--allow-root-containers", action="store_true",
                    help="when run as root, run containers as root too (logged as a warning)")
+    p.add_argument("--limit-users", action=argparse.BooleanOptionalAction, default=d["limit_users"].default,
+                   help="when run as root: every container runs as --container-user (the default); "
+                        "--no-limit-users runs each as the local account of its app's user, never root "
+                        "(yarn.nodemanager.linux-container-executor.nonsecure-mode.limit-users)")
+    p.add_argument("--min-user-id", type=int, default=d["min_user_id"].default,
+                   help="with --no-limit-users: the lowest uid a container may run as (default 1000)")
     p.add_argument("--heartbeat-interval", type=float, default=d["heartbeat_interval_s"].default)
     p.add_argument(
         "--stop-grace", type=float, default=d["stop_grace_s"].default, help="SIGTERM->SIGKILL secs"
@@ -311,6 +317,8 @@ def config_from_args(args: argparse.Namespace) -> NodeManagerConfig:
         rack=args.rack,
         container_user=args.container_user,
         allow_root_containers=args.allow_root_containers,
+        limit_users=args.limit_users,
+        min_user_id=args.min_user_id,
         heartbeat_interval_s=args.heartbeat_interval,
         stop_grace_s=args.stop_grace,
         use_cgroups=not args.no_cgroups,

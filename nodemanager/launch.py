@@ -99,6 +99,29 @@ def container_account(user: str | None, allow_root: bool, *, euid: int | None = 
     return Account(name=name, uid=pw.pw_uid, gid=pw.pw_gid)
 
 
+LIMIT_USERS = "yarn.nodemanager.linux-container-executor.nonsecure-mode.limit-users"
+
+
+def submitter_account(user: str, min_uid: int) -> Account:
+    """The local account of an app's user, for a NodeManager that runs each container as its submitter
+    (``LIMIT_USERS`` false). Refused (LaunchError): a user with no account here, root, or an account below
+    ``min_uid`` (system accounts: container-executor's min.user.id)."""
+    if not user:
+        raise LaunchError("the container token names no user, and containers run as their app's user "
+                          f"({LIMIT_USERS} is false)")
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        raise LaunchError(f"containers run as their app's user ({LIMIT_USERS} is false), and user {user!r} has no "
+                          "account on this host") from None
+    if pw.pw_uid == 0:
+        raise LaunchError(f"user {user!r} maps to root, and containers may not run as root")
+    if pw.pw_uid < min_uid:
+        raise LaunchError(f"user {user!r} (uid {pw.pw_uid}) is below the lowest uid containers may run as "
+                          f"({min_uid}, shepherd.nodemanager.min-user-id)")
+    return Account(name=pw.pw_name, uid=pw.pw_uid, gid=pw.pw_gid)
+
+
 def closed_to(account: Account, path: Path) -> Path | None:
     """The first directory on the way to ``path`` (itself included) that the account may not enter; None if
     every one lets it search."""

@@ -232,3 +232,52 @@ def test_a_root_cluster_refuses_a_data_dir_its_container_account_cannot_enter(tm
     asked = LocalCluster(private / "other", nodes=1, allow_root_containers=True)
     assert asked.container_account() is None
     assert asked.prepare_for_containers() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching containers to another account needs root")
+def test_with_limit_users_off_each_container_runs_as_its_app_s_user() -> None:
+    """YARN's nonsecure-mode.limit-users=false: an app submitted for daemon runs as daemon (allowed here by a
+    lowest uid of 1), one for nobody as nobody; root, and a user with no account on the host, are refused at
+    launch with the reason in the app's diagnostics, and nothing of theirs runs."""
+    import pwd
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="shepherd-limit-users-"))
+    base.chmod(0o755)
+    drop = base / "drop"
+    drop.mkdir()
+    drop.chmod(0o1777)
+    cluster = LocalCluster(base / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
+                           ipc_scheduler_port=-1, nm_args=["--no-limit-users", "--min-user-id", "1"])
+    try:
+        cluster.start()
+        writer = {"Authorization": f"Bearer {cluster.client_secret}"}
+
+        def submit(user: str) -> str:
+            app_id = httpx.post(f"{cluster.rest_url}{APPS}/new-application", headers=writer).json()["application-id"]
+            body = {"application-id": app_id, "application-name": f"as-{user}", "max-app-attempts": 1,
+                    "resource": {"memory": 128, "vCores": 1}, "am-container-spec": {"commands": {
+                        "command": f"id -u > {drop}/{user}.tmp && mv {drop}/{user}.tmp {drop}/{user}"}}}
+            done = httpx.post(f"{cluster.rest_url}{APPS}", json=body, params={"user.name": user}, headers=writer)
+            assert done.status_code == 202, done.text
+            return str(app_id)
+
+        apps = {user: submit(user) for user in ("daemon", "nobody", "root", "no-such-user-here")}
+        for user in ("daemon", "nobody"):
+            wait_until((drop / user).exists, 60, f"the container of {user}'s app")
+            assert (drop / user).read_text().strip() == str(pwd.getpwnam(user).pw_uid)
+            assert (drop / user).stat().st_uid == pwd.getpwnam(user).pw_uid
+        with RMClient(cluster.rm_address) as rm:
+            for user, reason in (("root", "maps to root"), ("no-such-user-here", "has no account on this host")):
+                wait_until(lambda a=apps[user]: rm.app(a).state in ("FAILED", "FINISHED", "KILLED"), 60,
+                           f"{user}'s app to end")
+                report = rm.app(apps[user])
+                assert report.state == "FAILED"
+                assert reason in report.diagnostics, report.diagnostics
+                assert not (drop / user).exists()
+        assert "containers run as their app's user" in (cluster.data_dir / "logs" / "nm0.log").read_text()
+    finally:
+        cluster.stop()
+        shutil.rmtree(base, ignore_errors=True)
+

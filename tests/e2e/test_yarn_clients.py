@@ -21,6 +21,7 @@ import psutil
 import pytest
 import yaml
 
+from nodemanager.launch import Account, closed_to, container_account
 from rm.client import ClientError, RMClient
 from rm.local import LocalCluster
 from tests.e2e.conftest import FINAL, sleep_job, submit_job, wait_until, write_job
@@ -243,6 +244,70 @@ def test_yarn_kill_ends_a_running_spark_app(make_cluster: Callable[..., LocalClu
             os.killpg(spark.pid, 9)
         spark.wait(10)
         err.close()
+
+
+def python_for(account: Account) -> str | None:
+    """A Python 3.9+ the account can run (this test run's own is often in a virtualenv under /root)."""
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        path = Path(candidate)
+        if path.exists() and closed_to(account, path.resolve().parent) is None and os.stat(path.resolve()).st_mode & 0o001:
+            version = subprocess.run([candidate, "-c", "import sys; print(sys.version_info >= (3, 9))"],
+                                     capture_output=True, text=True, check=False, user=account.uid,
+                                     group=account.gid, timeout=30)
+            if version.stdout.strip() == "True":
+                return candidate
+    return None
+
+
+@pytest.mark.parametrize("mode", ["client", "cluster"])
+def test_spark_runs_as_an_unprivileged_user_in_its_containers(make_cluster: Callable[..., LocalCluster],
+                                                             tmp_path: Path, mode: str) -> None:
+    """The default setup: containers run as ``nobody``. A user submits pi.py with credentials of its own (issued
+    by ``shepherd admin token``) from its own account; the driver (in the AM container in cluster mode) and the
+    executors run as that account, and read what it staged."""
+    if os.geteuid() != 0:
+        pytest.skip("runs the client as another account: needs root")
+    account = container_account("nobody", False, euid=0)
+    assert account is not None
+    jars = pyspark_home() / "jars"
+    if closed_to(account, jars) is not None:
+        pytest.skip(f"nobody cannot reach the pyspark jars ({closed_to(account, jars)} is closed to it)")
+    python = python_for(account)
+    if python is None:
+        pytest.skip("no Python 3.9+ that nobody can run")
+    cluster = make_cluster(nodes=2, container_user="nobody")
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    home = tmp_path / "home"
+    home.mkdir()
+    issued = subprocess.run([sys.executable, "-m", "rm.cli", "admin", "token", "--user", "nobody", "--out",
+                             str(home / "creds"), "--rest", cluster.rest_url], capture_output=True, text=True,
+                            timeout=60, check=False, env={**os.environ, "SHEPHERD_CREDENTIALS": str(cluster.credentials_path)})
+    assert issued.returncode == 0, issued.stderr
+    (home / "staging").mkdir()
+    for d, dirs, files in os.walk(home):
+        for name in [d, *(os.path.join(d, f) for f in dirs + files)]:
+            os.chown(name, account.uid, account.gid)
+    conf.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "JAVA_HOME": java_home(), "SPARK_HOME": str(pyspark_home()),
+           "HADOOP_CONF_DIR": str(conf), "SPARK_LOCAL_IP": "127.0.0.1",
+           "HADOOP_TOKEN_FILE_LOCATION": str(home / "creds" / "hadoop.token"), "PYSPARK_PYTHON": python}
+    out = subprocess.run(spark_args(home, mode, "--conf", f"spark.pyspark.python={python}"), check=False,
+                         capture_output=True, text=True, timeout=SPARK_TIMEOUT_S, env=env, cwd=home,
+                         user=account.uid, group=account.gid)
+    assert out.returncode == 0, out.stderr[-4000:]
+    app_id = app_of(out.stderr)
+    with RMClient(cluster.rm_address) as rm:
+        report = rm.app(app_id)
+        assert (report.state, report.final_status, report.user) == ("FINISHED", "SUCCEEDED", "nobody")
+        containers = rm.containers(app_id)
+    assert len(containers) >= 2
+    logs = [d for d in cluster.data_dir.glob(f"nm*/logs/{app_id}/container_*") if d.is_dir()]
+    assert len(logs) >= len(containers)  # the AM's too, in cluster mode
+    assert {d.stat().st_uid for d in logs} == {account.uid}  # every container ran as nobody
+    if mode == "client":
+        assert "Pi is roughly 3.1" in out.stdout
+    else:
+        assert any("Pi is roughly 3.1" in (d / "stdout").read_text() for d in logs if (d / "stdout").exists())
 
 
 def _running_with_executors(rm: RMClient, app_id: str) -> bool:

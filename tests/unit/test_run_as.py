@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nodemanager.launch import Account, check_reachable, container_account
+from nodemanager.launch import Account, LaunchError, check_reachable, container_account, submitter_account
 
 
 def test_a_root_nodemanager_maps_containers_to_nobody_by_default() -> None:
@@ -20,6 +20,20 @@ def test_a_root_nodemanager_maps_containers_to_nobody_by_default() -> None:
         container_account("root", False, euid=0)
     with pytest.raises(ValueError, match="does not exist"):
         container_account("no-such-user-here", False, euid=0)
+
+
+def test_with_limit_users_off_the_app_s_user_is_the_account_unless_root_or_a_system_account() -> None:
+    nobody = pwd.getpwnam("nobody")
+    assert submitter_account("nobody", 1000) == Account("nobody", nobody.pw_uid, nobody.pw_gid)
+    with pytest.raises(LaunchError, match="maps to root"):
+        submitter_account("root", 0)  # root never, whatever the lowest uid allowed
+    with pytest.raises(LaunchError, match=r"uid 1\) is below the lowest uid containers may run as \(1000"):
+        submitter_account("daemon", 1000)
+    assert submitter_account("daemon", 1).uid == 1
+    with pytest.raises(LaunchError, match="has no account on this host"):
+        submitter_account("no-such-user-here", 1000)
+    with pytest.raises(LaunchError, match="names no user"):
+        submitter_account("", 1000)
 
 
 def test_a_work_dir_the_account_cannot_reach_is_refused(tmp_path: Path) -> None:
