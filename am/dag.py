@@ -191,8 +191,9 @@ class DagAM:
             if response.HasField("deadline_in_s") and isinstance(self.policy, FollowsDeadline):
                 self.policy.set_deadline(self.clock() + response.deadline_in_s)  # the RM's, in this AM's clock
             if isinstance(self.policy, FollowsGrant):
-                self.policy.set_granted(resources_from_pb(response.granted_guarantee)
-                                        if response.HasField("granted_guarantee") else None)
+                self.policy.set_granted(
+                    resources_from_pb(response.granted_guarantee) if response.HasField("granted_guarantee") else None,
+                    resources_from_pb(response.guarantee_ceiling) if response.HasField("guarantee_ceiling") else None)
             self._saved.set()  # the RM holds the checkpoint this heartbeat carried: the launches it covers may go
             self._saved = asyncio.Event()
             hurry = self._on_completed(response.completed_container_statuses)

@@ -11,7 +11,8 @@ Policies (the SLO jobs' AM policy; the background is greedy in all):
 * ``jockey``: the ``jockey`` scheduler (guarantee stage) and the adaptive controller on C(p, a);
 * ``jockey-static``: the controller's first decision held to the end (Jockey w/o adaptation);
 * ``jockey-amdahl``: the controller on Amdahl's model (Jockey w/o simulator);
-* ``max-allocation``: guaranteed the largest allocation its model knows (the widest stage) throughout;
+* ``max-allocation``: guaranteed the largest allocation its model knows (the widest stage), or the most its
+  queue can guarantee when that is lower, throughout;
 * ``drf``: no guarantee at all: the SLO jobs are greedy jobs under DRF.
 
 Also measured: deadlines halved / doubled / tripled 10 % of the way into a run (``jockey``), C(p, a)'s

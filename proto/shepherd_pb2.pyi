@@ -440,7 +440,7 @@ class NodeReport(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., http_address: _Optional[str] = ..., rack: _Optional[str] = ..., state: _Optional[str] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., used: _Optional[_Union[Resource, _Mapping]] = ..., num_containers: _Optional[int] = ..., health_report: _Optional[str] = ..., last_health_update_ms: _Optional[int] = ...) -> None: ...
 
 class AllocateResponse(_message.Message):
-    __slots__ = ("response_id", "am_command", "allocated_containers", "completed_container_statuses", "fair_share", "available_resources", "updated_nodes", "preemption", "num_cluster_nodes", "nm_tokens", "deadline_in_s", "granted_guarantee")
+    __slots__ = ("response_id", "am_command", "allocated_containers", "completed_container_statuses", "fair_share", "available_resources", "updated_nodes", "preemption", "num_cluster_nodes", "nm_tokens", "deadline_in_s", "granted_guarantee", "guarantee_ceiling")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     AM_COMMAND_FIELD_NUMBER: _ClassVar[int]
     ALLOCATED_CONTAINERS_FIELD_NUMBER: _ClassVar[int]
@@ -453,6 +453,7 @@ class AllocateResponse(_message.Message):
     NM_TOKENS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_IN_S_FIELD_NUMBER: _ClassVar[int]
     GRANTED_GUARANTEE_FIELD_NUMBER: _ClassVar[int]
+    GUARANTEE_CEILING_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     am_command: AMCommand
     allocated_containers: _containers.RepeatedCompositeFieldContainer[Container]
@@ -465,7 +466,8 @@ class AllocateResponse(_message.Message):
     nm_tokens: _containers.RepeatedCompositeFieldContainer[NMToken]
     deadline_in_s: float
     granted_guarantee: Resource
-    def __init__(self, response_id: _Optional[int] = ..., am_command: _Optional[_Union[AMCommand, str]] = ..., allocated_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., completed_container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., available_resources: _Optional[_Union[Resource, _Mapping]] = ..., updated_nodes: _Optional[_Iterable[_Union[NodeReport, _Mapping]]] = ..., preemption: _Optional[_Union[PreemptionNotice, _Mapping]] = ..., num_cluster_nodes: _Optional[int] = ..., nm_tokens: _Optional[_Iterable[_Union[NMToken, _Mapping]]] = ..., deadline_in_s: _Optional[float] = ..., granted_guarantee: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
+    guarantee_ceiling: Resource
+    def __init__(self, response_id: _Optional[int] = ..., am_command: _Optional[_Union[AMCommand, str]] = ..., allocated_containers: _Optional[_Iterable[_Union[Container, _Mapping]]] = ..., completed_container_statuses: _Optional[_Iterable[_Union[ContainerStatus, _Mapping]]] = ..., fair_share: _Optional[_Union[Resource, _Mapping]] = ..., available_resources: _Optional[_Union[Resource, _Mapping]] = ..., updated_nodes: _Optional[_Iterable[_Union[NodeReport, _Mapping]]] = ..., preemption: _Optional[_Union[PreemptionNotice, _Mapping]] = ..., num_cluster_nodes: _Optional[int] = ..., nm_tokens: _Optional[_Iterable[_Union[NMToken, _Mapping]]] = ..., deadline_in_s: _Optional[float] = ..., granted_guarantee: _Optional[_Union[Resource, _Mapping]] = ..., guarantee_ceiling: _Optional[_Union[Resource, _Mapping]] = ...) -> None: ...
 
 class FinishApplicationMasterRequest(_message.Message):
     __slots__ = ("final_status", "diagnostics", "tracking_url", "stages")

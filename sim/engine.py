@@ -399,7 +399,7 @@ class Simulator:
         if res.deadline is not None and isinstance(am.policy, FollowsDeadline):
             am.policy.set_deadline(res.deadline)  # as the DAG AM hears the RM's deadline in every answer
         if _follows_grant(type(am.policy)):  # and the guarantee it grants, as the DAG AM does
-            cast(FollowsGrant, am.policy).set_granted(res.granted_guarantee)
+            cast(FollowsGrant, am.policy).set_granted(res.granted_guarantee, res.guarantee_ceiling)
         done = [self._finished(s) for s in res.completed]
         outcomes = am.on_completed(done, now)
         path = self.paths[index]

@@ -97,9 +97,10 @@ class FollowsDeadline(Protocol):
 @runtime_checkable
 class FollowsGrant(Protocol):
     """A policy that plans with the guarantee the RM grants it (the floor its ``guarantee`` stage serves),
-    heard in every allocate answer: ``None`` when the answer carries none (no such stage, or an older RM)."""
+    heard in every allocate answer: ``None`` when the answer carries none (no such stage, or an older RM).
+    ``ceiling`` is the most the app's queue lets guarantees hold (None: not told)."""
 
-    def set_granted(self, granted: Resources | None) -> None: ...
+    def set_granted(self, granted: Resources | None, ceiling: Resources | None = None) -> None: ...
 
 
 @runtime_checkable

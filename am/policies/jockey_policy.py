@@ -8,7 +8,9 @@ job simulator, or with ``jockey-amdahl`` the Amdahl model. From then on, at ever
 1. the DAG's task states become a ``JobState`` and the controller steps with the injected clock (it acts
    once a period and holds its decision in between); ``jockey-static`` keeps its first decision for ever;
 2. the requested guarantee is ``requested_units × allocation unit`` (the job's most common container),
-   sent to the RM in ``signals().guarantee``;
+   sent to the RM in ``signals().guarantee``; it never exceeds the ceiling the RM tells with its grant (the
+   most the job's queue can guarantee, ``set_granted``), so a job that looks late asks for what it could get,
+   not for the widest allocation its model knows;
 3. the asks are planned back from the deadline with Carbyne's reverse packing: the target is the time
    left before the controller's planning deadline d − D, divided by its slack, and the capacity the job
    can count on is the larger, per resource, of its fair share and its floor (the RM's ``guarantee`` stage
@@ -54,6 +56,12 @@ DEADLINE_TOLERANCE_S = 1.0
 """A deadline the RM reports within this of the one the controller plans for is the same one (the RM sends
 it as seconds from its now, so each answer's network delay moves it a little)."""
 TABLE_SEED = 0  # the table's simulations are seeded by the profile alone, so equal profiles share a table
+
+
+def units_within(ceiling: Resources, unit: Resources) -> int:
+    """How many whole allocation units fit in ``ceiling`` (every resource the unit uses)."""
+    fits = [ceiling.get(r) // v for r, v in unit.amounts.items() if v > 0]
+    return max(0, min(fits)) if fits else 0
 
 
 def job_utility(job: Job) -> Utility | None:
@@ -111,6 +119,7 @@ class JockeyAsks:
         self._first: Decision | None = None
         self._guarantee: Resources | None = None
         self._granted: Resources | None = None  # what the RM last said it grants; None: it did not say
+        self._ceiling: Resources | None = None  # the most the RM said the job's queue can guarantee
         self._remaining: float | None = None
         self.last: JockeyOutcome | None = None
 
@@ -136,6 +145,8 @@ class JockeyAsks:
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
         self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
         self.unit = allocation_unit(profile)
+        if self._ceiling is not None:
+            self.controller.set_ceiling(units_within(self._ceiling, self.unit))
         self._deadline = self._t0 + utility.deadline
 
     def set_deadline(self, deadline: float) -> None:
@@ -166,11 +177,18 @@ class JockeyAsks:
         if not self._started:
             self.profile = profile
 
-    def set_granted(self, granted: Resources | None) -> None:
+    def set_granted(self, granted: Resources | None, ceiling: Resources | None = None) -> None:
         """The guarantee the RM grants the job (the floor its ``guarantee`` stage serves, from the last allocate
         answer); the asks count on it, never on more than the guarantee asked for. None (the answer carries
-        none): count on the guarantee asked for, as with an RM that does not tell."""
+        none): count on the guarantee asked for, as with an RM that does not tell.
+
+        ``ceiling``, the most the job's queue lets guarantees hold, caps the controller's requests from its
+        next step (in whole allocation units); None leaves the cap as it was."""
         self._granted = granted
+        if ceiling is not None:
+            self._ceiling = ceiling
+            if self.controller is not None:
+                self.controller.set_ceiling(units_within(ceiling, self.unit))
 
     def signals(self) -> AmSignals:
         """The remaining work, the guarantee, and the controller's decisions since the last call (their times
@@ -242,14 +260,15 @@ class JockeyAmdahlAsks(JockeyAsks):
 
 class JockeyMaxAsks(JockeyAsks):
     """The paper's "max allocation" baseline: the job is guaranteed the most it may ask for (the controller's
-    ``max_units``, else the largest allocation its model knows) from start to end, whatever its progress."""
+    ``max_units`` and its queue's ceiling, else the largest allocation its model knows) from start to end,
+    whatever its progress."""
 
     name: ClassVar[str] = "jockey-max"
 
     def decide(self, dag: DagState, now: float) -> Decision:
         decision = super().decide(dag, now)
         assert self.controller is not None
-        cap = self.controller.config.max_units
+        cap = self.controller.max_units
         most = int(cap if cap is not None else max(self.controller.model.allocations))
         return replace(decision, raw_units=most, smoothed_units=float(most), requested_units=most)
 

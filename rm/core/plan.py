@@ -81,6 +81,8 @@ class Plan:
     shares: dict[AppId, Resources] = field(default_factory=dict)
     # the floor the ``guarantee`` stage serves each app asking for one (None: the pipeline has no such stage)
     guarantees: dict[AppId, Resources] | None = None
+    # per app in ``guarantees``: the most its queue lets guarantees hold together (what its AM may usefully ask)
+    ceilings: dict[AppId, Resources] = field(default_factory=dict)
     wake: list[WakeAt] = field(default_factory=list)
     preemptions: list[Preempt] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)

@@ -125,3 +125,5 @@ class AllocateResult:
     deadline: float | None = None  # the app's deadline now (seconds since the epoch; it may change at run time)
     # the floor the ``guarantee`` stage serves the app as of the last plan applied (None: it grants it none)
     granted_guarantee: Resources | None = None
+    # the most the app's queue lets guarantees hold together, as of the same plan (None: not granted any)
+    guarantee_ceiling: Resources | None = None

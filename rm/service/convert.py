@@ -97,6 +97,7 @@ def allocate_response_to_pb(res: AllocateResult, now: float) -> pb.AllocateRespo
         nm_tokens=[pb.NMToken(node_id=node_id_pb(n), token=t) for n, t in res.nm_tokens],
         deadline_in_s=None if res.deadline is None else res.deadline - now,
         granted_guarantee=granted_pb(res),
+        guarantee_ceiling=None if res.guarantee_ceiling is None else resources_to_pb(res.guarantee_ceiling),
     )
 
 

@@ -329,8 +329,10 @@ async def test_the_am_hears_the_guarantee_the_rm_grants(tmp_path: Path) -> None:
             assert second.HasField("granted_guarantee")
             assert dict(second.granted_guarantee.values) == {"memory-mb": 6553, "vcores": 6}  # 0.8 of the node
             assert dict(second.fair_share.values) != dict(second.granted_guarantee.values)
+            assert dict(second.guarantee_ceiling.values) == {"memory-mb": 6553, "vcores": 6}  # no request gets more
             none = await plain.Allocate(pb.AllocateRequest(response_id=other.response_id), metadata=plain_amrm)
             assert not none.HasField("granted_guarantee")
+            assert not none.HasField("guarantee_ceiling")
             slo = (await client.get(f"/ws/v1/shepherd/apps/{app_id}/slo")).json()["slo"]
             assert slo["requestedGuarantee"] == {"memory": 8192, "vCores": 8}
             assert slo["grantedGuarantee"] == {"memory": 6553, "vCores": 6}

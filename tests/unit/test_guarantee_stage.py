@@ -81,6 +81,7 @@ def test_a_guarantee_never_exceeds_the_queue_s_fraction_and_the_first_come_is_se
     snap = with_guarantees(h.snapshot(), {first: 6, second: 6})
     budget = int(10 * MAX_GUARANTEE_FRACTION)  # 0.8 of queue a's 10 containers
     assert [g.floor.vcores for g in grants(snap)] == [6, budget - 6]
+    assert [g.ceiling.vcores for g in grants(snap)] == [budget, budget]  # each could be granted the whole budget
     plan = run_cycle(snap, [GuaranteeStage(TetrisPacker())], now=0.0, rng=Random(0))
     assert placed(plan, first) == 6
     assert placed(plan, second) == budget - 6
@@ -192,21 +193,27 @@ def test_the_floors_reach_the_plan_the_app_and_its_am_s_allocate_answer() -> Non
     plan = run_cycle(st.snapshot(2.0), stages, shares=shares, now=2.0, rng=Random(0))
     floor = Resources.of(memory_mb=int(8 * GB * MAX_GUARANTEE_FRACTION), vcores=int(8 * MAX_GUARANTEE_FRACTION))
     assert plan.guarantees == {app_id: floor}  # the request cut to the queue's budget, not the request
+    assert plan.ceilings == {app_id: floor}  # and the whole budget is the most it could ever be granted
     st.apply_plan(plan, 2.0)
     assert st.apps[app_id].granted == floor
     assert st.apps[plain_id].granted is None
     answer = st.am_allocate(token, first.response_id, [], [], 0.2, [], [], 3.0)
     assert answer.granted_guarantee == floor
-    assert st.am_allocate(plain_token, 1, [], [], 0.2, [], [], 3.0).granted_guarantee is None
+    assert answer.guarantee_ceiling == floor
+    plain = st.am_allocate(plain_token, 1, [], [], 0.2, [], [], 3.0)
+    assert plain.granted_guarantee is None
+    assert plain.guarantee_ceiling is None
     # a smaller request: the next cycle grants it in full
     st.am_allocate(token, answer.response_id, [], [], 0.3, [], [], 4.0, signals=AmSignals(guarantee=UNIT * 2))
     st.apply_plan(run_cycle(st.snapshot(5.0), stages, shares=shares, now=5.0, rng=Random(0)), 5.0)
     assert st.apps[app_id].granted == UNIT * 2
+    assert st.apps[app_id].guarantee_ceiling == floor  # the ceiling is the queue's, whatever the request
     # it asks for none: the next cycle's plan grants it nothing, and the app keeps none
     st.am_allocate(token, answer.response_id + 1, [], [], 0.4, [], [], 6.0, signals=AmSignals(guarantee=Resources()))
     again = run_cycle(st.snapshot(7.0), stages, shares=shares, now=7.0, rng=Random(0))
     assert again.guarantees == {}
     st.apply_plan(again, 7.0)
     assert st.apps[app_id].granted is None
+    assert st.apps[app_id].guarantee_ceiling is None
     # a scheduler without the stage puts no floors in its plans
     assert run_cycle(st.snapshot(8.0), named_pipeline("mrm")[0], now=8.0, rng=Random(0)).guarantees is None

@@ -217,6 +217,39 @@ def test_the_request_respects_the_hard_limit() -> None:
     assert d.status == "AT_RISK"
 
 
+def test_a_ceiling_caps_the_request_and_brings_a_higher_one_down_at_once() -> None:
+    """A job asking 132 units hears that its queue can guarantee at most 100: its next request is 100, not a
+    fifth of the way down from 132; the ceiling is a candidate though the table's grid has no 100 of its own
+    here (a grid of even allocations), and it is AT_RISK because 100 cannot make the deadline."""
+    levels = np.linspace(0.0, 1.0, 201)
+    grid = tuple(range(2, 152, 2))
+    remaining = WORK * (1.0 - levels)[:, None] / np.asarray(grid, dtype=np.float64)[None, :]
+    profile = JobProfile("fluid", (StageProfile("s", TASKS, (WORK / TASKS,)),))
+    table = CpaTable(levels, grid, remaining[:, :, None], TotalWorkWithQ(profile))
+    ctl = JockeyController(table, default_utility(100.0), ControlConfig(period_s=1.0))
+    assert ctl.step(0.0, JobState()).requested_units > 100
+    ctl.set_ceiling(99)
+    assert ctl.max_units == 99
+    assert 99 in ctl.candidates()
+    assert max(ctl.candidates()) == 99
+    d = ctl.step(1.0, JobState())
+    assert (d.raw_units, d.requested_units, d.status) == (99, 99, "AT_RISK")
+    ctl.set_ceiling(None)  # told no ceiling: back to the table's largest allocation
+    assert ctl.max_units is None
+    assert max(ctl.candidates()) == 150
+
+
+def test_the_configured_limit_and_the_ceiling_whichever_is_lower() -> None:
+    ctl = JockeyController(fluid_table(), default_utility(50.0), ControlConfig(max_units=40))
+    ctl.set_ceiling(60)
+    assert ctl.max_units == 40
+    ctl.set_ceiling(30)
+    assert ctl.max_units == 30
+    assert ctl.step(0.0, JobState()).requested_units == 30
+    ctl.set_ceiling(0)  # a ceiling below one unit still lets the job ask for its minimum
+    assert ctl.max_units == 1
+
+
 def test_the_controller_drives_a_simulated_table_too() -> None:
     """A table from the job simulator: one stage of 400 × 1 s tasks, deadline 57 s (D = 2.85 s, period
     0.95 s, planning deadline 54.15 s). Nine units take ceil(400 / 9) = 45 s, 1.2 × 45 = 54 s: in time;

@@ -225,6 +225,32 @@ def test_max_allocation_asks_for_the_most_its_model_knows_throughout() -> None:
     assert "jockey-max" in ASK_POLICIES
 
 
+def test_no_request_exceeds_the_ceiling_the_rm_tells() -> None:
+    """A job that cannot make its deadline asks for the most its model knows (60 units), unless the RM has said
+    its queue can guarantee no more than 20 (in memory: 20 GB of 1 GB units, though 32 vcores would fit)."""
+    job = slo_job(arrival=0.0, deadline_s=30.0)
+    ceiling = Resources.of(memory_mb=20 * GB + 512, vcores=32)
+    told_first = make_ask_policy("jockey", started_at=0.0)
+    assert isinstance(told_first, JockeyAsks)
+    told_first.set_granted(None, ceiling)  # heard before the controller exists: it starts capped
+    told_first.asks(DagState(job), Resources(), 0.0)
+    assert told_first.signals().guarantee == Resources.of(memory_mb=20 * GB, vcores=20)
+    told_later = make_ask_policy("jockey", started_at=0.0)
+    assert isinstance(told_later, JockeyAsks)
+    dag = DagState(job)
+    told_later.asks(dag, Resources(), 0.0)
+    assert told_later.signals().guarantee == Resources.of(memory_mb=60 * GB, vcores=60)
+    told_later.set_granted(Resources.of(memory_mb=20 * GB, vcores=20), ceiling)
+    told_later.set_granted(Resources.of(memory_mb=20 * GB, vcores=20))  # an answer without one keeps the cap
+    told_later.asks(dag, Resources(), 100.0)
+    assert told_later.signals().guarantee == Resources.of(memory_mb=20 * GB, vcores=20)
+    most = make_ask_policy("jockey-max", started_at=0.0)  # the max-allocation baseline asks for the ceiling
+    assert isinstance(most, JockeyMaxAsks)
+    most.set_granted(None, ceiling)
+    most.asks(DagState(job), Resources(), 0.0)
+    assert most.signals().guarantee == Resources.of(memory_mb=20 * GB, vcores=20)
+
+
 def test_a_deadline_moved_while_the_job_runs_moves_its_guarantee() -> None:
     """Halving the time to the deadline 10 % of the way in raises the guarantee the AM asks for at once;
     the record is judged against the new deadline."""

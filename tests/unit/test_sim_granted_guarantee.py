@@ -1,12 +1,13 @@
-"""The simulator hands each allocate answer's granted guarantee to the AM policy, as the DAG AM does: a jockey
-job that asks for more than its queue's floors may hold plans with what it is granted."""
+"""The simulator hands each allocate answer's granted guarantee and its ceiling to the AM policy, as the DAG AM
+does: a jockey job that asks for more than its queue's floors may hold plans with what it is granted, and from
+then on asks for no more than the ceiling."""
 
 from __future__ import annotations
 
 import pytest
 
 from am.policies.jockey_policy import JockeyAsks, JockeyOutcome
-from common.resources import Resources
+from common.resources import Resources, component_min
 from sim.engine import SimConfig, Simulator
 from sim.policies import make_policy
 from tests.unit.test_jockey_policy import NODES, slo_job
@@ -45,16 +46,18 @@ def test_a_jockey_am_in_the_simulator_plans_with_the_guarantee_it_is_granted() -
     granted = [(g, o) for _, g, o in sim.heard if g is not None]
     assert granted  # the answers after the first cycle carry the grant
     assert sim.heard[0][1] is None  # none before the stage has seen the request
+    assert sim.heard[0][2].guarantee.vcores == 60  # before it hears anything it asks for the widest stage
+    assert granted[0][0] == Resources.of(memory_mb=26_214, vcores=25)  # 0.8 of the queue, per resource
     for g, o in granted:
-        assert g == Resources.of(memory_mb=26_214, vcores=25)  # 0.8 of the queue, per resource
-        assert o.guarantee.vcores > g.vcores  # it asks for more than it is granted
-        assert o.floor == g  # and counts on the grant, not on its request
+        assert g.vcores <= 25
+        assert o.guarantee.vcores <= 25  # told the ceiling with the grant, it asks for no more than that
+        assert o.floor == component_min(g, o.guarantee)  # and counts on the grant, never beyond its request
 
 
 def test_a_grant_below_the_request_moves_default_asks_to_altruistic(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same run with an AM that does not hear the grant keeps asking DEFAULT up to its request."""
     heard = watch()
-    monkeypatch.setattr(JockeyAsks, "set_granted", lambda self, granted: None)
+    monkeypatch.setattr(JockeyAsks, "set_granted", lambda self, granted, ceiling=None: None)
     deaf = watch()
     assert all(g is None for _, g, _ in deaf.heard)
     assert all(o.floor == o.guarantee for _, _, o in deaf.heard)  # it counts on all it asked for

@@ -21,6 +21,10 @@ predictions). Period and dead zone default to the paper's values scaled with the
 
 When the deadline moves, the dead zone follows it and the period only shortens (``set_utility``).
 
+A **ceiling** (``set_ceiling``: the most the job's queue can guarantee it, heard from the RM) caps every
+request below the configured ``max_units``: asking for more than can ever be granted changes nothing the job
+gets, but an allocation far above it would take that much longer to come down once the job is ahead.
+
 Pure: ``now`` is passed in, nothing is read from a clock; the live AM and the simulator call ``step``.
 """
 
@@ -157,6 +161,7 @@ class JockeyController:
         self._last: Decision | None = None
         self._trace: list[Decision] = []
         self._utility = utility
+        self._ceiling: int | None = None
         self._set_scales(utility)
 
     @property
@@ -200,16 +205,31 @@ class JockeyController:
         self._period_s = min(period, self._period_s)
         self._last = None
 
+    def set_ceiling(self, units: int | None) -> None:
+        """The most the job can be guaranteed now (None: no limit beyond ``max_units``); from the next step
+        no request exceeds it, and a smoothed allocation above it comes down to it."""
+        self._ceiling = None if units is None else max(self._config.min_units, int(units))
+
+    @property
+    def max_units(self) -> int | None:
+        """The largest request allowed: the configured ``max_units`` and the ceiling, whichever is lower."""
+        limits = [u for u in (self._config.max_units, self._ceiling) if u is not None]
+        return min(limits) if limits else None
+
     def candidates(self) -> list[int]:
         cfg = self._config
-        hi = cfg.max_units if cfg.max_units is not None else max(self._model.allocations)
-        out = [a for a in self._model.allocations if cfg.min_units <= a <= hi]
-        return out or [max(cfg.min_units, min(hi, max(self._model.allocations)))]
+        cap = self.max_units
+        grid = self._model.allocations
+        hi = cap if cap is not None else max(grid)
+        out = [a for a in grid if cfg.min_units <= a <= hi]
+        if cap is not None and cap < max(grid) and cap not in out:
+            out.append(cap)  # the model interpolates between its grid's allocations: the cap itself is one
+        return out or [max(cfg.min_units, min(hi, max(grid)))]
 
     def _clamp(self, units: float) -> int:
-        cfg = self._config
-        n = max(cfg.min_units, math.ceil(units - TOLERANCE))
-        return min(n, cfg.max_units) if cfg.max_units is not None else n
+        n = max(self._config.min_units, math.ceil(units - TOLERANCE))
+        cap = self.max_units
+        return min(n, cap) if cap is not None else n
 
     def step(self, now: float, state: JobState) -> Decision:
         """Decide the request for the coming period. Called before the period is up, it changes nothing
@@ -221,6 +241,9 @@ class JockeyController:
         elapsed = now - self._started_at
         cands = self.candidates()
         previous = self._smoothed if self._smoothed is not None else cfg.initial_units
+        cap = self.max_units
+        if previous is not None and cap is not None:
+            previous = min(previous, float(cap))
         current = self._clamp(previous) if previous is not None else None
         asked: list[float] = [float(a) for a in cands] + ([float(current)] if current is not None else [])
         forecast = self._model.forecast(state, asked)

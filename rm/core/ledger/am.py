@@ -189,6 +189,7 @@ class AmCommands(LedgerBase):
             response_id=att.response_id, allocated=tuple(allocated), completed=completed,
             fair_share=app.fair_share, headroom=self.headroom(), nm_tokens=tuple(nm_tokens),
             num_nodes=self.schedulable_nodes(), deadline=app.terms.deadline, granted_guarantee=app.granted,
+            guarantee_ceiling=app.guarantee_ceiling,
         )
         att.last_response = result
         return result

@@ -113,7 +113,7 @@ class PlanCommands(LedgerBase):
                 app.fair_share = share
                 self.views.app_changed(app_id)
         if plan.guarantees is not None:
-            self._record_grants(plan.guarantees)
+            self._record_grants(plan.guarantees, plan.ceilings)
         self._apply_preemptions(plan, now)
         for key in PLAN_COUNTERS:
             n = plan.counters.get(key, 0)
@@ -124,19 +124,21 @@ class PlanCommands(LedgerBase):
         return applied
 
 
-    def _record_grants(self, floors: Mapping[AppId, Resources]) -> None:
-        """Each app keeps the floor the ``guarantee`` stage served it in this plan; an app the stage granted
-        something in the previous plan and not in this one (it no longer asks for a guarantee, or the cycle no
-        longer sees it) keeps none."""
+    def _record_grants(self, floors: Mapping[AppId, Resources], ceilings: Mapping[AppId, Resources]) -> None:
+        """Each app keeps the floor the ``guarantee`` stage served it in this plan, and its ceiling; an app the
+        stage granted something in the previous plan and not in this one (it no longer asks for a guarantee,
+        or the cycle no longer sees it) keeps neither."""
         earlier = self.last_plan.guarantees if self.last_plan is not None else None
         for app_id in (earlier or {}).keys() - floors.keys():
             app = self.apps.get(app_id)
             if app is not None:
                 app.granted = None
+                app.guarantee_ceiling = None
         for app_id, floor in floors.items():
             app = self.apps.get(app_id)
             if app is not None:
                 app.granted = floor
+                app.guarantee_ceiling = ceilings.get(app_id)
 
     def _apply_preemptions(self, plan: Plan, now: float) -> int:
         """Preempt each victim app's newest non-AM containers until the asked amount is covered (exit -102;

@@ -23,8 +23,10 @@ stage. Rules:
   Apps in a reservation lend nothing here, and are skipped as guaranteed apps too (their source is the
   reservation).
 
-Every cycle's floors go in its plan (``Plan.guarantees``); the ledger keeps each app's as ``App.granted`` when
-it applies the plan, and the app's AM hears it in its allocate answers.
+Every cycle's floors go in its plan (``Plan.guarantees``), with each app's ceiling (``Plan.ceilings``: its
+queue's whole budget, the most any request of it could be granted); the ledger keeps them as ``App.granted``
+and ``App.guarantee_ceiling`` when it applies the plan, and the app's AM hears both in its allocate answers
+(Jockey's controller asks for no more than the ceiling).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Grant:
     queue: QueuePath
     requested: Resources
     floor: Resources
+    ceiling: Resources  # the queue's whole budget for guarantees: no request above it can be granted
     claimed: bool  # the app has an admitted deadline: above it, free room only
 
 
@@ -85,16 +88,19 @@ def grants(snap: ClusterSnapshot, max_fraction: float = MAX_GUARANTEE_FRACTION) 
     wanting = [a for a in snap.apps.values() if a.terms.guarantee is not None and not a.terms.guarantee.is_zero()
                and a.app_id not in members]
     budget: dict[QueuePath, Resources] = {}
+    whole: dict[QueuePath, Resources] = {}
     out: list[Grant] = []
     for app in sorted(wanting, key=_edf_key):
         requested = app.terms.guarantee
         assert requested is not None
-        left = budget.get(app.queue)
-        if left is None:
-            left = _scaled(_queue_capacity(snap, app.queue), max_fraction)
+        ceiling = whole.get(app.queue)
+        if ceiling is None:
+            ceiling = whole[app.queue] = _scaled(_queue_capacity(snap, app.queue), max_fraction)
+        left = budget.get(app.queue, ceiling)
         floor = _min(requested, left).clamp_min_zero()
         budget[app.queue] = (left - floor).clamp_min_zero()
-        out.append(Grant(app.app_id, app.queue, requested, floor, snap.deadlines.of(app.app_id) is not None))
+        out.append(Grant(app.app_id, app.queue, requested, floor, ceiling,
+                         snap.deadlines.of(app.app_id) is not None))
     return out
 
 
@@ -111,6 +117,7 @@ class GuaranteeStage:
     def run(self, snap: ClusterSnapshot, ctx: CycleContext) -> None:
         granted = grants(snap, self.max_fraction)
         ctx.plan.guarantees = {g.app_id: g.floor for g in granted}
+        ctx.plan.ceilings = {g.app_id: g.ceiling for g in granted}
         lendable: dict[AppId, Resources] | None = None
         for g in granted:
             short = self._serve(snap.apps[g.app_id], g.floor, ctx)
