@@ -24,6 +24,8 @@ from proto.hadoop import ipc_pb2 as ipc
 log = logging.getLogger("shepherd.ipc")
 
 Header = ipc.RpcResponseHeader
+READ_CHUNK = 256 * 1024
+"""A packet bigger than this is read a chunk at a time into its own buffer (``_read_big``)."""
 RPC_SERVER_EXCEPTION = "org.apache.hadoop.ipc.RpcServerException"
 NO_SUCH_METHOD = "org.apache.hadoop.ipc.RpcNoSuchMethodException"
 NO_SUCH_PROTOCOL = "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
@@ -69,7 +71,7 @@ class Method:
     request: type[Message]
     handler: Handler
     # a check of the serialized request before it is parsed: raises RpcError to refuse the call
-    precheck: Callable[[bytes], Awaitable[None]] | None = None
+    precheck: Callable[[memoryview], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +224,7 @@ class _Connection:
             raise _Fatal(-1, ACCESS_CONTROL, f"unsupported auth protocol {head[6]}", Header.FATAL_UNAUTHORIZED)
         return True
 
-    async def _read_packet(self) -> bytes | None:
+    async def _read_packet(self) -> bytes | bytearray | None:
         try:
             prefix = await asyncio.wait_for(self.reader.readexactly(4), self.server.limits.idle_timeout_s)
         except asyncio.IncompleteReadError as exc:
@@ -237,16 +239,32 @@ class _Connection:
             raise _Fatal(-1, RPC_SERVER_EXCEPTION, f"RPC data length {size} is not in (0, "
                          f"{self.server.limits.max_packet}]", Header.FATAL_INVALID_RPC_HEADER)
         try:
-            return await asyncio.wait_for(self.reader.readexactly(size), self.server.limits.idle_timeout_s)
+            if size <= READ_CHUNK:
+                return await asyncio.wait_for(self.reader.readexactly(size), self.server.limits.idle_timeout_s)
+            return await asyncio.wait_for(self._read_big(size), self.server.limits.idle_timeout_s)
         except asyncio.IncompleteReadError as exc:
             raise _Fatal(-1, RPC_SERVER_EXCEPTION, f"truncated packet: {len(exc.partial)} of {size} bytes",
                          Header.FATAL_INVALID_RPC_HEADER) from exc
         except (TimeoutError, ConnectionError):
             return None
 
+    async def _read_big(self, size: int) -> bytearray:
+        """A packet of ``size`` bytes read a chunk at a time into one buffer: ``readexactly`` would gather it
+        and then copy it whole in one go, holding the event loop for as long as megabytes take to copy."""
+        packet = bytearray(size)
+        view = memoryview(packet)
+        got = 0
+        while got < size:
+            chunk = await self.reader.read(min(READ_CHUNK, size - got))
+            if not chunk:
+                raise asyncio.IncompleteReadError(bytes(view[:got]), size)
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+        return packet
+
     # ------------------------------------------------------------ dispatch
 
-    async def _dispatch(self, packet: bytes) -> bool:
+    async def _dispatch(self, packet: bytes | bytearray) -> bool:
         """Handle one packet; False when the connection should close."""
         try:
             header, pos = wire.read_delimited(packet, 0, ipc.RpcRequestHeader)
@@ -318,7 +336,7 @@ class _Connection:
         task.add_done_callback(self.tasks.discard)
         return True
 
-    def _context(self, packet: bytes, pos: int) -> None:
+    def _context(self, packet: bytes | bytearray, pos: int) -> None:
         if self.has_context:
             raise _Fatal(wire.CALL_ID_CONNECTION_CONTEXT, RPC_SERVER_EXCEPTION, "Connection context already "
                          "processed", Header.FATAL_INVALID_RPC_HEADER)
@@ -330,7 +348,7 @@ class _Connection:
         self.user = ctx.user_info.effective_user or ctx.user_info.real_user or "dr.who"
         self.has_context = True
 
-    async def _sasl(self, packet: bytes, pos: int) -> None:
+    async def _sasl(self, packet: bytes | bytearray, pos: int) -> None:
         sid = wire.CALL_ID_SASL
         if not self.sasl_wanted or self.auth:
             raise _Fatal(sid, ACCESS_CONTROL, "unexpected SASL message", Header.FATAL_UNAUTHORIZED)

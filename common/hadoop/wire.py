@@ -55,7 +55,7 @@ def encode_varint(value: int) -> bytes:
             return bytes(out)
 
 
-def decode_varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
+def decode_varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """(value, position after it); raises WireError when truncated or longer than 10 bytes."""
     result = 0
     shift = 0
@@ -80,23 +80,25 @@ def delimited(*messages: Message) -> bytes:
     return bytes(out)
 
 
-def delimited_bytes(data: bytes | memoryview, pos: int) -> bytes:
-    """The serialized message behind the varint length at ``pos``, unparsed."""
+def delimited_bytes(data: bytes | bytearray | memoryview, pos: int) -> memoryview:
+    """The serialized message behind the varint length at ``pos``, unparsed: a view of ``data``, not a copy (the
+    request of a big call is megabytes, and copying it holds the event loop)."""
     size, start = decode_varint(data, pos)
     if start + size > len(data):
         raise WireError(f"{size} bytes announced, {len(data) - start} present")
-    return bytes(data[start:start + size])
+    return memoryview(data)[start:start + size]
 
 
-def read_delimited(data: bytes | memoryview, pos: int, cls: type[M]) -> tuple[M, int]:
-    """Parse one varint-delimited ``cls`` at ``pos``; (message, position after it)."""
+def read_delimited(data: bytes | bytearray | memoryview, pos: int, cls: type[M]) -> tuple[M, int]:
+    """Parse one varint-delimited ``cls`` at ``pos``; (message, position after it). Parsed from a view of
+    ``data``: no copy of the message's bytes is made first."""
     size, start = decode_varint(data, pos)
     end = start + size
     if end > len(data):
         raise WireError(f"{cls.__name__}: {size} bytes announced, {len(data) - start} present")
     msg = cls()
     try:
-        msg.ParseFromString(bytes(data[start:end]))
+        msg.ParseFromString(memoryview(data)[start:end])  # type: ignore[arg-type]  # upb parses any buffer
     except (DecodeError, RuntimeWarning) as exc:
         raise WireError(f"{cls.__name__}: {exc}") from exc
     if not msg.IsInitialized():

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 OFF_LOOP_BYTES = 256 * 1024  # a count of this many bytes costs the loop about 0.3 ms: less than the pipe's trip
 _LENGTH = struct.Struct(">I")
-Check = Callable[[bytes], None]  # raises BadRequest to refuse
+Check = Callable[[bytes | memoryview], None]  # raises BadRequest to refuse
 
 
 def allocate_checks() -> dict[str, Check]:
@@ -65,7 +65,7 @@ class BoundsChecks:
         self.off_loop = 0  # requests checked by the helper
         self.fallbacks = 0  # big requests checked on the loop because the helper failed
 
-    async def check(self, name: str, raw: bytes) -> None:
+    async def check(self, name: str, raw: bytes | memoryview) -> None:
         """Raises BadRequest when the request is over its bounds."""
         check = self.checks[name]
         if len(raw) < self.off_loop_bytes:
@@ -83,7 +83,7 @@ class BoundsChecks:
         if refusal:
             raise BadRequest(refusal)
 
-    def _ask(self, name: str, raw: bytes) -> str:
+    def _ask(self, name: str, raw: bytes | memoryview) -> str:
         """In the helper's thread: one request sent, its answer read."""
         proc = self._helper()
         assert proc.stdin is not None
@@ -124,7 +124,7 @@ class BoundsChecks:
         self._thread.shutdown(wait=False)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

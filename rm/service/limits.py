@@ -72,7 +72,7 @@ def check_allocate(asks: int, releases: int) -> None:
                          f"not {releases}")
 
 
-def repeated_counter(message: type[Message], *fields: str) -> Callable[[bytes], tuple[int, ...]]:
+def repeated_counter(message: type[Message], *fields: str) -> Callable[[bytes | memoryview], tuple[int, ...]]:
     """How many elements the repeated fields ``fields`` (of messages or strings) of a serialized ``message`` hold,
     read without building any of them: the bytes are parsed as a message that has only these fields, each element
     kept as its raw bytes (for 100,000 asks, a fifth of the time of a full parse and none of its objects)."""
@@ -91,18 +91,18 @@ def repeated_counter(message: type[Message], *fields: str) -> Callable[[bytes], 
     pool.Add(proto)
     counting = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"shepherd.counting.{desc.name}"))
 
-    def count(raw: bytes) -> tuple[int, ...]:
-        parsed = counting.FromString(raw)
+    def count(raw: bytes | memoryview) -> tuple[int, ...]:
+        parsed = counting.FromString(raw)  # type: ignore[arg-type]  # upb parses any buffer
         return tuple(len(getattr(parsed, name)) for name in fields)
     return count
 
 
-def allocate_precheck(message: type[Message], asks: str, releases: str) -> Callable[[bytes], None]:
+def allocate_precheck(message: type[Message], asks: str, releases: str) -> Callable[[bytes | memoryview], None]:
     """``check_allocate`` on a serialized allocate request (``message``, with its ask and release fields), before
     it is parsed: raises BadRequest. Bytes that do not parse are left to the parse that follows."""
     count = repeated_counter(message, asks, releases)
 
-    def check(raw: bytes) -> None:
+    def check(raw: bytes | memoryview) -> None:
         try:
             n_asks, n_releases = count(raw)
         except DecodeError:

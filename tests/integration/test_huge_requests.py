@@ -37,6 +37,7 @@ from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
 from rm.service import limits
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
@@ -138,6 +139,21 @@ async def test_too_many_asks_are_refused_before_any_is_built(rm: ResourceManager
         assert refused_ipc.value.java_class == "org.apache.hadoop.yarn.exceptions.YarnException"
         assert "may carry at most 10000 asks, not 10001" in refused_ipc.value.message
         assert not refused_ipc.value.fatal  # an answer to the call; the connection serves on
+        # a packet over 256 KB is read a chunk at a time and counted in the helper process from a view of it
+        # (no copy on the loop): 100,001 releases are refused, and 10,000 asks of 0 containers on racks of long
+        # names (the most allowed) are taken
+        with pytest.raises(RemoteError) as releases:
+            await ipc_am.call("allocate", Raw(unparsable_asks(2, limits.MAX_RELEASES_PER_ALLOCATE + 1)),  # type: ignore[arg-type]
+                              yp.AllocateResponse)
+        assert "may release at most 100000 containers" in releases.value.message
+        assert not releases.value.fatal
+        big = yp.AllocateRequest(response_id=1, ask=[
+            yr.ResourceRequest(priority=yr.Priority(priority=1), resource_name=f"/rack-{k:040d}", num_containers=0,
+                               capability=yr.Resource(memory=128, virtual_cores=1))
+            for k in range(limits.MAX_ASKS_PER_ALLOCATE)])
+        assert len(big.SerializeToString()) > 256 * 1024
+        answer = await ipc_am.call("allocate", big, yp.AllocateResponse)
+        assert answer.response_id == 2
         # a call over the packet bound, sent whole: the fatal answer reaches the caller (the RM reads and drops the
         # rest of the packet before it closes), not a reset connection
         with pytest.raises(RemoteError) as too_big:

@@ -114,7 +114,7 @@ class ApplicationMaster:
             "finishApplicationMaster": Method(yp.FinishApplicationMasterRequest, self.finish),
         }, requires_token=True)
 
-    async def _count_allocate(self, raw: bytes) -> None:
+    async def _count_allocate(self, raw: bytes | memoryview) -> None:
         """Too many asks or releases refused on the request's bytes, before one ResourceRequest is built."""
         with as_rpc_errors():
             await self.rm.bounds.check("ipc-allocate", raw)
