@@ -359,7 +359,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
             sub = SubmitSpec(
                 app_id=c.application_id, name=c.name, queue=c.queue, user=who.user,
                 app_type=c.application_type, priority=c.priority, am_launch=am_launch,
-                max_attempts=c.max_app_attempts, tags=tuple(c.tags), unmanaged=c.unmanaged_am,
+                max_attempts=c.max_app_attempts, tags=limits.first_tags(c.tags), unmanaged=c.unmanaged_am,
                 job_spec_json=c.job_spec_json, reservation_id=c.reservation_id.strip(),
                 inputs=tuple(c.inputs), outputs=tuple(c.outputs),
                 keep_containers=c.keep_containers_across_application_attempts, plan_token=c.plan_token.strip(),
@@ -376,7 +376,7 @@ class ApplicationClientServicer(pbg.ApplicationClientServicer):
         async def run(who: Caller) -> pb.QuoteDeadlineResponse:
             q = self.ops.quote(queue=request.queue, user=who.user,
                                name=request.name or "N/A", app_type=request.application_type or "SHEPHERD",
-                               job_spec_json=request.job_spec_json, tags=tuple(request.tags))
+                               job_spec_json=request.job_spec_json, tags=limits.first_tags(request.tags))
             est = q.estimate
             return pb.QuoteDeadlineResponse(
                 quote_id=q.quote_id, expires=q.expires, mean=est.mean, stddev=est.std, pi_upper=est.upper,

@@ -8,7 +8,7 @@ and before any of its asks is even built: the doors count them on the serialized
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -49,6 +49,12 @@ def error_detail(message: str) -> str:
     if len(data) <= MAX_ERROR_DETAIL:
         return message
     return data[:MAX_ERROR_DETAIL].decode("utf-8", "ignore") + f"... ({len(message)} characters in all)"
+
+
+def first_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """The tags a submission keeps (``bounded_submission`` cuts the rest), taken from a parsed message's repeated
+    field without building the others: 100,000 tags cost the loop 10 objects, not 100,000."""
+    return tuple(tags[:MAX_TAGS])
 
 
 def bounded_submission(spec: T) -> T:

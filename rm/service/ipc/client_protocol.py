@@ -268,7 +268,7 @@ class ApplicationClient:
                 app_id=app_id, name=sub.application_name, queue=sub.queue, user=who.user,
                 app_type=sub.application_type, priority=sub.priority.priority,
                 am_launch=launch_from_clc(sub.am_container_spec) if not sub.unmanaged_am else {},
-                max_attempts=sub.max_app_attempts, tags=tuple(sub.application_tags), unmanaged=sub.unmanaged_am,
+                max_attempts=sub.max_app_attempts, tags=limits.first_tags(sub.application_tags), unmanaged=sub.unmanaged_am,
                 reservation_id=rid, keep_containers=sub.keep_containers_across_application_attempts,
                 **extra,  # type: ignore[arg-type]
             )
