@@ -1,10 +1,14 @@
 """The bounds checks of big serialized requests, made in a helper process instead of on the RM's event loop (S19).
 
+Two kinds: an allocate's asks and releases counted on its bytes (refused or passed), and a REST submission's
+JSON body parsed, checked and reduced to what the RM keeps of it (its name cut, its first ten tags), which the
+loop then parses instead: a body of 100,000 tags is a megabyte of JSON and 100,000 strings.
+
 Counting the asks of a 4 MB allocate takes the event loop 5-15 ms (the protobuf parse holds the GIL, so a thread
 would not help), and every other caller of the RM waits that long. A request of at least ``OFF_LOOP_BYTES`` is
 therefore written to a helper process (``python -m rm.service.bounds_worker``), which runs the same check on it
-and answers with the refusal, if any; the loop only writes the bytes down a pipe and waits for the few bytes of
-the answer. Smaller requests (the whole of normal traffic) are checked on the loop as before: it costs less than
+and answers with the refusal, if any, or the reduced request; the loop only writes the bytes down a pipe and waits
+for the few bytes of the answer. Smaller requests (the whole of normal traffic) are checked on the loop as before: it costs less than
 the trip.
 
 The helper is started on the first big request, one per RM, and checks one request at a time (callers beyond it
@@ -14,8 +18,8 @@ next big one starts a new helper. It holds nothing but what it is sent, and exit
 (or dies).
 
 Wire, both ways: frames of a 4-byte big-endian length and a payload. A request's payload is one byte with the
-check's name length, the name, then the serialized request; the answer's is the refusal in UTF-8, empty when
-the request passes.
+check's name length, the name, then the serialized request; the answer's is one byte, then: nothing (``PASS``: the
+request stands as sent), the refusal in UTF-8 (``REFUSE``), or the request to use instead (``REPLACE``).
 """
 
 from __future__ import annotations
@@ -39,23 +43,34 @@ log = logging.getLogger(__name__)
 
 OFF_LOOP_BYTES = 256 * 1024  # a count of this many bytes costs the loop about 0.3 ms: less than the pipe's trip
 _LENGTH = struct.Struct(">I")
-Check = Callable[[bytes | memoryview], None]  # raises BadRequest to refuse
+PASS, REFUSE, REPLACE = 0, 1, 2  # the first byte of an answer
+Check = Callable[[bytes | memoryview], bytes | None]
+"""Raises BadRequest to refuse; returns the request to use instead, or None when it stands as sent."""
 
 
-def allocate_checks() -> dict[str, Check]:
-    """The checks by name: an allocate's asks and releases counted on its bytes (gRPC's and Hadoop IPC's)."""
+def _passes(check: Callable[[bytes | memoryview], None]) -> Check:
+    def run(raw: bytes | memoryview) -> None:
+        check(raw)
+    return run
+
+
+def request_checks() -> dict[str, Check]:
+    """The checks by name: an allocate's asks and releases counted on its bytes (gRPC's and Hadoop IPC's), and a
+    REST submission's body reduced to what the RM keeps of it."""
     from proto import shepherd_pb2 as pb
     from proto.hadoop import yarn_protocols_pb2 as yp
+    from rm.service.rest.submit import reduce_submission
 
-    return {"grpc-allocate": limits.allocate_precheck(pb.AllocateRequest, "asks", "releases"),
-            "ipc-allocate": limits.allocate_precheck(yp.AllocateRequest, "ask", "release")}
+    return {"grpc-allocate": _passes(limits.allocate_precheck(pb.AllocateRequest, "asks", "releases")),
+            "ipc-allocate": _passes(limits.allocate_precheck(yp.AllocateRequest, "ask", "release")),
+            "rest-submission": reduce_submission}
 
 
 class BoundsChecks:
     """``check(name, raw)``: the named check of a serialized request, off the event loop when it is big."""
 
     def __init__(self, checks: Mapping[str, Check] | None = None, *, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
-        self.checks = dict(checks if checks is not None else allocate_checks())
+        self.checks = dict(checks if checks is not None else request_checks())
         self.off_loop_bytes = off_loop_bytes
         self.command = [sys.executable, "-m", "rm.service.bounds_worker"]
         self._proc: subprocess.Popen[bytes] | None = None
@@ -65,25 +80,25 @@ class BoundsChecks:
         self.off_loop = 0  # requests checked by the helper
         self.fallbacks = 0  # big requests checked on the loop because the helper failed
 
-    async def check(self, name: str, raw: bytes | memoryview) -> None:
-        """Raises BadRequest when the request is over its bounds."""
+    async def check(self, name: str, raw: bytes | memoryview) -> bytes | None:
+        """Raises BadRequest when the request is over its bounds; returns the request to use instead, if any."""
         check = self.checks[name]
         if len(raw) < self.off_loop_bytes:
-            check(raw)
-            return
+            return check(raw)
         try:
-            refusal = await asyncio.get_running_loop().run_in_executor(self._thread, self._ask, name, raw)
+            answer = await asyncio.get_running_loop().run_in_executor(self._thread, self._ask, name, raw)
         except (OSError, EOFError, ValueError) as exc:
             log.warning("the bounds helper failed (%s); checking this request on the event loop", exc)
             self.fallbacks += 1
             await asyncio.get_running_loop().run_in_executor(self._thread, self._stop_helper)
-            check(raw)
-            return
+            return check(raw)
         self.off_loop += 1
-        if refusal:
-            raise BadRequest(refusal)
+        kind, rest = (answer[0], answer[1:]) if answer else (PASS, b"")
+        if kind == REFUSE:
+            raise BadRequest(rest.decode("utf-8", "replace"))
+        return rest if kind == REPLACE else None
 
-    def _ask(self, name: str, raw: bytes | memoryview) -> str:
+    def _ask(self, name: str, raw: bytes | memoryview) -> bytes:
         """In the helper's thread: one request sent, its answer read."""
         proc = self._helper()
         assert proc.stdin is not None
@@ -92,7 +107,7 @@ class BoundsChecks:
         _write_all(proc.stdin.fileno(), _LENGTH.pack(1 + len(tag) + len(raw)) + bytes([len(tag)]) + tag)
         _write_all(proc.stdin.fileno(), raw)
         (size,) = _LENGTH.unpack(_read_exactly(proc.stdout, _LENGTH.size))
-        return _read_exactly(proc.stdout, size).decode("utf-8", "replace")
+        return _read_exactly(proc.stdout, size)
 
     def _helper(self) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._proc.poll() is None:
@@ -152,10 +167,10 @@ def serve(stdin: IO[bytes], stdout: IO[bytes], checks: Mapping[str, Check]) -> N
         n = payload[0]
         name, raw = payload[1:1 + n].decode(), payload[1 + n:]
         try:
-            checks[name](raw)
-            answer = b""
+            replaced = checks[name](raw)
+            answer = bytes([PASS]) if replaced is None else bytes([REPLACE]) + replaced
         except BadRequest as err:
-            answer = err.message.encode()
+            answer = bytes([REFUSE]) + err.message.encode()
         del payload, raw
         stdout.write(_LENGTH.pack(len(answer)) + answer)
         stdout.flush()
@@ -163,4 +178,4 @@ def serve(stdin: IO[bytes], stdout: IO[bytes], checks: Mapping[str, Check]) -> N
 
 if __name__ == "__main__":
     os.nice(19)  # the RM's own work comes first: this one is a caller's cost
-    serve(sys.stdin.buffer, sys.stdout.buffer, allocate_checks())
+    serve(sys.stdin.buffer, sys.stdout.buffer, request_checks())

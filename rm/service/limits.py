@@ -8,6 +8,7 @@ and before any of its asks is even built: the doors count them on the serialized
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -115,6 +116,27 @@ def allocate_precheck(message: type[Message], asks: str, releases: str) -> Calla
             return
         check_allocate(n_asks, n_releases)
     return check
+
+
+def parse_json_object(body: bytes | memoryview) -> dict[str, Any]:
+    """A request body as a JSON object, or BadRequest: not JSON (NaN and Infinity are not), not an object, or
+    nested deeper than ``MAX_JSON_DEPTH``."""
+    try:
+        data = json.loads(bytes(body), parse_constant=_not_json)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the parser goes
+        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    if not isinstance(data, dict):
+        raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+    return data
+
+
+def _not_json(name: str) -> Any:
+    """NaN and Infinity, which Python's parser takes but JSON has not."""
+    raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
 
 
 def json_depth(value: Any) -> int:

@@ -18,6 +18,7 @@ from rm.core.policies.registry import default_pipeline
 from rm.core.queues import build_queues
 from rm.core.records import Record
 from rm.core.state_types import NodeStatus
+from rm.service.bounds_worker import BoundsChecks
 from rm.service.config import RMConfig
 from rm.service.metrics import RMMetrics
 from rm.service.rest import build_app
@@ -36,6 +37,7 @@ class FakeRM:
         self.stored: list[Record] = []
         self.metrics = RMMetrics(self)  # type: ignore[arg-type]
         self.pipeline, self.shares = default_pipeline()
+        self.bounds = BoundsChecks()  # its helper starts only for a big request
 
     def now(self) -> float:
         return self.clock

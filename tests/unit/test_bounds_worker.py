@@ -62,6 +62,35 @@ def test_a_big_allocate_is_refused_by_the_helper_with_the_loops_answer() -> None
     with_checks(body)
 
 
+def test_a_big_rest_submission_comes_back_reduced_to_what_the_rm_keeps() -> None:
+    """100,000 tags and a 300,000-character name: the helper parses the body and hands back the first ten tags, each
+    cut, and the name cut, as JSON; a body the loop would refuse is refused with the same answer."""
+    import json
+
+    async def body(checks: BoundsChecks) -> None:
+        tags = [f"{i}-" + "t" * 200 for i in range(20)] + [f"x{i}" for i in range(100_000)]
+        raw = json.dumps({"application-id": "application_1_0001", "application-name": "n" * 300_000,
+                          "application-tags": {"tag": tags}, "resource": {"memory": 128, "vCores": 1}}).encode()
+        assert len(raw) >= checks.off_loop_bytes
+        reduced = await checks.check("rest-submission", raw)
+        assert reduced is not None
+        assert len(reduced) < 4096
+        kept = json.loads(reduced)
+        assert kept["application-tags"] == {"tag": [t[:limits.MAX_TAG] for t in tags[:limits.MAX_TAGS]]}
+        assert kept["application-name"] == "n" * limits.MAX_NAME
+        assert kept["resource"] == {"memory": 128, "vCores": 1}
+        bad = json.dumps({"application-tags": {"tag": [*tags, 7]}}).encode()  # one tag is not a string
+        with pytest.raises(BadRequest) as on_loop:
+            checks.checks["rest-submission"](bad)
+        with pytest.raises(BadRequest) as off_loop:
+            await checks.check("rest-submission", bad)
+        assert off_loop.value.message == on_loop.value.message
+        with pytest.raises(BadRequest, match="not a JSON number"):
+            await checks.check("rest-submission", b'{"x": NaN, "pad": "' + b"p" * 300_000 + b'"}')
+        assert checks.off_loop == 3
+    with_checks(body)
+
+
 def test_small_requests_are_checked_on_the_loop_without_a_helper() -> None:
     async def body(checks: BoundsChecks) -> None:
         tiny = pb.AllocateRequest(asks=[pb.ResourceAsk(priority=1)] * (limits.MAX_ASKS_PER_ALLOCATE + 1))

@@ -4,10 +4,9 @@ and nothing the client sends can produce a 500.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +16,10 @@ from starlette.exceptions import HTTPException
 from common.errors import ApplicationNotFound, BadRequest, NotFound, YarnError
 from common.errors import Forbidden as CommonForbidden
 from rm.service.authz import Caller, Unauthenticated, caller, viewer
-from rm.service.limits import MAX_JSON_DEPTH, MAX_MESSAGE, json_depth
+from rm.service.limits import MAX_MESSAGE, parse_json_object
+
+if TYPE_CHECKING:
+    from rm.service.bounds_worker import BoundsChecks
 
 log = logging.getLogger("shepherd.rm.rest")
 
@@ -115,29 +117,18 @@ async def bounded_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-async def json_object(request: Request, *, required: bool = True) -> dict[str, Any]:
-    """The request body as a JSON object (an empty body is ``{}`` unless a body is required)."""
-    body = await bounded_body(request)
+async def json_object(request: Request, *, required: bool = True, reduce: tuple[BoundsChecks, str] | None = None
+                      ) -> dict[str, Any]:
+    """The request body as a JSON object (an empty body is ``{}`` unless a body is required). ``reduce`` names
+    the helper and its check that parse a big body off the event loop and hand back what the RM keeps of it."""
+    body: bytes = await bounded_body(request)
     if not body.strip():
         if required:
             raise BadRequest("the request has no body; a JSON object is expected")
         return {}
-    try:
-        data = json.loads(body, parse_constant=_not_json)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
-    except RecursionError:  # nested deeper than the parser goes
-        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels") from None
-    if not isinstance(data, dict):
-        raise BadRequest(f"the request body must be a JSON object, not {type(data).__name__}")
-    if json_depth(data) > MAX_JSON_DEPTH:
-        raise BadRequest(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
-    return data
-
-
-def _not_json(name: str) -> Any:
-    """NaN and Infinity, which Python's parser takes but JSON has not."""
-    raise BadRequest(f"the request body is not valid JSON: {name} is not a JSON number")
+    if reduce is not None and len(body) >= reduce[0].off_loop_bytes:
+        body = await reduce[0].check(reduce[1], body) or body
+    return parse_json_object(body)
 
 
 def bearer_of(header: str) -> str:

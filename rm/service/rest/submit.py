@@ -4,6 +4,7 @@ become the AM container the RM launches, exactly as for a gRPC submission."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -158,6 +159,21 @@ def _raw_tags(body: dict[str, Any]) -> list[str]:
     return raw
 
 
+def reduce_submission(raw: bytes | memoryview) -> bytes:
+    """What the RM keeps of a submission's JSON body, as JSON: the body parsed and checked as any (BadRequest),
+    its tags checked as ``submit_spec`` checks them, then its name cut and its tags cut to the first ten
+    (``limits.bounded_submission`` would cut them after the same parse). Run by the bounds helper on big bodies,
+    so a megabyte of tags is never parsed on the event loop."""
+    body = limits.parse_json_object(raw)
+    tags = _raw_tags(body)
+    if tags:
+        body["application-tags"] = {"tag": [limits.cut(t, limits.MAX_TAG) for t in tags[:limits.MAX_TAGS]]}
+    name = body.get("application-name")
+    if isinstance(name, str):
+        body["application-name"] = limits.cut(name, limits.MAX_NAME)
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
 def _resource(body: dict[str, Any]) -> Resources | None:
     raw = body.get("resource")
     if raw is None:
@@ -220,7 +236,7 @@ def add_submit_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> Non
                   "schema": {"type": "object"}, "example": SUBMIT_EXAMPLE}}}})
     async def submit(request: Request) -> Response:
         who = check_writer(request, secret)
-        body = await json_object(request)
+        body = await json_object(request, reduce=(rm.bounds, "rest-submission"))
         spec = limits.bounded_submission(submit_spec(body, who.user))
         request.state.audit_app = spec.app_id
         Authorizer(rm).submit(who, spec.queue, spec.app_id)
