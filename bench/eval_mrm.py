@@ -581,8 +581,9 @@ def write_page(path: Path, args: argparse.Namespace, est: dict[str, Any], ns: di
         add("")
     add("### The book\n")
     add("`relayout` is called before every arrival (with every claim set to its remaining work); when it cannot "
-        "lay every claim again latest-deadline-first it falls back to re-laying each claim EDF-first in the "
-        "room the others leave, and claims that then do not fit are AT_RISK. `admissions refused after their "
+        "lay every claim again from scratch in any of its three orders (latest deadline, least laxity, longest "
+        "critical path first) it falls back to re-laying each claim EDF-first in the room the others' current "
+        "layouts leave, and claims that then do not fit are AT_RISK. `admissions refused after their "
         "own quote` counts deadlines on or after the quoted earliest finish that `admit` then refused (the "
         "quote and the admission disagreeing).\n")
     add("| mean gap | alpha | relayouts | relayouts that could not repack every claim | jobs ever AT_RISK | "
@@ -713,11 +714,15 @@ SHORTFALLS = """Why, and what the figures do not show:
   the PI of a one-map job is many times its work (the paper's OLS had the same problem: PI length 13.8x the
   map duration); `bin` groups by type and size bin. Loose claims give lateness-free but late deadlines
   (large earliness), and a DS premium over the actual work above alpha.
-* **Relayout often cannot repack.** `DeadlineBook.relayout` lays every claim again latest deadline first,
-  as late as it goes; with width caps that greedy order can fail where the claims' current layouts fit (a
-  wide late claim takes the room a narrow earlier one needs). It then falls back to re-laying each claim in
-  EDF order in the room the others leave, which keeps every claim (few or no AT_RISK), but the count shows
-  the repacking is weaker than it looks.
+* **Relayout is greedy.** `DeadlineBook.relayout` lays every claim again from scratch, each as late as it goes
+  in what the ones before it left, in three orders (latest deadline, least laxity, longest critical path
+  first); with width caps every such order can fail where the claims' current layouts fit (a wide late claim
+  takes the room a narrow earlier one needs). It then falls back to re-laying each claim in EDF order in the
+  room the others' current layouts leave, which keeps every claim that still fits. The two orders added to
+  the first changed little here: at the 40 s gap, alpha = 2, relayouts that could not repack fell from 16,436
+  to 15,651 of 19,977 with DeadlineSystem's accounting, and from 6,443 to 3,555 with the by-phase accounting
+  (table above). Orders that repack 97.5 % of random feasible sets rescuing so few suggests that most of these
+  sets are not feasible from scratch: claims whose remaining work is behind their layout (not counted directly).
 * **One seed per service-differentiation point** (20,000 jobs each); the no-slack and estimator figures are
   over several seeds.
 """
@@ -732,12 +737,13 @@ FINDINGS = """## Problems this evaluation found in `rm/core/deadlines`, and what
   now); finished work was taken off the claim's phases in order (now off the phase it ran in); the slack a
   job offers was in unit-seconds over the average work (now a duration, see above) and curves stopped before
   the floor price.
-* **Still open: `DeadlineBook.relayout` gives up on feasible sets.** It lays claims latest deadline first,
-  each as late as it goes; with width caps that fails where a layout exists: capacity 2, A = 10 unit-s at
-  width 1 by 10, B = 12 unit-s at width 2 by 11 are both admitted, then `relayout(0)` returns False (B takes
-  [5, 11) at 2 and leaves A 5 unit-s). The fallback (each claim re-laid EDF-first in the room the others
-  leave) keeps both ON_TRACK, so nothing breaks, but the relayout counts above show how often the repacking
-  is the fallback.
+* **`DeadlineBook.relayout` gave up on feasible sets; now less often.** It laid claims latest deadline first
+  only, and with width caps that fails where a layout exists: capacity 2, A = 10 unit-s at width 1 by 10 and
+  B = 12 unit-s at width 2 by 11 (B took [5, 11) at 2 and left A 5 unit-s). It now also tries least laxity
+  first (A, then B: a unit each over [0, 10), B two in [10, 11)) and longest critical path first. On random
+  feasible sets of 2-12 admitted claims the three orders repack 97.5 % (latest deadline first alone: 80 %);
+  an exact repacking (a flow over time steps with phase order) is not built. The fallback still keeps every
+  claim that fits, so nothing breaks either way.
 """
 
 
