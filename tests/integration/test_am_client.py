@@ -65,6 +65,7 @@ class FakeCluster:
     resync_by_error: bool = False  # ... with YARN's ApplicationMasterNotRegisteredException instead
     deadline_in_s: float | None = None  # the app's deadline, as seconds from now in every answer
     granted: dict[str, int] | None = None  # the guarantee the RM grants the app, in every answer
+    ceiling: dict[str, int] | None = None  # the most its queue could guarantee it, with the grant
     asks: dict[int, pb.ResourceAsk] = field(default_factory=dict)
     live: dict[str, pb.Container] = field(default_factory=dict)
     completed: list[pb.ContainerStatus] = field(default_factory=list)
@@ -152,6 +153,7 @@ class FakeRM(pbg.ApplicationMasterServicer):
             nm_tokens=[pb.NMToken(node_id=pb.NodeId(host="127.0.0.1", port=c.nm_port), token=NM_TOKEN)],
             deadline_in_s=c.deadline_in_s,
             granted_guarantee=None if c.granted is None else pb.Resource(values=c.granted),
+            guarantee_ceiling=None if c.ceiling is None else pb.Resource(values=c.ceiling),
         )
 
     async def FinishApplicationMaster(self, request: Any, context: Any) -> pb.FinishApplicationMasterResponse:
@@ -306,25 +308,25 @@ def test_a_jockey_am_follows_the_deadline_the_rm_sends() -> None:
 
 
 def test_a_jockey_am_plans_with_the_guarantee_the_rm_grants(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The DAG AM hands its policy the granted guarantee of every allocate answer, and None when an answer
-    carries none (an RM that does not tell)."""
-    heard: list[Resources | None] = []
+    """The DAG AM hands its policy the granted guarantee and the ceiling of every allocate answer, and None when
+    an answer carries none (an RM that does not tell)."""
+    heard: list[tuple[Resources | None, Resources | None]] = []
     told = JockeyAsks.set_granted
 
-    def set_granted(self: JockeyAsks, granted: Resources | None) -> None:
-        heard.append(granted)
-        told(self, granted)
+    def set_granted(self: JockeyAsks, granted: Resources | None, ceiling: Resources | None = None) -> None:
+        heard.append((granted, ceiling))
+        told(self, granted, ceiling)
 
     monkeypatch.setattr(JockeyAsks, "set_granted", set_granted)
     job = parse_job({**three_stage_job().to_dict(), "am_policy": "jockey", "deadline_s": 600.0})
-    cluster = FakeCluster(granted={"memory-mb": 256, "vcores": 2})
+    cluster = FakeCluster(granted={"memory-mb": 256, "vcores": 2}, ceiling={"memory-mb": 512, "vcores": 4})
     assert asyncio.run(drive(job, cluster)) == 0
     assert len(heard) == len(cluster.allocate_requests)  # once per answer
-    assert set(heard) == {Resources.of(memory_mb=256, vcores=2)}
+    assert set(heard) == {(Resources.of(memory_mb=256, vcores=2), Resources.of(memory_mb=512, vcores=4))}
     heard.clear()
     assert asyncio.run(drive(job, FakeCluster())) == 0
     assert heard
-    assert set(heard) == {None}
+    assert set(heard) == {(None, None)}
 
 
 def test_launch_context_fills_placeholders_and_environment() -> None:
