@@ -330,6 +330,10 @@ def up(
                                               "nobody]"),
     allow_root_containers: bool = typer.Option(False, "--allow-root-containers", help="when run as root and "
                                                "no --container-user is given: containers run as root (logged)"),
+    limit_users: bool = typer.Option(True, "--limit-users/--no-limit-users", help="when run as root: every "
+                                     "container runs as --container-user; --no-limit-users runs each as the local "
+                                     "account of its app's user (users with credentials of their own, from "
+                                     "`shepherd admin token`; never root, never a uid below 1000)"),
     insecure: bool = typer.Option(False, "--insecure", help="no secrets: anyone on this machine may submit and "
                                   "register nodes (logged)"),
 ) -> None:
@@ -356,7 +360,7 @@ def up(
                            nm_expiry_s=nm_expiry, am_expiry_s=am_expiry, container_user=container_user,
                            allow_root_containers=allow_root_containers, insecure=insecure,
                            ipc_client_port=ipc_client_port, ipc_scheduler_port=ipc_scheduler_port,
-                           ipc_admin_port=ipc_admin_port)
+                           ipc_admin_port=ipc_admin_port, limit_users=limit_users)
     stop = {"now": False}
 
     def _stop(signum: int, frame: Any) -> None:

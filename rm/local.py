@@ -130,11 +130,13 @@ class LocalCluster:
         insecure: bool = False,  # no secrets at all (the RM logs it loudly)
         container_user: str | None = None,  # as root: the account containers run as (None: nobody)
         allow_root_containers: bool = False,  # as root, with no container_user: containers run as root (logged)
+        limit_users: bool = True,  # False: as root, each container runs as its app's user's account
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.insecure = insecure
         self.container_user = container_user
         self.allow_root_containers = allow_root_containers
+        self.limit_users = limit_users
         self.unreachable: list[str] = []  # on start: what the container account cannot run (see below)
         # the secrets: created (0600) by the RM on its first start, read by the NodeManagers and local clients
         self.credentials_path = self.data_dir / "credentials.json"
@@ -217,6 +219,8 @@ class LocalCluster:
             args += ["--container-user", self.container_user]
         elif self.allow_root_containers and os.geteuid() == 0:
             args.append("--allow-root-containers")  # asked for; each NodeManager logs it loudly
+        if not self.limit_users:
+            args.append("--no-limit-users")
         d = Daemon(f"nm{index}", args, self.data_dir / "logs" / f"nm{index}.log", NM_READY)
         m = d.start()
         node_id, http = m.group(1), m.group(2)

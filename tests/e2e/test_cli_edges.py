@@ -174,6 +174,9 @@ def test_up_splits_the_host_among_its_nodes_by_default(monkeypatch: pytest.Monke
     assert (made[0]["container_user"], made[0]["allow_root_containers"]) == (None, False)
     runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--allow-root-containers"])
     assert made[3]["allow_root_containers"] is True
+    assert made[3]["limit_users"] is True  # every container as the one account unless told otherwise
+    runner.invoke(cli.app, ["up", "--grpc-port", "0", "--rest-port", "0", "--no-limit-users"])
+    assert made[4]["limit_users"] is False
     assert "Traceback" not in result.output
 
 

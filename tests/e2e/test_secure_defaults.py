@@ -249,7 +249,7 @@ def test_with_limit_users_off_each_container_runs_as_its_app_s_user() -> None:
     drop.mkdir()
     drop.chmod(0o1777)
     cluster = LocalCluster(base / "cluster", nodes=1, grpc_port=0, rest_port=0, ipc_client_port=-1,
-                           ipc_scheduler_port=-1, nm_args=["--no-limit-users", "--min-user-id", "1"])
+                           ipc_scheduler_port=-1, limit_users=False, nm_args=["--min-user-id", "1"])
     try:
         cluster.start()
         writer = {"Authorization": f"Bearer {cluster.client_secret}"}
