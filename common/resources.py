@@ -151,3 +151,9 @@ def component_max(a: Resources, b: Resources) -> Resources:
 
 def component_min(a: Resources, b: Resources) -> Resources:
     return Resources({k: min(v, b.get(k)) for k, v in a.amounts.items()})
+
+
+def whole_units(room: Resources, unit: Resources) -> int:
+    """How many whole ``unit``s fit in ``room``, by every type the unit uses (0 for a unit that uses none)."""
+    fits = [room.get(r) // v for r, v in unit.amounts.items() if v > 0]
+    return max(0, min(fits)) if fits else 0

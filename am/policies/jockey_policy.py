@@ -43,7 +43,7 @@ from am.policies.jockey.profile import JobProfile, allocation_unit, profile_from
 from am.policies.jockey.progress import job_state_from_dag
 from am.policies.jockey.utility import Utility, default_utility
 from am.policies.timepack import INFINITE, must_start_now, pack_reverse
-from common.resources import Resources, component_max, component_min
+from common.resources import Resources, component_max, component_min, whole_units
 from common.terms import AmSignals, ControlStep
 
 TASK_OVERHEAD_S = 1.0
@@ -56,12 +56,6 @@ DEADLINE_TOLERANCE_S = 1.0
 """A deadline the RM reports within this of the one the controller plans for is the same one (the RM sends
 it as seconds from its now, so each answer's network delay moves it a little)."""
 TABLE_SEED = 0  # the table's simulations are seeded by the profile alone, so equal profiles share a table
-
-
-def units_within(ceiling: Resources, unit: Resources) -> int:
-    """How many whole allocation units fit in ``ceiling`` (every resource the unit uses)."""
-    fits = [ceiling.get(r) // v for r, v in unit.amounts.items() if v > 0]
-    return max(0, min(fits)) if fits else 0
 
 
 def job_utility(job: Job) -> Utility | None:
@@ -146,7 +140,7 @@ class JockeyAsks:
         self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
         self.unit = allocation_unit(profile)
         if self._ceiling is not None:
-            self.controller.set_ceiling(units_within(self._ceiling, self.unit))
+            self.controller.set_ceiling(whole_units(self._ceiling, self.unit))
         self._deadline = self._t0 + utility.deadline
 
     def set_deadline(self, deadline: float) -> None:
@@ -188,7 +182,7 @@ class JockeyAsks:
         if ceiling is not None:
             self._ceiling = ceiling
             if self.controller is not None:
-                self.controller.set_ceiling(units_within(ceiling, self.unit))
+                self.controller.set_ceiling(whole_units(ceiling, self.unit))
 
     def signals(self) -> AmSignals:
         """The remaining work, the guarantee, and the controller's decisions since the last call (their times

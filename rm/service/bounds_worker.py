@@ -7,9 +7,9 @@ loop then parses instead: a body of 100,000 tags is a megabyte of JSON and 100,0
 Counting the asks of a 4 MB allocate takes the event loop 5-15 ms (the protobuf parse holds the GIL, so a thread
 would not help), and every other caller of the RM waits that long. A request of at least ``OFF_LOOP_BYTES`` is
 therefore written to a helper process (``python -m rm.service.bounds_worker``), which runs the same check on it
-and answers with the refusal, if any, or the reduced request; the loop only writes the bytes down a pipe and waits
-for the few bytes of the answer. Smaller requests (the whole of normal traffic) are checked on the loop as before: it costs less than
-the trip.
+and answers with the refusal, if any, or the reduced request; the loop only writes the bytes down a pipe and
+waits for the few bytes of the answer. Smaller requests (the whole of normal traffic) are checked on the loop as
+before: it costs less than the trip.
 
 The helper is started on the first big request, one per RM, and checks one request at a time (callers beyond it
 wait their turn, not the loop); one thread of the RM talks to it, with blocking writes and reads that release the
@@ -48,12 +48,6 @@ Check = Callable[[bytes | memoryview], bytes | None]
 """Raises BadRequest to refuse; returns the request to use instead, or None when it stands as sent."""
 
 
-def _passes(check: Callable[[bytes | memoryview], None]) -> Check:
-    def run(raw: bytes | memoryview) -> None:
-        check(raw)
-    return run
-
-
 def request_checks() -> dict[str, Check]:
     """The checks by name: an allocate's asks and releases counted on its bytes (gRPC's and Hadoop IPC's), and a
     REST submission's body reduced to what the RM keeps of it."""
@@ -61,8 +55,8 @@ def request_checks() -> dict[str, Check]:
     from proto.hadoop import yarn_protocols_pb2 as yp
     from rm.service.rest.submit import reduce_submission
 
-    return {"grpc-allocate": _passes(limits.allocate_precheck(pb.AllocateRequest, "asks", "releases")),
-            "ipc-allocate": _passes(limits.allocate_precheck(yp.AllocateRequest, "ask", "release")),
+    return {"grpc-allocate": limits.allocate_precheck(pb.AllocateRequest, "asks", "releases"),
+            "ipc-allocate": limits.allocate_precheck(yp.AllocateRequest, "ask", "release"),
             "rest-submission": reduce_submission}
 
 

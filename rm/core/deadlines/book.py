@@ -241,9 +241,9 @@ class DeadlineBook:
         if not self.claims:
             return True
         s0 = self.first_step(now)
-        s1 = self._horizon(now)
+        room: FloatArray = self.capacity - self.fixed(s0, self._horizon(now))
         for order in RELAYOUT_ORDERS:
-            new = self._lay_all(sorted(self.claims.values(), key=order), s0, s1)
+            new = self._lay_all(sorted(self.claims.values(), key=order), s0, room.copy())
             if new is not None:
                 for k, p in new.items():
                     self.claims[k].placed = p
@@ -254,9 +254,9 @@ class DeadlineBook:
             self.sync(late.key, late.phases, now)
         return False
 
-    def _lay_all(self, claims: list[Claim], s0: int, s1: int) -> dict[str, Placed] | None:
-        """Every claim laid late in this order, each into what the ones before it left; None if one does not fit."""
-        free: FloatArray = self.capacity - self.fixed(s0, s1)
+    def _lay_all(self, claims: list[Claim], s0: int, free: FloatArray) -> dict[str, Placed] | None:
+        """Every claim laid late in this order, each into what the ones before it left of ``free`` (from step
+        ``s0``; taken from in place); None if one does not fit."""
         new: dict[str, Placed] = {}
         for c in claims:
             margin = self.margin if c.margin is None else c.margin

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from common.resources import Resources
+from common.resources import Resources, whole_units
 from rm.core.model import ClusterSnapshot
 from rm.core.reservation.requests import ReservationId
 from rm.core.reservation.system import ReservationSystem
@@ -86,7 +86,7 @@ def evaluate(
             continue
         target = Resources({r: min(demand.get(r), cap.get(r)) for r in set(demand.amounts) | set(cap.amounts)})
         extra = (target - planned).clamp_min_zero()
-        wanted = _units(extra, unit)
+        wanted = whole_units(extra, unit)  # never more than the smallest type allows
         if wanted == 0:
             system.clear_extension(rid)
             outcome = NO_SKYLINE if recent.is_zero() else WITHIN_SKYLINE
@@ -96,15 +96,6 @@ def evaluate(
         outcome = EXTENDED if granted == wanted else PARTIAL if granted else NO_ROOM
         out.append(DraDecision(rid, outcome, demand, planned, cap, wanted, granted, unit, until))
     return DraRound(tuple(out), until)
-
-
-def _units(extra: Resources, unit: Resources) -> int:
-    """Whole containers of ``unit`` covering ``extra``, but never more than the smallest type allows
-    (the job must not get more than it asks for)."""
-    ratios = [extra.get(r) / v for r, v in unit.amounts.items() if v > 0]
-    if not ratios:
-        return 0
-    return max(0, math.floor(min(ratios) + 1e-9))
 
 
 def container_unit(system: ReservationSystem, rid: ReservationId) -> Resources:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from common.ids import AppId
-from common.resources import Resources
+from common.resources import Resources, whole_units
 from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.plan import Preempt, WakeAt
 from rm.core.policies.api import WAKES, Input, NodeScorer, Stage, app_tiebreak
@@ -117,7 +117,7 @@ def serve_reservations(
                 while ctx.remaining(ask) > 0 and ask.capability.fits_in(headroom):
                     node = choose_node(ask, ctx, scorer)
                     if node is None:
-                        k = min(ctx.remaining(ask), _how_many(ask.capability, headroom))
+                        k = min(ctx.remaining(ask), whole_units(headroom, ask.capability))
                         short = short + ask.capability * k
                         headroom = headroom - ask.capability * k
                         blocked.append(ask)
@@ -187,11 +187,6 @@ def _reclaim(
 def _newest_first(app: AppView) -> tuple[float, str]:
     t, a = app_tiebreak(app)
     return (-t, "".join(chr(0x10FFFF - ord(c)) for c in a))
-
-
-def _how_many(unit: Resources, room: Resources) -> int:
-    counts = [room.get(r) // v for r, v in unit.amounts.items() if v > 0]
-    return max(0, min(counts)) if counts else 0
 
 
 def _sum(items: Iterable[Resources]) -> Resources:
