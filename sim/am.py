@@ -50,6 +50,13 @@ def declared_only(job: Job) -> Job:
     return job.model_copy(update={"stages": stages})
 
 
+def undeclared(job: Job) -> Job:
+    """The job file with no durations at all: what the RM reads of a job whose file says nothing of how long
+    its tasks take (a stock YARN app's, or SLearn's setting, where every size is learnt)."""
+    stages = tuple(s.model_copy(update={"duration_s": None, "durations_s": None}) for s in job.stages)
+    return job.model_copy(update={"stages": stages})
+
+
 class SimAM:
     """One job's AM attempt: ask decisions, task assignment, completion handling."""
 

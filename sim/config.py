@@ -12,7 +12,7 @@ from am.policies.jockey.profile import JobProfile
 from common.ids import NodeId
 from common.resources import Resources
 from rm.core.sizes.history import JobKey
-from rm.core.state_types import CoreConfig
+from rm.core.state_types import CoreConfig, SamplingConfig
 from sim.reservations import MorpheusConfig
 
 
@@ -58,11 +58,16 @@ class SimConfig:
     deadline_moves: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     # SLearn: earlier runs the RM's history predictor has learnt when the run starts, as (features, total
     # task-seconds) (``sim.sizes``); empty: no history, as before
-    size_history: Sequence[tuple[JobKey, float]] = ()
+    size_history: Sequence[tuple[JobKey, float] | tuple[JobKey, float, Mapping[int, float]]] = ()
+    # SLearn's sampling: a fixed ratio of pilots per task and the gate's timeout (the default: the adaptive ratio)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
     # what the AMs (and the RM, reading job files) are told of task durations: False, each task's own
     # (``durations_s``, the simulator's long-standing default: the AM knows them before they run); True, only
     # each stage's declared ``duration_s`` (``sim.am.declared_only``), refined by the tasks that finish
     declared_durations: bool = False
+    # False: the job file the RM reads (to count tasks under GS, to price a deadline) declares no durations, so
+    # it learns every size (SLearn's setting); its AM still knows what ``declared_durations`` says
+    job_file_durations: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from random import Random
 from typing import cast
@@ -49,7 +50,7 @@ from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
 from sim import sizes as sim_sizes
-from sim.am import Finished, RemainingPath, SimAM, declared_only
+from sim.am import Finished, RemainingPath, SimAM, declared_only, undeclared
 from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
     LATE,
@@ -97,7 +98,8 @@ class Simulator:
         if any(isinstance(s, ReservationStage) for s in policy.pipeline):
             self.morpheus = SimReservations(self.cfg.morpheus or MorpheusConfig(), capacity, self.queues,
                                             CLUSTER_TS)
-        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues, SIM_CORE,
+        self.ledger = Ledger(Ledger.fresh_meta(CLUSTER_TS), self.queues,
+                             replace(SIM_CORE, sampling=self.cfg.sampling),
                              reservations=self.morpheus.system if self.morpheus is not None else None,
                              admission=make_admission(policy.admission))
         sim_sizes.setup(self.ledger.sizes, policy, self.cfg.size_history)  # SLearn's gate, GS's estimator
@@ -230,7 +232,8 @@ class Simulator:
                 app_id=app_id, name=job.name or job.id, queue=self._queue_of(job), user=job.user or "sim",
                 app_type=sim_sizes.APP_TYPE, priority=job.priority, am_resource=self._am_resource, am_launch=AM_LAUNCH,
                 reservation_id=reservation or "", terms=AppTerms(deadline=deadline),
-                job_spec_json=known.to_json() if self._reads_spec(deadline) else "",
+                job_spec_json=(known if self.cfg.job_file_durations else undeclared(known)).to_json()
+                if self._reads_spec(deadline) else "",
             ), self.now)
         except AdmissionRefused:  # the scheduler's admission rule turned the job away
             record.status = "REFUSED"

@@ -9,7 +9,7 @@ end, as live. ``history_key`` gives a job's features as the RM's ``job_key`` rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from am.jobspec import Job
 from rm.core.policies.gs import size_setup
@@ -21,13 +21,29 @@ from sim.policies import SimPolicy
 APP_TYPE = "SHEPHERD"  # what the simulator submits its jobs as
 
 
-def setup(tracker: SizeTracker, policy: SimPolicy, history: Sequence[tuple[JobKey, float]] = ()) -> None:
+HistoryRun = tuple[JobKey, float] | tuple[JobKey, float, Mapping[int, float]]
+"""An earlier run: its features, its size in task-seconds and, for a DAG, each stage's (by depth)."""
+
+
+def setup(tracker: SizeTracker, policy: SimPolicy, history: Sequence[HistoryRun] = ()) -> None:
     """The tracker as the live RM sets it for the policy's pipeline, with ``history`` learnt."""
     tracker.sampling, tracker.mode = size_setup(policy.pipeline)
     if history:
         tracker.history = HistoryPredictor()
-        for key, total_s in history:
-            tracker.history.observe(key, total_s)
+        for run in history:
+            tracker.observe(run[0], run[1], run[2] if len(run) > 2 else {})
+
+
+def stage_sizes(job: Job) -> dict[int, float]:
+    """A DAG's size per depth (task-seconds), as the RM's stage histories learn it; {} for one stage."""
+    if len(job.stages) < 2:
+        return {}
+    depth = job.depths()
+    out: dict[int, float] = {}
+    for s in job.stages:
+        d = depth[s.name]
+        out[d] = out.get(d, 0.0) + sum(s.durations_s or (s.duration_s or 0.0,) * s.tasks)
+    return out
 
 
 def history_key(job: Job, timing: Timing | None = None, queue: str = "root.default") -> JobKey:

@@ -78,6 +78,7 @@ class AppView:
     # an app held to its pilots (SLearn's sampling gate): its task asks in full; ``asks`` shows only as many
     # containers as pilots remain, and the pipeline's ``sampling`` stage places the rest on idle capacity only
     held: tuple[AskView, ...] = ()
+    thin: bool = False  # its job file names fewer tasks than sampling is worth (SLearn's thin bypass)
 
     @property
     def yielding(self) -> bool:

@@ -19,7 +19,8 @@ size), is *gated* when it starts: its first ``k = max(1, ⌈r·S⌉)`` task cont
 only as many of its task asks as pilots remain, and holds the rest back (``AppView.held``) for the pipeline's
 last stage, which places them only on capacity nothing else wants (work conservation). The gate opens when
 the pilots finished, after ``gate_timeout_s``, or when the app gets a guarantee; the ratio ``r`` adapts over
-1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``).
+1–5 % by the paper's Fig. 4 rule on the sampled jobs' normalised completion times (``AdaptiveRatio``), unless
+the configuration fixes it (``SamplingConfig.ratio``: ``FixedRatio``).
 
 **History** (a durable ledger, i.e. the live RM): a 3Sigma-like predictor learns each successful run's size and
 estimates an app of a known family when it starts (source ``history``, ahead of ``declared``); once its tasks
@@ -32,8 +33,10 @@ start (``learn``; ``rm.core.sizes_learn``). Pure: a listener of the ledger's eve
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +47,12 @@ from rm.core.deadlines.features import features
 from rm.core.entities import App
 from rm.core.events import AppFinished, AppStarted, ContainerCompleted, Event, Journal
 from rm.core.sizes.history import HistoryPredictor, JobKey
-from rm.core.sizes.sampling import THIN_LIMIT, AdaptiveRatio, pilot_count
+from rm.core.sizes.recent import RecentByName
+from rm.core.sizes.sampling import THIN_LIMIT, AdaptiveRatio, FixedRatio, pilot_count
 from rm.core.sizes_learn import Gate, SizeWatcher, combine, job_key, learn, summary
+from rm.core.state_types import SamplingConfig
 
 THIN, SAMPLING, ESTIMATED, DECLARED, UNKNOWN = "THIN", "SAMPLING", "ESTIMATED", "DECLARED", "UNKNOWN"
-GATE_TIMEOUT_S = 300.0  # a gate opens after this long even if its pilots have not finished
 STRONGER = frozenset({"history", "slearn", "oracle"})  # a size from these needs no sampling
 _UNIT = Resources.of(memory_mb=1024, vcores=1)
 
@@ -66,6 +70,10 @@ class Sizing:
     last_task: float = 0.0
     key: JobKey | None = None  # its features, for the history predictor
     prior: tuple[float, float | None] | None = None  # the history's estimate (task-seconds) and its past error
+    stage_prior: dict[int, float] = field(default_factory=dict)  # per group of a DAG: the history's estimate
+    task_cov: float | None = None  # the spread of this job's task runtimes, as past runs of it measured
+    moments: tuple[float, float | None] | None = None  # its history's sizes: mean and CoV (the §4.1 prior)
+    prior_error: float | None = None  # the history estimate's median relative error in the past
     first: dict[str, float] = field(default_factory=dict)  # per source, the first total it estimated
     pilots_finished: int = 0
     sums: dict[int, float] = field(default_factory=dict)  # per group: the sum of ``finished``, kept as they come
@@ -107,18 +115,23 @@ class Sizing:
         total = 0.0
         scale = 1.0  # measured / declared, over the groups with finished tasks so far (the DAG hybrid)
         measured_n = 0
+        hist_scale = 1.0  # measured / the history's estimate, the same over the groups with a stage history
         for g in sorted(set(self.tasks) | set(self.finished)):
             runs = self.finished.get(g, [])
             k = len(runs)
             n = self.tasks.get(g, k)
             if k:
                 mean = self.sums[g] / k
-                if self.prior is not None and len(self.tasks) == 1 and n > 0:  # §4.1: history and pilots
-                    mean = combine(self.prior[0], self.prior[1], n, runs)
+                if self.moments is not None and len(self.tasks) == 1 and n > 0:  # §4.1: history and pilots
+                    mean = combine(self.moments[0], self.moments[1], n, runs, self.task_cov)
                 total += mean * max(n, k)
                 if self.declared.get(g) and n:
                     scale = mean / (self.declared[g] / n)
+                if self.stage_prior.get(g, 0.0) > 0:
+                    hist_scale = mean * max(n, k) / self.stage_prior[g]  # SLearn-DAG's d_s / d_h
                 measured_n += k
+            elif g in self.stage_prior:
+                total += self.stage_prior[g] * hist_scale
             elif g in self.declared:
                 total += self.declared[g] * scale
             # a group with neither adds nothing known
@@ -137,7 +150,8 @@ class SizeTracker:
     hears: frozenset[type] = frozenset({AppStarted, ContainerCompleted, AppFinished})
 
     def __init__(self, report: Callable[[AppId, SizeEstimate | None], None],
-                 changed: Callable[[AppId], None] = lambda _: None, *, history: bool = False) -> None:
+                 changed: Callable[[AppId], None] = lambda _: None, *, history: bool = False,
+                 config: SamplingConfig | None = None) -> None:
         self.report = report
         self.changed = changed
         self.apps: dict[AppId, Sizing] = {}
@@ -146,9 +160,16 @@ class SizeTracker:
         # ``slearn`` what it measures (with the history as prior), ``history`` the history's estimate only,
         # ``las`` the service an app attained so far (its finished tasks' seconds)
         self.mode: str = "slearn"
-        self.gate_timeout_s = GATE_TIMEOUT_S
-        self.ratio = AdaptiveRatio()
+        cfg = config or SamplingConfig()
+        self.gate_timeout_s = cfg.gate_timeout_s  # a gate opens after this long even if its pilots have not finished
+        self.trust_history = cfg.trust_history
+        self.ratio: AdaptiveRatio | FixedRatio = AdaptiveRatio() if cfg.ratio is None else FixedRatio(cfg.ratio)
         self.history = HistoryPredictor() if history else None
+        self.stage_history: dict[int, HistoryPredictor] = {}  # per DAG depth, its stages' sizes (SLearn-DAG)
+        # by job name (and of all runs): how far sampled runs' pilots were from their size, relative; and the
+        # CoV of a finished run's task runtimes within a task group (the tasks' spread the §4.1 posterior needs)
+        self.pilot_errors = RecentByName()
+        self.task_cov = RecentByName()
         self.counters: dict[str, int] = {}
         self.watchers: list[SizeWatcher] = []
         # apps whose finished tasks changed their estimate since it was last reported: reported by ``flush``
@@ -185,20 +206,49 @@ class SizeTracker:
         sizing = self.apps[app.app_id] = declared_sizing(app)
         if self.history is not None:
             sizing.key = job_key(app)
+            sizing.task_cov = self.task_cov.mean(sizing.key.name)
             got = self.history.predict(sizing.key)
             if got is not None:
                 sizing.prior = (got[0], self.history.error(sizing.key, got[1]))
+                sizing.prior_error = self.history.median_error(sizing.key, got[1])
+                sizing.moments = self.history.moments(sizing.key)
+            if len(sizing.tasks) > 1:  # a DAG: each stage's own history (3Sigma-DAG), the prior their sum
+                for g in sizing.tasks:
+                    stage = self.stage_history.get(g)
+                    got_g = stage.predict(sizing.key) if stage is not None else None
+                    if got_g is not None:
+                        sizing.stage_prior[g] = got_g[0]
+                if sizing.stage_prior and len(sizing.stage_prior) == len(sizing.tasks):
+                    err = None if sizing.prior is None else sizing.prior[1]
+                    sizing.prior = (sum(sizing.stage_prior.values()), err)
         stored = app.sizing.get("gate")
         if stored:  # a restarted RM: the gate as it was, its pilots and ratio kept
             sizing.gate = Gate.from_dict(stored)
             sizing.first.update({str(k): float(v) for k, v in dict(app.sizing.get("first", {})).items()})
-        elif self.sampling and _samplable(app, sizing):
+        elif self.sampling and _samplable(app, sizing) and not self._history_suffices(sizing):
             sizing.gate = Gate(self.ratio.ratio, now)
-            if sizing.tasks:
-                sizing.gate.pilots = pilot_count(max(sizing.total_tasks, THIN_LIMIT), sizing.gate.ratio)
+            if sizing.tasks:  # of a DAG (or maps and reduces), its first stage's tasks are sampled
+                first = sizing.tasks[min(sizing.tasks)]
+                sizing.gate.pilots = (pilot_count(max(sizing.total_tasks, THIN_LIMIT), sizing.gate.ratio)
+                                      if len(sizing.tasks) == 1 else
+                                      min(first, pilot_count(max(first, THIN_LIMIT), sizing.gate.ratio)))
             self._count("apps_sampled")
             self.changed(app.app_id)
         self._report(app.app_id)
+
+    def _history_suffices(self, sizing: Sizing) -> bool:
+        """Whether the history's estimate of this job has been at least as accurate as pilots were: then the
+        job is not held to pilots (SLearn §7: switch between the two by their errors). The history's error is
+        its chosen feature's median relative error over past runs; the pilots' is their median relative error
+        on this job name's sampled runs (from 3), else on every sampled run (from 10). With neither measured, the
+        job is sampled."""
+        if not self.trust_history or sizing.prior_error is None or sizing.key is None:
+            return False
+        pilots = self.pilot_errors.median(sizing.key.name)
+        if pilots is not None and sizing.prior_error <= pilots:
+            self._count("apps_history_trusted")
+            return True
+        return False
 
     def flush(self, app_id: AppId | None = None) -> None:
         """Report the estimates that changed since they were last reported (of one app, or of all)."""
@@ -225,11 +275,28 @@ class SizeTracker:
                 sized = getattr(w, "job_sized", None)  # an evaluation's recorder: what each job was estimated at
                 if sized is not None:
                     sized(app.app_id, ended.total_tasks, dict(ended.first), actual)
+            name = (ended.key or job_key(app)).name
+            if ended.gate is not None and "slearn" in errors:
+                self.pilot_errors.add(name, errors["slearn"])
+            for runs in ended.finished.values():
+                if len(runs) >= 3 and (mean := math.fsum(runs) / len(runs)) > 0:
+                    self.task_cov.add(name, statistics.pstdev(runs) / mean)
             if self.history is not None and ended.key is not None:
-                self.history.observe(ended.key, actual)
+                self.observe(ended.key, actual, {g: sum(v) for g, v in ended.finished.items()}
+                             if len(ended.tasks) > 1 else {})
         if ended.gate is not None and ended.first_task > 0:
             runtime = max(1e-3, ended.last_task - ended.first_task)
             self.ratio.observe(ended.gate.ratio, now - app.submit_time, runtime)
+
+    def observe(self, key: JobKey, total_s: float, stages: Mapping[int, float]) -> None:
+        """The history learns a successful run: its size and, for a DAG, each stage's (the stage histories
+        of SLearn-DAG, one predictor per depth, over the same features)."""
+        if self.history is None:
+            return
+        self.history.observe(key, total_s)
+        for g, stage_s in stages.items():
+            if stage_s > 0:
+                self.stage_history.setdefault(g, HistoryPredictor()).observe(key, stage_s)
 
     def run_summary(self, app: App) -> dict[str, Any]:
         """What run history keeps of the app that ends now (``rm.core.sizes_learn.summary``); {} if unknown."""
@@ -242,7 +309,7 @@ class SizeTracker:
 
     def learn(self, summaries: list[dict[str, Any]]) -> int:
         """Learn from stored runs (oldest first), as at their end: an RM start."""
-        return learn(summaries, self.history, self.ratio)
+        return learn(summaries, self, self.ratio)
 
     def stored(self, app_id: AppId) -> dict[str, Any]:
         """What the app's record keeps of it (``App.sizing``): its gate, and the first estimate each source gave
@@ -251,6 +318,11 @@ class SizeTracker:
         if sizing is None or sizing.gate is None:
             return {}
         return {"gate": sizing.gate.to_dict(), "first": dict(sizing.first)}
+
+    def thin(self, app_id: AppId) -> bool:
+        """Its job file names fewer tasks than sampling is worth."""
+        sizing = self.apps.get(app_id)
+        return sizing is not None and bool(sizing.tasks) and sizing.total_tasks < THIN_LIMIT
 
     def finished(self, app_id: AppId) -> int:
         sizing = self.apps.get(app_id)

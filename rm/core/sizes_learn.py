@@ -23,7 +23,8 @@ from typing import Any, Protocol
 from common.resources import MEMORY, VCORES
 from rm.core.entities import App
 from rm.core.sizes.history import FEATURES, HistoryPredictor, JobKey
-from rm.core.sizes.sampling import AdaptiveRatio, posterior
+from rm.core.sizes.recent import RecentByName
+from rm.core.sizes.sampling import AdaptiveRatio, FixedRatio, posterior
 
 MIN_PRIOR_ERROR = 0.01  # a history that was always exact still leaves the pilots a say
 MAX_RUNTIMES = 1000  # task runtimes kept per task group in a run's summary
@@ -50,6 +51,16 @@ class Gate:
         return Gate(ratio=float(d["ratio"]), since=float(d["since"]), pilots=int(d.get("pilots", 0)),
                     open=bool(d.get("open", False)), opened_by=str(d.get("openedBy", "")),
                     opened_at=float(d.get("openedAt", 0.0)), marks=[str(m) for m in d.get("marks", ())])
+
+
+class HistoryLearner(Protocol):
+    """What learns a finished run's size (the size tracker): the whole job's, and each stage's of a DAG."""
+
+    history: HistoryPredictor | None
+    pilot_errors: RecentByName
+    task_cov: RecentByName
+
+    def observe(self, key: JobKey, total_s: float, stages: Mapping[int, float]) -> None: ...
 
 
 class SizeWatcher(Protocol):
@@ -81,20 +92,26 @@ def key_dict(key: JobKey) -> dict[str, Any]:
     return {f: getattr(key, f) for f in FEATURES}
 
 
-def combine(prior_total: float, prior_error: float | None, tasks: int, samples: Sequence[float]) -> float:
-    """The job's mean task length from a history estimate of its total (``prior_total`` task-seconds over
-    ``tasks`` tasks) and the runtimes of its finished tasks, by the §4.1 posterior.
+def combine(prior_total: float, prior_error: float | None, tasks: int, samples: Sequence[float],
+            task_cov: float | None = None) -> float:
+    """The job's mean task length from what its history says of its total (``prior_total`` task-seconds over
+    ``tasks`` tasks, with a relative spread ``prior_error``) and the runtimes of its finished tasks, by the §4.1
+    posterior.
 
-    The prior's spread σ_o is its feature's mean relative error in the past (at least
-    :data:`MIN_PRIOR_ERROR`) times its mean; a feature not yet graded gives no usable prior (the samples
-    alone). The tasks' spread σ_1 is the samples' standard deviation, or with one sample the sample itself
-    (a coefficient of variation of 1)."""
+    The prior's spread σ_o is ``prior_error`` (at least :data:`MIN_PRIOR_ERROR`) times its mean: the size tracker
+    passes the history's past sizes of the job (their mean, and their coefficient of variation: the job-wise
+    variation of §4.1); without a spread (a single past size) there is no usable prior (the samples alone). The tasks' spread σ_1 is ``task_cov`` (the coefficient of variation past runs of the job measured
+    among their tasks) times the samples' mean; unknown, the samples' standard deviation, or with one sample
+    the sample itself (a coefficient of variation of 1)."""
     if tasks < 1 or not samples:
         raise ValueError(f"need tasks >= 1 and samples, got {tasks} tasks and {len(samples)} samples")
     mu = prior_total / tasks
     var_prior = math.inf if prior_error is None or not math.isfinite(prior_error) or mu <= 0 \
         else (max(prior_error, MIN_PRIOR_ERROR) * mu) ** 2
-    var_sample = statistics.variance(samples) if len(samples) >= 2 else samples[0] ** 2
+    if task_cov is not None and task_cov >= 0:
+        var_sample = (task_cov * statistics.fmean(samples)) ** 2
+    else:
+        var_sample = statistics.variance(samples) if len(samples) >= 2 else samples[0] ** 2
     if var_sample == 0.0 and var_prior == 0.0:
         return statistics.fmean(samples)
     return posterior(mu, var_prior, var_sample, samples)[0]
@@ -116,16 +133,27 @@ def summary(key: JobKey, tasks: Mapping[int, int], finished: Mapping[int, Sequen
             "jct": jct_s, "runtime": runtime_s}
 
 
-def learn(summaries: Sequence[Mapping[str, Any]], history: HistoryPredictor | None, ratio: AdaptiveRatio) -> int:
-    """Feed stored run summaries (oldest first) to the history predictor and the adaptive ratio, as their
-    runs ended. Returns how many the predictor learned; a malformed summary is skipped."""
+def learn(summaries: Sequence[Mapping[str, Any]], learner: HistoryLearner, ratio: AdaptiveRatio | FixedRatio) -> int:
+    """Feed stored run summaries (oldest first) to the history predictor (and its stage histories) and the
+    adaptive ratio, as their runs ended. Returns how many the predictor learned; a malformed summary is
+    skipped."""
     learned = 0
     for s in summaries:
         try:
-            if history is not None and s.get("key"):
-                history.observe(JobKey(**{f: s["key"][f] for f in FEATURES}), float(s["total"]))
+            if learner.history is not None and s.get("key"):
+                groups = dict(s.get("groups") or {})
+                stages = {int(g): float(v["total"]) for g, v in groups.items()} if len(groups) > 1 else {}
+                learner.observe(JobKey(**{f: s["key"][f] for f in FEATURES}), float(s["total"]), stages)
                 learned += 1
             gate = s.get("gate")
+            name = str(s["key"]["name"]) if s.get("key") else ""
+            pilots = dict(s.get("estimates") or {}).get("slearn")
+            if gate and pilots is not None and float(s["total"]) > 0 and name:
+                learner.pilot_errors.add(name, abs(float(pilots) - float(s["total"])) / float(s["total"]))
+            for group in dict(s.get("groups") or {}).values():
+                runs = [float(r) for r in group.get("runtimes", ())]
+                if name and len(runs) >= 3 and (mean := math.fsum(runs) / len(runs)) > 0:
+                    learner.task_cov.add(name, statistics.pstdev(runs) / mean)
             if gate and float(s.get("runtime", 0.0)) > 0:
                 ratio.observe(float(gate["ratio"]), float(s["jct"]), float(s["runtime"]))
         except (KeyError, TypeError, ValueError):

@@ -17,6 +17,24 @@ MAX_ASK_CONTAINERS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
+class SamplingConfig:
+    """SLearn's sampling: a fixed ratio of pilots per task (None: the adaptive rule of its Fig. 4 over 1-5 %),
+    how long a gated app waits for its pilots before its other tasks are let through, and whether a job whose
+    run history has estimated it at least as well as pilots did skips sampling (SLearn §7; False: every wide
+    job of unknown size is sampled, as in the paper's experiments)."""
+
+    ratio: float | None = None
+    gate_timeout_s: float = 300.0
+    trust_history: bool = True
+
+    def validate(self) -> None:
+        if self.ratio is not None and not 0.0 < self.ratio <= 1.0:
+            raise ValueError(f"the sampling ratio must be in (0, 1], got {self.ratio}")
+        if not self.gate_timeout_s > 0:
+            raise ValueError(f"the gate timeout must be > 0 s, got {self.gate_timeout_s}")
+
+
+@dataclass(frozen=True, slots=True)
 class CoreConfig:
     nm_expiry_s: float = 600.0
     am_expiry_s: float = 600.0
@@ -39,6 +57,7 @@ class CoreConfig:
     # an RM restart keeps running containers and AMs (YARN's yarn.resourcemanager.work-preserving-recovery.enabled)
     work_preserving: bool = True
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)  # SLearn: pilots per task, the gate's timeout
 
 
 @dataclass(frozen=True, slots=True)

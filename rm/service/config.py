@@ -14,7 +14,7 @@ from common.resources import Resources
 from common.settings import DEFAULT_GRPC_PORT, DEFAULT_REST_PORT
 from rm.core.deadlines.system import DeadlineConfig
 from rm.core.policies.api import PolicyArgs
-from rm.core.state_types import CoreConfig
+from rm.core.state_types import CoreConfig, SamplingConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,7 @@ class RMConfig:
     ipc_admin_port: int | None = None  # yarn.resourcemanager.admin.address (None with the client port given: 0/off)
     yarn_site: Path | None = None  # None: $YARN_CONF_DIR or $HADOOP_CONF_DIR/yarn-site.xml, if any
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)  # MRM: quotes, estimates, books
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)  # SLearn: pilots per task, the gate's timeout
     acls: AclConfig | None = None  # yarn.acl.enable, yarn.admin.acl, the queues' ACLs; None: the defaults
     authenticate_reads: bool = False  # reads (REST /ws/*, gRPC and Hadoop IPC reports) need a credential too
 
@@ -79,6 +80,7 @@ class RMConfig:
             resource_types=self.resource_types,
             max_priority=self.max_priority,
             deadlines=self.deadlines,
+            sampling=self.sampling,
         )
 
     @property

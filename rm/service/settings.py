@@ -28,6 +28,7 @@ from common.settings import (
 )
 from rm.core.deadlines.system import DeadlineConfig
 from rm.core.policies.registry import LEFTOVER_CAP
+from rm.core.state_types import SamplingConfig
 from rm.service.config import RMConfig, own_user
 
 RM_SETTINGS: tuple[Setting, ...] = (
@@ -84,6 +85,13 @@ RM_SETTINGS: tuple[Setting, ...] = (
             "mrm: the share of a queue's capacity its deadline claims may hold"),
     Setting("shepherd.resourcemanager.deadlines.margin-ms", "10000", None,
             "mrm: a claim's work is laid to end this long before its deadline (AM start, launches)"),
+    Setting("shepherd.resourcemanager.slearn.sampling-ratio", "adaptive", None,
+            "slearn: pilots per task of a wide job of unknown size, in (0, 1] ('adaptive': the paper's rule "
+            "over 1-5 %)"),
+    Setting("shepherd.resourcemanager.slearn.gate-timeout-ms", "300000", None,
+            "slearn: a job's other tasks wait at most this long for its pilots"),
+    Setting("shepherd.resourcemanager.slearn.trust-history", "true", None,
+            "slearn: a wide job whose run history estimated it at least as well as pilots did is not sampled"),
     Setting("shepherd.resourcemanager.carbyne.leftover-cap", f"{LEFTOVER_CAP:g}", "SHEPHERD_LEFTOVER_CAP",
             "carbyne/morpheus: an app takes leftover only up to this multiple (>= 1) of its fair share "
             "before the next app closest to completion; what still fits after that is handed out uncapped "
@@ -305,6 +313,7 @@ def load_rm_settings(
             credentials_file=_path(layers.text("shepherd.resourcemanager.credentials-file")),
             insecure=_flag(layers, "shepherd.resourcemanager.insecure"),
             deadlines=_deadlines(layers),
+            sampling=_sampling(layers),
             acls=_acls(layers, queues),
             authenticate_reads=_flag(layers, "shepherd.resourcemanager.authenticate-reads"),
         )
@@ -358,6 +367,28 @@ def _deadlines(layers: Layered) -> DeadlineConfig:
                          max_fraction=num("max-fraction", base.max_fraction),
                          margin_s=base.margin_s if margin is None else margin)
     cfg.validate()
+    return cfg
+
+
+def _sampling(layers: Layered) -> SamplingConfig:
+    key = "shepherd.resourcemanager.slearn."
+    text = (layers.text(key + "sampling-ratio") or "adaptive").strip().lower()
+    ratio: float | None = None
+    if text != "adaptive":
+        try:
+            ratio = float(text)
+        except ValueError:
+            ratio = math.nan
+        if not 0.0 < ratio <= 1.0:
+            raise SettingsError(f"{key}sampling-ratio = {text!r} ({layers.source(key + 'sampling-ratio')}): "
+                                "expected 'adaptive' or a number in (0, 1]")
+    timeout = layers.seconds(key + "gate-timeout-ms")
+    cfg = SamplingConfig(ratio=ratio, gate_timeout_s=SamplingConfig.gate_timeout_s if timeout is None else timeout,
+                         trust_history=_flag(layers, key + "trust-history"))
+    try:
+        cfg.validate()
+    except ValueError as exc:
+        raise SettingsError(f"{key}: {exc}") from None
     return cfg
 
 

@@ -19,6 +19,10 @@ from distributions with those percentiles:
   test half's times are scaled so its average load over ``slots`` single-task slots is ``load``.
 
 ``load_stats`` measures Table 5's statistics of a generated half; ``variation_stats`` its Table 4 CoVs.
+
+``swim_noisy`` is the other kind of workload: a SWIM FB-2009 day (``sim.traces.swim``), whose tasks of a stage
+all take the same time, with per-task noise (the 2Sigma-like spread in space) and arrivals compressed: jobs
+that do not recur, whose size only sampling or a history over shared features can tell.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from random import Random
 
 from am.jobspec import Job, parse_job
+from sim.traces.swim import SwimModel, load_swim
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,12 @@ class SlearnOptions:
     quiet_factor: float = 1000.0  # a gap between bursts over a gap inside one, on average
     task_memory_mb: int = 6144  # one task per node of 8 GB, beside AM containers
     seed: int = 0
+    # DAGs (SLearn §6, GTrace19-DAG): each family a chain of this many stages (at least, at most), each drawn as
+    # a family of its own; (1, 1) is one stage, drawn as before
+    stages: tuple[int, int] = (1, 1)
+    # of a DAG run's change from its family (the CoV in time), the share of the log-variance all its stages
+    # have in common (more or other input data moves every stage); the rest is each stage's own
+    shared_drift: float = 0.5
 
     def variation(self) -> Variation:
         if self.profile not in PROFILES:
@@ -81,6 +93,7 @@ class _Family:
     width: int
     task_s: float
     cov_time: float
+    later: tuple[_Family, ...] = ()  # a DAG's later stages, in chain order
 
 
 def _lognormal_through(rng: Random, p50: float, p90: float, cap: float) -> float:
@@ -97,28 +110,51 @@ def _mean_one(rng: Random, cov: float) -> float:
     return math.exp(rng.gauss(-s * s / 2.0, s))
 
 
-def _families(rng: Random, o: SlearnOptions) -> list[_Family]:
+def _stage_family(rng: Random, o: SlearnOptions, name: str) -> _Family:
     v = o.variation()
+    if rng.random() < o.thin_share:
+        width = rng.choice((1, 2))
+    else:
+        width = round(math.exp(rng.uniform(math.log(3), math.log(o.max_tasks))))
+    task_s = o.task_s_median * math.exp(rng.gauss(0.0, o.task_s_sigma))
+    return _Family(name, max(1, min(o.max_tasks, width)), max(1.0, task_s),
+                   _lognormal_through(rng, v.time_p50, v.time_p90, o.max_cov))
+
+
+def _families(rng: Random, o: SlearnOptions) -> list[_Family]:
     out = []
     for i in range(o.families):
-        if rng.random() < o.thin_share:
-            width = rng.choice((1, 2))
-        else:
-            width = round(math.exp(rng.uniform(math.log(3), math.log(o.max_tasks))))
-        task_s = o.task_s_median * math.exp(rng.gauss(0.0, o.task_s_sigma))
-        out.append(_Family(f"f{i:03d}", max(1, min(o.max_tasks, width)), max(1.0, task_s),
-                           _lognormal_through(rng, v.time_p50, v.time_p90, o.max_cov)))
+        fam = _stage_family(rng, o, f"f{i:03d}")
+        if o.stages[1] > 1:
+            more = rng.randint(max(1, o.stages[0]), o.stages[1]) - 1
+            fam = _Family(fam.name, fam.width, fam.task_s, fam.cov_time,
+                          tuple(_stage_family(rng, o, f"{fam.name}s{k + 1}") for k in range(more)))
+        out.append(fam)
     return out
 
 
+def _shared_drift(rng: Random, cov: float, shared: float, z: float) -> float:
+    """A mean-1 log-normal factor of CoV ``cov`` whose normal draw is ``shared`` (a share of its variance)
+    the run's common ``z`` and the rest the stage's own."""
+    if cov <= 0:
+        return 1.0
+    s = math.sqrt(math.log(1.0 + cov * cov))
+    own = rng.gauss(0.0, 1.0)
+    return math.exp(-s * s / 2.0 + s * (math.sqrt(shared) * z + math.sqrt(1.0 - shared) * own))
+
+
 def _run(rng: Random, fam: _Family, o: SlearnOptions, job_id: str, arrival: float) -> Job:
-    mean = fam.task_s * _mean_one(rng, fam.cov_time)
     v = o.variation()
-    cov_space = _lognormal_through(rng, v.space_p50, v.space_p90, o.max_cov)  # each run's own spread
-    durations = [round(max(0.5, mean * _mean_one(rng, cov_space)), 3) for _ in range(fam.width)]
-    return parse_job({"id": job_id, "name": fam.name, "arrival_s": round(arrival, 3),
-                      "stages": [{"name": "tasks", "tasks": fam.width, "durations_s": durations,
-                                  "memory_mb": o.task_memory_mb, "vcores": 1}]})
+    stages = []
+    z = rng.gauss(0.0, 1.0) if fam.later else 0.0  # what changed for the whole DAG this run
+    for k, f in enumerate((fam, *fam.later)):
+        mean = f.task_s * (_shared_drift(rng, f.cov_time, o.shared_drift, z) if fam.later
+                           else _mean_one(rng, f.cov_time))
+        cov_space = _lognormal_through(rng, v.space_p50, v.space_p90, o.max_cov)  # each run's own spread
+        durations = [round(max(0.5, mean * _mean_one(rng, cov_space)), 3) for _ in range(f.width)]
+        stages.append({"name": "tasks" if not fam.later else f"s{k}", "tasks": f.width, "durations_s": durations,
+                       "memory_mb": o.task_memory_mb, "vcores": 1, "parents": [f"s{k - 1}"] if k else []})
+    return parse_job({"id": job_id, "name": fam.name, "arrival_s": round(arrival, 3), "stages": stages})
 
 
 def _gaps(rng: Random, n: int, o: SlearnOptions) -> list[float]:
@@ -202,3 +238,22 @@ def variation_stats(history: Sequence[Job], test: Sequence[Job]) -> dict[str, fl
 
     return {"time_p50": pct(time, 0.5), "time_p90": pct(time, 0.9),
             "space_p50": pct(space, 0.5), "space_p90": pct(space, 0.9)}
+
+
+def swim_noisy(path: str | Path, *, nodes: int, seed: int, compress: float, prefix: str,
+               noise: Variation = PROFILES["2sigma"], max_cov: float = 5.0) -> list[Job]:
+    """A SWIM day on ``nodes`` nodes (bytes scaled to them), arrivals ``compress`` times as dense, every task's
+    time its stage's times a mean-1 log-normal factor whose CoV is drawn per stage through ``noise``'s space
+    percentiles; job ids get ``prefix`` (two days' ids must not match: they are different jobs)."""
+    rng = Random(seed)
+    out = []
+    for job in load_swim(path, SwimModel(nodes=nodes)):
+        stages = []
+        for st in job.stages:
+            cov = _lognormal_through(rng, noise.space_p50, noise.space_p90, max_cov)
+            base = st.durations_s or (st.duration_s or 0.0,) * st.tasks
+            times = tuple(round(max(0.5, d * _mean_one(rng, cov)), 3) for d in base)
+            stages.append(st.model_copy(update={"duration_s": None, "durations_s": times}))
+        out.append(job.model_copy(update={"id": f"{prefix}{job.id}", "stages": tuple(stages),
+                                          "arrival_s": job.arrival_s / compress}))
+    return out

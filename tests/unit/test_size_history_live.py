@@ -130,10 +130,11 @@ def test_pilots_refine_a_history_estimate_and_a_wide_app_is_still_sampled() -> N
     tracker.on_event(AppStarted(_app("etl"), 0.0), Journal())
     assert reports[-1].source == "history"
     assert reports[-1].total_s == pytest.approx(prior[0])
-    assert tracker.describe(AppId("application_1_0001"))["state"] == SAMPLING  # history does not skip sampling
+    assert tracker.describe(AppId("application_1_0001"))["state"] == SAMPLING  # no pilots measured yet to weigh the history against: sampled
     for s in (20.0, 22.0):
         tracker.on_event(done(0, 1.0, 1.0 + s), Journal())
-    mean = posterior(prior[0] / 100, (error * prior[0] / 100) ** 2, 2.0, [20.0, 22.0])[0]
+    # the prior is the history's sizes as a distribution (§4.1): mean 1000 (10 s a task), CoV 0.2
+    mean = posterior(10.0, (0.2 * 10.0) ** 2, 2.0, [20.0, 22.0])[0]
     assert reports[-1].source == "slearn"
     assert reports[-1].total_s == pytest.approx(100 * mean)
     assert 100 * 10.0 < reports[-1].total_s < 100 * 21.0  # between the history's and the pilots' means

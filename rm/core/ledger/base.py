@@ -100,7 +100,8 @@ class LedgerBase:
         # deadlines you can buy (MRM): per leaf queue a book of claims, fed by completed containers and runs
         self.deadlines = DeadlineSystem(self.config.deadlines)
         # the RM's own measure of each app's size, and SLearn's sampling gate when the driver turns it on
-        self.sizes = SizeTracker(self.report_size, self.views_changed, history=self.config.durable)
+        self.sizes = SizeTracker(self.report_size, self.views_changed, history=self.config.durable,
+                                 config=self.config.sampling)
         self._views_now = 0.0
         for listener in (glue.ReservationRelease(self.reservations), RunHistory(self.reservations.config.step_s),
                          DeadlineProgress(self.deadlines, self.sizes.run_summary), self.sizes,

@@ -303,7 +303,7 @@ class PlanCommands(LedgerBase):
             blacklist=frozenset(att.blacklist), reservation_id=self.reservations.reservation_of(app.app_id),
             fair_share=None if app.fair_share.is_zero() else app.fair_share,
             size_hint_s=app.terms.size.remaining_s if app.terms.size is not None else None,
-            weight=app.weight, terms=app.terms, held=held,
+            weight=app.weight, terms=app.terms, held=held, thin=self.sizes.thin(app.app_id),
         )
 
     def _gate(self, app: App, asks: list[AskView]) -> tuple[list[AskView], tuple[AskView, ...]]:

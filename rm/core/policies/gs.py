@@ -10,7 +10,9 @@ app's terms
   only its pilot tasks are visible; once the pilots finished, its measured total task-seconds place it. An
   app with no estimate and no gate is thin (fewer than ``THIN_LIMIT`` tasks, never gated) or has only its AM
   container to start: it goes to the top queue (the thin bypass). Held tasks of gated apps run on idle
-  capacity only, in the pipeline's last stage (``sampling``);
+  capacity only, in the pipeline's last stage (``sampling``). Where the RM keeps a run history, a wide app
+  that history estimates goes by that estimate until its own tasks refine it (it is then not gated when the
+  history has been as accurate as pilots: ``rm.core.sizes_glue``); a thin one keeps the bypass;
 * ``history`` — the 3Sigma-like history predictor's estimate at the app's start, never refined;
 * ``las`` — least attained service: the task-seconds the app's finished tasks ran so far;
 * ``oracle`` — the true total task-seconds (the simulator knows them; the live RM refuses it).
@@ -86,7 +88,8 @@ def queue_of(app: AppView, estimator: str, cfg: GsConfig) -> int:
     if app.held:
         return SAMPLING_QUEUE
     size = app.terms.size
-    if size is None or size.source != estimator:
+    by_history = estimator == "slearn" and size is not None and size.source == "history" and not app.thin
+    if size is None or (size.source != estimator and not by_history):
         return THIN_QUEUE if estimator == "slearn" else SAMPLING_QUEUE
     total = size.total_s if size.total_s is not None else size.remaining_s
     level = bucket(max(0.0, total) if math.isfinite(total) else math.inf, _size_queues(cfg))

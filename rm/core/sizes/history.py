@@ -150,6 +150,23 @@ class HistoryPredictor:
         chosen = self._best(key)
         return None if chosen is None else statistics.median(chosen[1].sizes)
 
+    def moments(self, key: JobKey) -> tuple[float, float | None] | None:
+        """The best feature's past sizes as a distribution (SLearn §4.1's prior): their mean and coefficient of
+        variation (None from a single size), or None without history."""
+        chosen = self._best(key)
+        if chosen is None:
+            return None
+        sizes = chosen[1].sizes
+        mean = math.fsum(sizes) / len(sizes)
+        if len(sizes) < 2 or mean <= 0:
+            return mean, None
+        return mean, statistics.pstdev(sizes) / mean
+
+    def median_error(self, key: JobKey, feature: str) -> float | None:
+        """The median relative error of the estimates ``key``'s value of ``feature`` gave, None if ungraded."""
+        group = self._groups.get((feature, key.value(feature)))
+        return None if group is None or not group.errors else statistics.median(group.errors)
+
     def runs(self, key: JobKey, feature: str) -> int:
         """How many past runs (at most ``window``) share ``key``'s value of ``feature``."""
         group = self._groups.get((feature, key.value(feature)))

@@ -106,6 +106,35 @@ def posterior(
     return mean, 1.0 / precision
 
 
+class FixedRatio:
+    """One sampling ratio for every job (the paper's fixed-ratio runs, Table 6): the interface of
+    :class:`AdaptiveRatio`, whose observations it counts and scores but never acts on."""
+
+    def __init__(self, ratio: float) -> None:
+        if not 0.0 < ratio <= 1.0:
+            raise ValueError(f"ratio must be in (0, 1], got {ratio}")
+        self._ratio = float(ratio)
+        self._recent: deque[float] = deque(maxlen=100)
+
+    @property
+    def ratio(self) -> float:
+        return self._ratio
+
+    @property
+    def ratios(self) -> tuple[float, ...]:
+        return (self._ratio,)
+
+    def observe(self, ratio: float, jct_s: float, runtime_s: float) -> None:
+        if ratio == self._ratio and runtime_s > 0 and not math.isnan(jct_s):
+            self._recent.append(jct_s / runtime_s)
+
+    def scores(self) -> dict[float, float | None]:
+        return {self._ratio: math.fsum(self._recent) / len(self._recent) if self._recent else None}
+
+    def counts(self) -> dict[float, int]:
+        return {self._ratio: len(self._recent)}
+
+
 class AdaptiveRatio:
     """The Fig. 4 rule choosing the sampling ratio from the normalised JCTs of recent sampled jobs.
 
