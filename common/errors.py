@@ -83,11 +83,20 @@ class ApplicationMasterNotRegistered(YarnError):
 
 
 class ApplicationAttemptNotFound(YarnError):
-    """A call from an attempt that has ended while its app goes on (it failed, expired or was superseded)."""
+    """A call from an attempt that has ended while its app goes on (it failed, expired or was superseded), or a
+    client asking for an attempt its app never had."""
 
     status = 404
     exception = "ApplicationAttemptNotFoundException"
     java_class = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
+
+
+class ContainerNotFound(YarnError):
+    """A client asking for a container the RM does not hold."""
+
+    status = 404
+    exception = "ContainerNotFoundException"
+    java_class = "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException"
 
 
 class InvalidApplicationMasterRequest(YarnError):

@@ -152,6 +152,54 @@ class GetQueueInfoResponse(_message.Message):
     queue_info: _yarn_records_pb2.QueueInfo
     def __init__(self, queue_info: _Optional[_Union[_yarn_records_pb2.QueueInfo, _Mapping]] = ...) -> None: ...
 
+class GetApplicationAttemptReportRequest(_message.Message):
+    __slots__ = ("application_attempt_id",)
+    APPLICATION_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    application_attempt_id: _yarn_records_pb2.ApplicationAttemptId
+    def __init__(self, application_attempt_id: _Optional[_Union[_yarn_records_pb2.ApplicationAttemptId, _Mapping]] = ...) -> None: ...
+
+class GetApplicationAttemptReportResponse(_message.Message):
+    __slots__ = ("application_attempt_report",)
+    APPLICATION_ATTEMPT_REPORT_FIELD_NUMBER: _ClassVar[int]
+    application_attempt_report: _yarn_records_pb2.ApplicationAttemptReport
+    def __init__(self, application_attempt_report: _Optional[_Union[_yarn_records_pb2.ApplicationAttemptReport, _Mapping]] = ...) -> None: ...
+
+class GetApplicationAttemptsRequest(_message.Message):
+    __slots__ = ("application_id",)
+    APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]
+    application_id: _yarn_records_pb2.ApplicationId
+    def __init__(self, application_id: _Optional[_Union[_yarn_records_pb2.ApplicationId, _Mapping]] = ...) -> None: ...
+
+class GetApplicationAttemptsResponse(_message.Message):
+    __slots__ = ("application_attempts",)
+    APPLICATION_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    application_attempts: _containers.RepeatedCompositeFieldContainer[_yarn_records_pb2.ApplicationAttemptReport]
+    def __init__(self, application_attempts: _Optional[_Iterable[_Union[_yarn_records_pb2.ApplicationAttemptReport, _Mapping]]] = ...) -> None: ...
+
+class GetContainerReportRequest(_message.Message):
+    __slots__ = ("container_id",)
+    CONTAINER_ID_FIELD_NUMBER: _ClassVar[int]
+    container_id: _yarn_records_pb2.ContainerId
+    def __init__(self, container_id: _Optional[_Union[_yarn_records_pb2.ContainerId, _Mapping]] = ...) -> None: ...
+
+class GetContainerReportResponse(_message.Message):
+    __slots__ = ("container_report",)
+    CONTAINER_REPORT_FIELD_NUMBER: _ClassVar[int]
+    container_report: _yarn_records_pb2.ContainerReport
+    def __init__(self, container_report: _Optional[_Union[_yarn_records_pb2.ContainerReport, _Mapping]] = ...) -> None: ...
+
+class GetContainersRequest(_message.Message):
+    __slots__ = ("application_attempt_id",)
+    APPLICATION_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    application_attempt_id: _yarn_records_pb2.ApplicationAttemptId
+    def __init__(self, application_attempt_id: _Optional[_Union[_yarn_records_pb2.ApplicationAttemptId, _Mapping]] = ...) -> None: ...
+
+class GetContainersResponse(_message.Message):
+    __slots__ = ("containers",)
+    CONTAINERS_FIELD_NUMBER: _ClassVar[int]
+    containers: _containers.RepeatedCompositeFieldContainer[_yarn_records_pb2.ContainerReport]
+    def __init__(self, containers: _Optional[_Iterable[_Union[_yarn_records_pb2.ContainerReport, _Mapping]]] = ...) -> None: ...
+
 class MoveApplicationAcrossQueuesRequest(_message.Message):
     __slots__ = ("application_id", "target_queue")
     APPLICATION_ID_FIELD_NUMBER: _ClassVar[int]

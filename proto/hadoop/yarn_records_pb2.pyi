@@ -56,6 +56,20 @@ class YarnApplicationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED: _ClassVar[YarnApplicationState]
     KILLED: _ClassVar[YarnApplicationState]
 
+class YarnApplicationAttemptState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    APP_ATTEMPT_NEW: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_SUBMITTED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_SCHEDULED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_ALLOCATED_SAVING: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_ALLOCATED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_LAUNCHED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_FAILED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_RUNNING: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_FINISHING: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_FINISHED: _ClassVar[YarnApplicationAttemptState]
+    APP_ATTEMPT_KILLED: _ClassVar[YarnApplicationAttemptState]
+
 class FinalApplicationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     APP_UNDEFINED: _ClassVar[FinalApplicationStatus]
@@ -111,6 +125,17 @@ RUNNING: YarnApplicationState
 FINISHED: YarnApplicationState
 FAILED: YarnApplicationState
 KILLED: YarnApplicationState
+APP_ATTEMPT_NEW: YarnApplicationAttemptState
+APP_ATTEMPT_SUBMITTED: YarnApplicationAttemptState
+APP_ATTEMPT_SCHEDULED: YarnApplicationAttemptState
+APP_ATTEMPT_ALLOCATED_SAVING: YarnApplicationAttemptState
+APP_ATTEMPT_ALLOCATED: YarnApplicationAttemptState
+APP_ATTEMPT_LAUNCHED: YarnApplicationAttemptState
+APP_ATTEMPT_FAILED: YarnApplicationAttemptState
+APP_ATTEMPT_RUNNING: YarnApplicationAttemptState
+APP_ATTEMPT_FINISHING: YarnApplicationAttemptState
+APP_ATTEMPT_FINISHED: YarnApplicationAttemptState
+APP_ATTEMPT_KILLED: YarnApplicationAttemptState
 APP_UNDEFINED: FinalApplicationStatus
 APP_SUCCEEDED: FinalApplicationStatus
 APP_FAILED: FinalApplicationStatus
@@ -291,6 +316,34 @@ class ContainerStatus(_message.Message):
     capability: Resource
     execution_type: ExecutionType
     def __init__(self, container_id: _Optional[_Union[ContainerId, _Mapping]] = ..., state: _Optional[_Union[ContainerState, str]] = ..., diagnostics: _Optional[str] = ..., exit_status: _Optional[int] = ..., capability: _Optional[_Union[Resource, _Mapping]] = ..., execution_type: _Optional[_Union[ExecutionType, str]] = ...) -> None: ...
+
+class ContainerReport(_message.Message):
+    __slots__ = ("container_id", "resource", "node_id", "priority", "creation_time", "finish_time", "diagnostics_info", "log_url", "container_exit_status", "container_state", "node_http_address", "execution_type")
+    CONTAINER_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    CREATION_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_TIME_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_INFO_FIELD_NUMBER: _ClassVar[int]
+    LOG_URL_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_EXIT_STATUS_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_STATE_FIELD_NUMBER: _ClassVar[int]
+    NODE_HTTP_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    container_id: ContainerId
+    resource: Resource
+    node_id: NodeId
+    priority: Priority
+    creation_time: int
+    finish_time: int
+    diagnostics_info: str
+    log_url: str
+    container_exit_status: int
+    container_state: ContainerState
+    node_http_address: str
+    execution_type: ExecutionType
+    def __init__(self, container_id: _Optional[_Union[ContainerId, _Mapping]] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., node_id: _Optional[_Union[NodeId, _Mapping]] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ..., creation_time: _Optional[int] = ..., finish_time: _Optional[int] = ..., diagnostics_info: _Optional[str] = ..., log_url: _Optional[str] = ..., container_exit_status: _Optional[int] = ..., container_state: _Optional[_Union[ContainerState, str]] = ..., node_http_address: _Optional[str] = ..., execution_type: _Optional[_Union[ExecutionType, str]] = ...) -> None: ...
 
 class SerializedException(_message.Message):
     __slots__ = ("message", "trace", "class_name", "cause")
@@ -479,6 +532,30 @@ class ApplicationReport(_message.Message):
     launch_time: int
     submit_time: int
     def __init__(self, application_id: _Optional[_Union[ApplicationId, _Mapping]] = ..., user: _Optional[str] = ..., queue: _Optional[str] = ..., name: _Optional[str] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., client_to_am_token: _Optional[_Union[_ipc_pb2.Token, _Mapping]] = ..., yarn_application_state: _Optional[_Union[YarnApplicationState, str]] = ..., tracking_url: _Optional[str] = ..., diagnostics: _Optional[str] = ..., start_time: _Optional[int] = ..., finish_time: _Optional[int] = ..., final_application_status: _Optional[_Union[FinalApplicationStatus, str]] = ..., app_resource_usage: _Optional[_Union[ApplicationResourceUsageReport, _Mapping]] = ..., original_tracking_url: _Optional[str] = ..., current_application_attempt_id: _Optional[_Union[ApplicationAttemptId, _Mapping]] = ..., progress: _Optional[float] = ..., application_type: _Optional[str] = ..., am_rm_token: _Optional[_Union[_ipc_pb2.Token, _Mapping]] = ..., application_tags: _Optional[_Iterable[str]] = ..., unmanaged_application: _Optional[bool] = ..., priority: _Optional[_Union[Priority, _Mapping]] = ..., launch_time: _Optional[int] = ..., submit_time: _Optional[int] = ...) -> None: ...
+
+class ApplicationAttemptReport(_message.Message):
+    __slots__ = ("application_attempt_id", "host", "rpc_port", "tracking_url", "diagnostics", "yarn_application_attempt_state", "am_container_id", "original_tracking_url", "start_time", "finish_time")
+    APPLICATION_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    RPC_PORT_FIELD_NUMBER: _ClassVar[int]
+    TRACKING_URL_FIELD_NUMBER: _ClassVar[int]
+    DIAGNOSTICS_FIELD_NUMBER: _ClassVar[int]
+    YARN_APPLICATION_ATTEMPT_STATE_FIELD_NUMBER: _ClassVar[int]
+    AM_CONTAINER_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_TRACKING_URL_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_TIME_FIELD_NUMBER: _ClassVar[int]
+    application_attempt_id: ApplicationAttemptId
+    host: str
+    rpc_port: int
+    tracking_url: str
+    diagnostics: str
+    yarn_application_attempt_state: YarnApplicationAttemptState
+    am_container_id: ContainerId
+    original_tracking_url: str
+    start_time: int
+    finish_time: int
+    def __init__(self, application_attempt_id: _Optional[_Union[ApplicationAttemptId, _Mapping]] = ..., host: _Optional[str] = ..., rpc_port: _Optional[int] = ..., tracking_url: _Optional[str] = ..., diagnostics: _Optional[str] = ..., yarn_application_attempt_state: _Optional[_Union[YarnApplicationAttemptState, str]] = ..., am_container_id: _Optional[_Union[ContainerId, _Mapping]] = ..., original_tracking_url: _Optional[str] = ..., start_time: _Optional[int] = ..., finish_time: _Optional[int] = ...) -> None: ...
 
 class YarnClusterMetrics(_message.Message):
     __slots__ = ("num_node_managers", "num_decommissioned_nms", "num_active_nms", "num_lost_nms", "num_unhealthy_nms", "num_rebooted_nms", "num_decommissioning_nms", "num_shutdown_nms")

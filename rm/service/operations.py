@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from common.errors import BadRequest, Conflict, NotFound
-from common.ids import AppId, NodeId, QueuePath
+from common.errors import ApplicationAttemptNotFound, BadRequest, Conflict, ContainerNotFound, NotFound
+from common.ids import AppId, ContainerId, NodeId, QueuePath, app_of_attempt, parse_container_id
 from common.resources import MEMORY, VCORES, Resources
 from common.terms import NO_SIGNALS, AmSignals, AppTerms
 from rm.core import job_profiles
@@ -208,6 +208,38 @@ class Operations:
         app = self.app(app_id)
         return sorted((c for c in self.state.containers.values() if c.app_id == app.app_id),
                       key=lambda c: c.container_id)
+
+    def attempt(self, attempt_id: str) -> Attempt:
+        """One attempt: ``ApplicationNotFound`` for an unknown app, ``ApplicationAttemptNotFound`` for an attempt
+        its app never had (YARN's ClientRMService); ``BadRequest`` for a malformed id."""
+        try:
+            app_id = app_of_attempt(attempt_id)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        for att in self.app(app_id).attempts:
+            if att.attempt_id == attempt_id:
+                return att
+        raise ApplicationAttemptNotFound(f"ApplicationAttempt with id '{attempt_id}' doesn't exist in RM.")
+
+    def attempt_containers(self, attempt_id: str) -> list[Container]:
+        """The containers an attempt owns that the RM still holds, by id (a container a failed attempt passed
+        on belongs to the attempt that took it over, as in YARN)."""
+        att = self.attempt(attempt_id)
+        return sorted((c for c in self.state.containers.values() if c.attempt_id == att.attempt_id),
+                      key=lambda c: c.container_id)
+
+    def container(self, container_id: str) -> Container:
+        """One container the RM holds, after its app and the attempt its id names (errors as ``attempt``, then
+        ``ContainerNotFound``)."""
+        try:
+            attempt_id = parse_container_id(container_id).attempt_id
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        att = self.attempt(attempt_id)
+        c = self.state.containers.get(ContainerId(container_id))
+        if c is None or c.app_id != att.app_id:
+            raise ContainerNotFound(f"Container with id '{container_id}' doesn't exist in RM.")
+        return c
 
     async def kill(self, app_id: str, diagnostics: str = "", user: str = "") -> Killed:
         app = self.app(app_id)

@@ -18,6 +18,7 @@ from common.acl import MODIFY_APP, VIEW_APP
 from common.errors import BadRequest
 from common.hadoop import records, tokens
 from common.hadoop.server import CallContext, Method, Protocol, RpcError
+from common.ids import app_of_attempt, parse_container_id
 from common.resources import Resources
 from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
@@ -163,6 +164,10 @@ class ApplicationClient:
             "submitApplication": Method(yp.SubmitApplicationRequest, self.submit_application),
             "getApplicationReport": Method(yp.GetApplicationReportRequest, self.get_application_report),
             "getApplications": Method(yp.GetApplicationsRequest, self.get_applications),
+            "getApplicationAttemptReport": Method(yp.GetApplicationAttemptReportRequest, self.get_attempt_report),
+            "getApplicationAttempts": Method(yp.GetApplicationAttemptsRequest, self.get_attempts),
+            "getContainerReport": Method(yp.GetContainerReportRequest, self.get_container_report),
+            "getContainers": Method(yp.GetContainersRequest, self.get_containers),
             "forceKillApplication": Method(yp.KillApplicationRequest, self.force_kill_application),
             "getClusterMetrics": Method(yp.GetClusterMetricsRequest, self.get_cluster_metrics),
             "getClusterNodes": Method(yp.GetClusterNodesRequest, self.get_cluster_nodes),
@@ -231,10 +236,22 @@ class ApplicationClient:
             trusted = ctx.user
         return trusted or ""
 
+    def _viewer(self, ctx: CallContext) -> Caller:
+        """Whom a read is answered for; an unproven caller reads as ``dr.who``."""
+        return Caller(self._trusted(ctx) or ANONYMOUS)
+
     def _may_view(self, ctx: CallContext) -> Callable[[App], bool]:
-        """Whether the caller sees an app in full (VIEW_APP); an unproven caller reads as ``dr.who``."""
-        who = Caller(self._trusted(ctx) or ANONYMOUS)
+        """Whether the caller sees an app in full (VIEW_APP)."""
+        who = self._viewer(ctx)
         return lambda app: self.facade.authz.may_view(who, app)
+
+    def _viewed(self, ctx: CallContext, app_id: str) -> App:
+        """The app, for a caller that may view it (VIEW_APP, as its full report needs): its attempts and containers
+        are refused to the others (``AccessControlException``), as on REST and gRPC. An unknown app is
+        ``ApplicationNotFoundException`` for everyone, before any access check."""
+        app = self.ops.app(app_id)
+        self.facade.authz.view(self._viewer(ctx), app)
+        return app
 
     def _report(self, app: App, ctx: CallContext) -> yr.ApplicationReport:
         # the AMRMToken of an unmanaged AM goes to its submitter, never to a caller whose name is unproven
@@ -318,6 +335,42 @@ class ApplicationClient:
         if req.limit > 0:
             out = out[-req.limit:]
         return yp.GetApplicationsResponse(applications=out)
+
+    async def get_attempt_report(self, ctx: CallContext, req: yp.GetApplicationAttemptReportRequest
+                                 ) -> yp.GetApplicationAttemptReportResponse:
+        self._reader(ctx)
+        with as_rpc_errors():
+            attempt_id = records.attempt_id_str(req.application_attempt_id)
+            self._viewed(ctx, app_of_attempt(attempt_id))
+            return yp.GetApplicationAttemptReportResponse(application_attempt_report=reports.attempt_report(
+                self.ops.attempt(attempt_id), web_url=self.facade.web_url))
+
+    async def get_attempts(self, ctx: CallContext, req: yp.GetApplicationAttemptsRequest
+                           ) -> yp.GetApplicationAttemptsResponse:
+        self._reader(ctx)
+        with as_rpc_errors():
+            app = self._viewed(ctx, records.app_id_str(req.application_id))
+            return yp.GetApplicationAttemptsResponse(application_attempts=[
+                reports.attempt_report(att, web_url=self.facade.web_url) for att in app.attempts])
+
+    async def get_container_report(self, ctx: CallContext, req: yp.GetContainerReportRequest
+                                   ) -> yp.GetContainerReportResponse:
+        self._reader(ctx)
+        with as_rpc_errors():
+            container_id = records.container_id_str(req.container_id)
+            self._viewed(ctx, parse_container_id(container_id).app_id)
+            return yp.GetContainerReportResponse(
+                container_report=reports.container_report(self.rm.state, self.ops.container(container_id)))
+
+    async def get_containers(self, ctx: CallContext, req: yp.GetContainersRequest) -> yp.GetContainersResponse:
+        """The containers of an attempt the RM still holds, running and completed (YARN's RM answers only the
+        running ones and leaves the others to its timeline server, which shepherd does not have)."""
+        self._reader(ctx)
+        with as_rpc_errors():
+            attempt_id = records.attempt_id_str(req.application_attempt_id)
+            self._viewed(ctx, app_of_attempt(attempt_id))
+            return yp.GetContainersResponse(containers=[
+                reports.container_report(self.rm.state, c) for c in self.ops.attempt_containers(attempt_id)])
 
     async def force_kill_application(self, ctx: CallContext, req: yp.KillApplicationRequest
                                      ) -> yp.KillApplicationResponse:

@@ -1,4 +1,5 @@
-"""Hadoop records describing the RM's state: application, node and queue reports, cluster metrics.
+"""Hadoop records describing the RM's state: application, attempt, container, node and queue reports, cluster
+metrics.
 
 Node ids: Hadoop clients must see the address of a NodeManager's Hadoop-IPC ContainerManagement
 listener, since that is where an AM's NMClient connects. A node that registered one is reported as
@@ -13,8 +14,9 @@ from common.hadoop import records, tokens
 from common.resources import Resources
 from proto.hadoop import ipc_pb2 as ipc
 from proto.hadoop import yarn_records_pb2 as yr
-from rm.core.entities import App, Node
+from rm.core.entities import App, Attempt, Container, Node
 from rm.core.ledger import Ledger
+from rm.service.rest.render import logs_url
 
 APP_STATES = {
     "NEW": yr.NEW, "NEW_SAVING": yr.NEW_SAVING, "SUBMITTED": yr.SUBMITTED, "ACCEPTED": yr.ACCEPTED,
@@ -24,6 +26,12 @@ APP_STATE_NAMES = {v: k for k, v in APP_STATES.items()}
 FINAL_STATUSES = {"UNDEFINED": yr.APP_UNDEFINED, "SUCCEEDED": yr.APP_SUCCEEDED, "FAILED": yr.APP_FAILED,
                   "KILLED": yr.APP_KILLED, "ENDED": yr.APP_ENDED}
 FINAL_STATUS_NAMES = {v: k for k, v in FINAL_STATUSES.items()}
+ATTEMPT_STATES = {  # shepherd's attempt states are RMAppAttemptState names, as YarnApplicationAttemptState has them
+    "NEW": yr.APP_ATTEMPT_NEW, "SUBMITTED": yr.APP_ATTEMPT_SUBMITTED, "SCHEDULED": yr.APP_ATTEMPT_SCHEDULED,
+    "ALLOCATED_SAVING": yr.APP_ATTEMPT_ALLOCATED_SAVING, "ALLOCATED": yr.APP_ATTEMPT_ALLOCATED,
+    "LAUNCHED": yr.APP_ATTEMPT_LAUNCHED, "FAILED": yr.APP_ATTEMPT_FAILED, "RUNNING": yr.APP_ATTEMPT_RUNNING,
+    "FINISHING": yr.APP_ATTEMPT_FINISHING, "FINISHED": yr.APP_ATTEMPT_FINISHED, "KILLED": yr.APP_ATTEMPT_KILLED,
+}
 NODE_STATES = {
     "NEW": yr.NS_NEW, "RUNNING": yr.NS_RUNNING, "UNHEALTHY": yr.NS_UNHEALTHY,
     "DECOMMISSIONED": yr.NS_DECOMMISSIONED, "LOST": yr.NS_LOST, "REBOOTED": yr.NS_REBOOTED,
@@ -100,7 +108,7 @@ def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, ca
         application_id=records.app_id_pb(app.app_id), user=app.user, queue=queue_leaf(app.queue), name=app.name,
         host=(att.host if att and att.host else "N/A"), rpc_port=(att.rpc_port if att and att.host else -1),
         yarn_application_state=APP_STATES.get(state, yr.NEW),
-        tracking_url=app.tracking_url or f"{web_url}/cluster/app/{app.app_id}",
+        tracking_url=tracking_url_of(app.app_id, web_url, app.tracking_url),
         original_tracking_url=app.tracking_url or "N/A",
         diagnostics=app.diagnostics or "", start_time=int(app.start_time * 1000),
         finish_time=int(app.finish_time * 1000),
@@ -122,6 +130,44 @@ def app_report(st: Ledger, app: App, *, scheduler_address: str, web_url: str, ca
     capacity = st.cluster_capacity()
     if not capacity.is_zero():
         usage.cluster_usage_percentage = 100.0 * app.used.dominant_share(capacity)
+    return report
+
+
+def tracking_url_of(app_id: str, web_url: str, url: str) -> str:
+    """The tracking URL a report shows: the AM's own, else the RM's page of the app."""
+    return url or f"{web_url}/cluster/app/{app_id}"
+
+
+def attempt_report(att: Attempt, *, web_url: str) -> yr.ApplicationAttemptReport:
+    """An attempt as YARN's RMAppAttemptImpl reports it: the AM's host and RPC port once it registered (N/A and
+    -1 before), its tracking URL, the AM container once allocated (never for an unmanaged AM)."""
+    report = yr.ApplicationAttemptReport(
+        application_attempt_id=records.attempt_id_pb(att.attempt_id),
+        host=att.host or UNAVAILABLE, rpc_port=att.rpc_port if att.host else -1,
+        tracking_url=tracking_url_of(att.app_id, web_url, att.tracking_url),
+        original_tracking_url=att.tracking_url or UNAVAILABLE,
+        diagnostics=att.diagnostics, yarn_application_attempt_state=ATTEMPT_STATES.get(att.state, yr.APP_ATTEMPT_NEW),
+        start_time=int(att.start_time * 1000), finish_time=int(att.finish_time * 1000),
+    )
+    if att.am_container_id:
+        report.am_container_id.CopyFrom(records.container_id_pb(att.am_container_id))
+    return report
+
+
+def container_report(st: Ledger, c: Container) -> yr.ContainerReport:
+    """A container as YARN's RMContainerImpl reports it: RUNNING until it completes (exit status 0, diagnostics
+    unset), then COMPLETE with its exit status and diagnostics; the node's Hadoop id and web address."""
+    node = st.nodes.get(c.node_id)
+    report = yr.ContainerReport(
+        container_id=records.container_id_pb(c.container_id), resource=records.resource_pb(c.resource),
+        node_id=records.node_id_pb(hadoop_node_id(node) if node is not None else c.node_id),
+        priority=yr.Priority(priority=c.priority), creation_time=int(c.allocate_time * 1000),
+        finish_time=int(c.finish_time * 1000), container_state=yr.C_RUNNING if c.live else yr.C_COMPLETE,
+        container_exit_status=0 if c.live else c.exit_status, log_url=logs_url(node, c.container_id),
+        node_http_address=f"http://{node.http_address}" if node is not None and node.http_address else "",
+    )
+    if not c.live:
+        report.diagnostics_info = c.diagnostics
     return report
 
 
