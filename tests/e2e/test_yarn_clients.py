@@ -68,9 +68,10 @@ def hadoop_conf(cluster: LocalCluster, where: Path, extra: dict[str, str] | None
 
 
 def run_yarn(conf: Path, tool: str, *args: str, token: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the stock YARN CLI (``application``, ``node`` or ``rmadmin``), with the cluster's token file or
-    without."""
-    main = {"application": "ApplicationCLI", "node": "NodeCLI", "rmadmin": "RMAdminCLI"}[tool]
+    """Run the stock YARN CLI (``application``, ``applicationattempt``, ``container``, ``node`` or ``rmadmin``),
+    with the cluster's token file or without."""
+    main = {"application": "ApplicationCLI", "applicationattempt": "ApplicationCLI", "container": "ApplicationCLI",
+            "node": "NodeCLI", "rmadmin": "RMAdminCLI"}[tool]
     title = [] if tool == "rmadmin" else [tool]  # `yarn rmadmin` passes its flags alone
     env = {**os.environ, "JAVA_HOME": java_home()}
     env.pop("HADOOP_TOKEN_FILE_LOCATION", None)
@@ -104,13 +105,19 @@ def spark_args(tmp: Path, mode: str, *extra: str, slices: int = 4) -> list[str]:
     ]
 
 
-def ipc_node_ids(cluster: LocalCluster) -> set[str]:
-    out = set()
+def hadoop_node_ids(cluster: LocalCluster) -> dict[str, str]:
+    """Each NodeManager's Hadoop NodeId (its IPC listener, which Hadoop clients see) by its shepherd node id."""
+    out = {}
     for i in range(len(cluster.nms)):
-        m = re.search(r"nodemanager ready .* ipc=(\S+)", (cluster.data_dir / "logs" / f"nm{i}.log").read_text())
+        m = re.search(r"nodemanager ready node_id=(\S+) .* ipc=(\S+)",
+                      (cluster.data_dir / "logs" / f"nm{i}.log").read_text())
         assert m
-        out.add(m.group(1))
+        out[m.group(1)] = m.group(2)
     return out
+
+
+def ipc_node_ids(cluster: LocalCluster) -> set[str]:
+    return set(hadoop_node_ids(cluster).values())
 
 
 def app_of(text: str) -> str:
@@ -144,6 +151,63 @@ def test_yarn_cli_lists_shepherds_apps_and_nodes(make_cluster: Callable[..., Loc
     assert listed == ipc_node_ids(cluster)
     assert nodes.count("Configured Resources : <memory:4096, vCores:4>") == 2
     assert "Allocated Resources : <memory:" in nodes
+
+
+def report_fields(text: str) -> dict[str, str]:
+    """The ``\tName : value`` lines of a CLI status report."""
+    return {k.strip(): v.strip() for k, _, v in (line.partition(" : ") for line in text.splitlines() if " : " in line)}
+
+
+def test_yarn_cli_lists_attempts_and_containers(make_cluster: Callable[..., LocalCluster], tmp_path: Path) -> None:
+    """`yarn applicationattempt -list/-status` and `yarn container -list/-status` for a finished and a running
+    app: the ids, states and hosts shepherd holds (containers on the NodeManagers' Hadoop ids)."""
+    cluster = make_cluster(nodes=2)
+    conf = hadoop_conf(cluster, tmp_path / "conf")
+    nodes = hadoop_node_ids(cluster)
+    done = submit_job(cluster, write_job(tmp_path, sleep_job("cli-quick", 0.1, tasks=1)), tmp_path / "submit")
+    with RMClient(cluster.rm_address) as rm:
+        wait_until(lambda: rm.app(done).state == "FINISHED", 60, "the quick job to finish")
+        running = submit_job(cluster, write_job(tmp_path, sleep_job("cli-sleep", 60, tasks=2)), tmp_path / "submit2")
+        wait_until(lambda: sum(c.state == "RUNNING" for c in rm.containers(running)) == 3, 60,
+                   "the sleeping job's AM and tasks to run")
+        for app_id, state, live in ((done, "FINISHED", 0), (running, "RUNNING", 3)):
+            (attempt,) = rm.attempts(app_id)
+            listing = yarn(conf, "applicationattempt", "-list", app_id)
+            assert "Total number of application attempts :1" in listing, listing
+            (row,) = [line.split() for line in listing.splitlines() if line.strip().startswith("appattempt_")]
+            assert row[:3] == [attempt.attempt_id, state, attempt.am_container_id], listing
+            status = report_fields(yarn(conf, "applicationattempt", "-status", attempt.attempt_id))
+            assert status["ApplicationAttempt-Id"] == attempt.attempt_id
+            assert status["State"] == state
+            assert status["AMContainer"] == attempt.am_container_id
+            am_host = nodes[attempt.node_id].rpartition(":")[0]  # the DAG AM registers from its node's host
+            assert status["AM Host"] == am_host
+            held = {c.container_id: c for c in rm.containers(app_id)}
+            listed = yarn(conf, "container", "-list", attempt.attempt_id)
+            assert f"Total number of containers :{len(held)}" in listed, listed
+            rows = {r[0]: r for line in listed.splitlines() if (r := line.split()) and r[0].startswith("container_")}
+            assert set(rows) == set(held), listed
+            # YARN's RMContainerImpl: RUNNING until it completes (the running job's AM may have let a spare go)
+            shown = {cid: "COMPLETE" if c.state == "COMPLETED" else "RUNNING" for cid, c in held.items()}
+            assert list(shown.values()).count("RUNNING") == live
+            for cid, c in held.items():
+                host, container_state = nodes[c.node_id], shown[cid]
+                assert container_state in rows[cid], rows[cid]
+                assert host in rows[cid], rows[cid]
+                one = report_fields(yarn(conf, "container", "-status", cid))
+                assert (one["Container-Id"], one["State"], one["Host"]) == (cid, container_state, host)
+                assert one["LOG-URL"].endswith(f"/ws/v1/node/containers/{cid}/logs")
+                assert one["Finish-Time"] == str(c.finish_time_ms)
+        # unknown ids: the CLI's own messages for YARN's exceptions, and a failing exit code
+        gone = f"{attempt.attempt_id[:-6]}000009"
+        missing = run_yarn(conf, "applicationattempt", "-status", gone)
+        assert missing.returncode != 0
+        assert f"Application Attempt with id '{gone}' doesn't exist in RM" in missing.stdout, missing.stdout
+        lost = f"{attempt.am_container_id[:-6]}999999"
+        missing = run_yarn(conf, "container", "-status", lost)
+        assert missing.returncode != 0
+        assert f"Container with id '{lost}' doesn't exist in RM" in missing.stdout, missing.stdout
+        assert rm.app(running).state == "RUNNING"
 
 
 def test_yarn_cli_moves_reprioritizes_and_refreshes_queues(make_cluster: Callable[..., LocalCluster],

@@ -25,7 +25,7 @@ from proto.hadoop import yarn_protocols_pb2 as yp
 from proto.hadoop import yarn_records_pb2 as yr
 from rm.client import RMClient
 from rm.local import LocalCluster
-from tests.e2e.conftest import kill_strays, wait_until
+from tests.e2e.conftest import kill_strays, sleep_job, submit_job, wait_until, write_job
 
 CLIENT = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
 MASTER = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
@@ -134,6 +134,66 @@ def test_client_protocol_sees_what_shepherd_sees(cluster: LocalCluster) -> None:
     with pytest.raises(RemoteError) as missing:
         report(cluster, yr.ApplicationId(id=999, cluster_timestamp=new.application_id.cluster_timestamp))
     assert missing.value.java_class == "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+
+
+def attempts_of(c: LocalCluster, app_id: str) -> list[yr.ApplicationAttemptReport]:
+    return list(client_call(c, "getApplicationAttempts", yp.GetApplicationAttemptsRequest(
+        application_id=records.app_id_pb(app_id)), yp.GetApplicationAttemptsResponse).application_attempts)
+
+
+def containers_of(c: LocalCluster, attempt: yr.ApplicationAttemptId) -> list[yr.ContainerReport]:
+    return list(client_call(c, "getContainers", yp.GetContainersRequest(application_attempt_id=attempt),
+                            yp.GetContainersResponse).containers)
+
+
+def test_attempts_and_containers_as_shepherd_holds_them(cluster: LocalCluster, tmp_path: Path) -> None:
+    """getApplicationAttempts, getApplicationAttemptReport, getContainers and getContainerReport for a finished
+    and a running DAG job: the ids, states, times and nodes shepherd's own API shows."""
+    (node,) = client_call(cluster, "getClusterNodes", yp.GetClusterNodesRequest(),
+                          yp.GetClusterNodesResponse).node_reports
+    done = submit_job(cluster, write_job(tmp_path, sleep_job("quick", 0.1, tasks=1)), tmp_path / "s1")
+    with RMClient(cluster.rm_address) as rm:
+        wait_until(lambda: rm.app(done).state == "FINISHED", 60, "the quick job to finish")
+        running = submit_job(cluster, write_job(tmp_path, sleep_job("sleepy", 60, tasks=1)), tmp_path / "s2")
+        wait_until(lambda: sum(c.state == "RUNNING" for c in rm.containers(running)) == 2, 60,
+                   "the sleeping job's AM and task to run")
+        for app_id, attempt_state, live in ((done, yr.APP_ATTEMPT_FINISHED, 0), (running, yr.APP_ATTEMPT_RUNNING, 2)):
+            (mine,) = rm.attempts(app_id)
+            (attempt,) = attempts_of(cluster, app_id)
+            assert records.attempt_id_str(attempt.application_attempt_id) == mine.attempt_id
+            assert records.container_id_str(attempt.am_container_id) == mine.am_container_id
+            assert attempt.yarn_application_attempt_state == attempt_state
+            assert (attempt.start_time, attempt.finish_time) == (mine.start_time_ms, mine.finish_time_ms)
+            assert attempt.host == node.node_id.host  # the DAG AM registers from its NodeManager's host
+            assert client_call(cluster, "getApplicationAttemptReport", yp.GetApplicationAttemptReportRequest(
+                application_attempt_id=attempt.application_attempt_id),
+                yp.GetApplicationAttemptReportResponse).application_attempt_report == attempt
+            held = {c.container_id: c for c in rm.containers(app_id)}
+            containers = containers_of(cluster, attempt.application_attempt_id)
+            assert [records.container_id_str(c.container_id) for c in containers] == sorted(held)
+            assert sum(c.container_state == yr.C_RUNNING for c in containers) == live  # the AM and the task
+            for c in containers:
+                theirs = held[records.container_id_str(c.container_id)]
+                container_state = yr.C_COMPLETE if theirs.state == "COMPLETED" else yr.C_RUNNING  # as YARN's RM
+                assert c.container_state == container_state
+                assert c.node_id == node.node_id  # the NodeManager's Hadoop id, as getClusterNodes names it
+                assert c.node_http_address == f"http://{node.http_address}"
+                assert c.log_url == f"http://{node.http_address}/ws/v1/node/containers/{theirs.container_id}/logs"
+                assert records.resources_from_pb(c.resource).to_dict() == dict(theirs.resource.values)
+                assert c.finish_time == theirs.finish_time_ms
+                if container_state == yr.C_RUNNING:
+                    assert (c.container_exit_status, c.diagnostics_info) == (0, "N/A")
+                else:
+                    assert (c.container_exit_status, c.diagnostics_info) == (theirs.exit_status, theirs.diagnostics)
+                assert client_call(cluster, "getContainerReport", yp.GetContainerReportRequest(
+                    container_id=c.container_id), yp.GetContainerReportResponse).container_report == c
+        done_attempt = attempts_of(cluster, done)[0]
+        exits = {records.container_id_str(c.container_id): c.container_exit_status
+                 for c in containers_of(cluster, done_attempt.application_attempt_id)}
+        am = records.container_id_str(done_attempt.am_container_id)
+        assert exits.pop(am) == -107  # stopped after its app ended, as YARN's KILLED_AFTER_APP_COMPLETION
+        assert 0 in exits.values()  # the task (a spare container the AM let go would be -105)
+        assert rm.app(running).state == "RUNNING"  # reading changed nothing
 
 
 class AM:

@@ -1,7 +1,8 @@
 """VIEW_APP on every door: an app's owner, a cluster admin, an administrator of its queue and the users of the
 app's own VIEW_APP ACL read its full report; anyone else (another user, the anonymous ``dr.who``, a Hadoop IPC
 caller whose SIMPLE name proves nothing) still finds the app in lists and by id, with YARN's restricted report,
-and is refused (AccessControlException) its attempts, containers and the other details of its run.
+and is refused (AccessControlException) its attempts, containers and the other details of its run, on Hadoop
+IPC as on REST and gRPC.
 
 alice submits over REST with ``application-acls`` naming carol a viewer, then kills her app over Hadoop IPC
 with a diagnostic only a viewer may read. The only NodeManager reports itself unhealthy, so nothing runs."""
@@ -19,6 +20,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from common import ids
 from common.acl import ADMINISTER_QUEUE, SUBMIT_APPLICATIONS, AccessList, AclConfig, queue_acls
 from common.hadoop import records
 from common.hadoop.client import IpcClient, RemoteError
@@ -26,6 +28,7 @@ from common.resources import Resources
 from proto import shepherd_pb2 as pb
 from proto import shepherd_pb2_grpc as pbg
 from proto.hadoop import yarn_protocols_pb2 as yp
+from proto.hadoop import yarn_records_pb2 as yr
 from rm.service import authz
 from rm.service.config import RMConfig
 from rm.service.server import ResourceManager
@@ -197,6 +200,89 @@ async def test_hadoop_ipc_restricts_reports_as_yarn_does(rm: ResourceManager, ap
     claimed = (await ipc(rm, "alice", "getApplicationReport", request, yp.GetApplicationReportResponse,
                          with_token=False)).application_report
     assert claimed.diagnostics == "N/A"
+
+
+def attempt_requests(attempt_id: str, container_id: str) -> list[tuple[str, Any, Any]]:
+    """The client protocol's attempt and container reads, for an attempt and a container of it."""
+    return [
+        ("getApplicationAttempts", yp.GetApplicationAttemptsRequest(
+            application_id=records.app_id_pb(ids.app_of_attempt(attempt_id))), yp.GetApplicationAttemptsResponse),
+        ("getApplicationAttemptReport", yp.GetApplicationAttemptReportRequest(
+            application_attempt_id=records.attempt_id_pb(attempt_id)), yp.GetApplicationAttemptReportResponse),
+        ("getContainers", yp.GetContainersRequest(application_attempt_id=records.attempt_id_pb(attempt_id)),
+         yp.GetContainersResponse),
+        ("getContainerReport", yp.GetContainerReportRequest(container_id=records.container_id_pb(container_id)),
+         yp.GetContainerReportResponse),
+    ]
+
+
+async def test_hadoop_ipc_gives_attempts_and_containers_only_to_viewers(rm: ResourceManager, app_id: str) -> None:
+    (attempt,) = rm.state.apps[app_id].attempts  # type: ignore[index]
+    never = ids.container_id(attempt.attempt_id, 1)  # nothing was ever placed
+    before = rm.state.apps[app_id].record()  # type: ignore[index]
+    for user in (*VIEWERS, *OTHERS):
+        attempts, one, containers, container = attempt_requests(attempt.attempt_id, never)
+        if user in VIEWERS:
+            (listed,) = (await ipc(rm, user, *attempts)).application_attempts
+            report = (await ipc(rm, user, *one)).application_attempt_report
+            assert listed == report
+            assert records.attempt_id_str(report.application_attempt_id) == attempt.attempt_id
+            assert report.yarn_application_attempt_state == yr.APP_ATTEMPT_KILLED
+            assert SECRET_REASON in report.diagnostics
+            assert (report.host, report.rpc_port, report.original_tracking_url) == ("N/A", -1, "N/A")
+            assert report.tracking_url.endswith(f"/cluster/app/{app_id}")
+            assert not report.HasField("am_container_id")  # no AM container was ever allocated
+            assert report.start_time == int(attempt.start_time * 1000) > 0
+            assert report.finish_time == int(attempt.finish_time * 1000) > 0
+            assert list((await ipc(rm, user, *containers)).containers) == []
+            with pytest.raises(RemoteError) as missing:
+                await ipc(rm, user, *container)
+            assert missing.value.java_class == "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException"
+            assert f"Container with id '{never}' doesn't exist in RM." in str(missing.value)
+            continue
+        for method, request, response in (attempts, one, containers, container):
+            with pytest.raises(RemoteError) as err:
+                await ipc(rm, user, method, request, response)
+            assert err.value.java_class == ACCESS_CONTROL, method
+            assert f"User {user} does not have privilege to see this application {app_id}" in str(err.value)
+    # SIMPLE authentication only claims a name: claiming to be alice reads as the anonymous user, and is refused
+    for method, request, response in attempt_requests(attempt.attempt_id, never):
+        with pytest.raises(RemoteError) as err:
+            await ipc(rm, "alice", method, request, response, with_token=False)
+        assert err.value.java_class == ACCESS_CONTROL, method
+        assert "User dr.who does not have privilege" in str(err.value)
+    assert rm.state.apps[app_id].record() == before  # type: ignore[index]
+
+
+async def test_unknown_attempts_and_containers_are_yarns_exceptions(rm: ResourceManager, app_id: str) -> None:
+    """ClientRMService's order: the app (ApplicationNotFoundException, for everyone), then VIEW_APP, then the
+    attempt (ApplicationAttemptNotFoundException), then the container (ContainerNotFoundException)."""
+    not_found = "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+    no_attempt = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
+    before = rm.state.apps[app_id].record()  # type: ignore[index]
+    unknown_app = ids.attempt_id(ids.AppId(f"{app_id[:-4]}9999"), 1)
+    for user in ("alice", "bob"):
+        for method, request, response in attempt_requests(unknown_app, ids.container_id(unknown_app, 1)):
+            with pytest.raises(RemoteError) as err:
+                await ipc(rm, user, method, request, response)
+            assert err.value.java_class == not_found, method
+    second = ids.attempt_id(ids.AppId(app_id), 2)  # alice's app never had a second attempt
+    _, one, containers, container = attempt_requests(second, ids.container_id(second, 1))
+    for method, request, response in (one, containers, container):
+        with pytest.raises(RemoteError) as err:
+            await ipc(rm, "alice", method, request, response)
+        assert err.value.java_class == no_attempt, method
+        assert f"ApplicationAttempt with id '{second}' doesn't exist in RM." in str(err.value)
+        with pytest.raises(RemoteError) as err:
+            await ipc(rm, "bob", method, request, response)
+        assert err.value.java_class == ACCESS_CONTROL, method  # whether the attempt exists is not told to bob
+    # an id that is no id (attempt number 0) is YARN's generic refusal, not a failure of the RM
+    with pytest.raises(RemoteError) as err:
+        await ipc(rm, "alice", "getContainers", yp.GetContainersRequest(application_attempt_id=yr.ApplicationAttemptId(
+            application_id=records.app_id_pb(app_id), attempt_id=0)), yp.GetContainersResponse)
+    assert err.value.java_class == "org.apache.hadoop.yarn.exceptions.YarnException"
+    assert rm.state.apps[app_id].record() == before  # type: ignore[index]
+    assert len(rm.state.apps[app_id].attempts) == 1  # type: ignore[index]
 
 
 async def test_a_view_acl_of_the_submission_must_name_a_known_access_type(rm: ResourceManager) -> None:
