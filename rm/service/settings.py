@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -383,8 +383,9 @@ def _sampling(layers: Layered) -> SamplingConfig:
             raise SettingsError(f"{key}sampling-ratio = {text!r} ({layers.source(key + 'sampling-ratio')}): "
                                 "expected 'adaptive' or a number in (0, 1]")
     timeout = layers.seconds(key + "gate-timeout-ms")
-    cfg = SamplingConfig(ratio=ratio, gate_timeout_s=SamplingConfig.gate_timeout_s if timeout is None else timeout,
-                         trust_history=_flag(layers, key + "trust-history"))
+    cfg = SamplingConfig(ratio=ratio, trust_history=_flag(layers, key + "trust-history"))
+    if timeout is not None:
+        cfg = replace(cfg, gate_timeout_s=timeout)
     try:
         cfg.validate()
     except ValueError as exc:

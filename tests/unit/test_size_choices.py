@@ -288,3 +288,16 @@ def test_the_prior_is_the_historys_sizes_as_a_distribution_and_errors_are_compar
     recent.add("a", 3.0)
     assert recent.median("a") == 2.0
     assert list(recent.all) == [5.0, 7.0, 3.0]  # the window
+
+
+def test_the_gate_timeout_setting_reaches_the_sampling_config(tmp_path: Path) -> None:
+    from rm.service.settings import load_rm_settings
+
+    site = tmp_path / "yarn-site.xml"
+    site.write_text("<configuration><property><name>shepherd.resourcemanager.slearn.gate-timeout-ms</name>"
+                    "<value>45000</value></property><property><name>shepherd.resourcemanager.slearn.trust-history"
+                    "</name><value>false</value></property></configuration>")
+    got = load_rm_settings(env={}, conf_dir=tmp_path).config.sampling
+    assert got == SamplingConfig(gate_timeout_s=45.0, trust_history=False)
+    (tmp_path / "empty").mkdir()
+    assert load_rm_settings(env={}, conf_dir=tmp_path / "empty").config.sampling == SamplingConfig()
