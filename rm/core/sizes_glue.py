@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,10 +90,15 @@ class Sizing:
     def total_tasks(self) -> int:
         return sum(self.tasks.values())
 
+    @property
+    def thin(self) -> bool:
+        """Its job file names fewer tasks than sampling is worth."""
+        return bool(self.tasks) and self.total_tasks < THIN_LIMIT
+
     def state(self) -> str:
         if self.gate is not None and not self.gate.open:
             return SAMPLING
-        if self.tasks and self.total_tasks < THIN_LIMIT:
+        if self.thin:
             return THIN
         if self.count:
             return ESTIMATED
@@ -275,12 +280,8 @@ class SizeTracker:
                 sized = getattr(w, "job_sized", None)  # an evaluation's recorder: what each job was estimated at
                 if sized is not None:
                     sized(app.app_id, ended.total_tasks, dict(ended.first), actual)
-            name = (ended.key or job_key(app)).name
-            if ended.gate is not None and "slearn" in errors:
-                self.pilot_errors.add(name, errors["slearn"])
-            for runs in ended.finished.values():
-                if len(runs) >= 3 and (mean := math.fsum(runs) / len(runs)) > 0:
-                    self.task_cov.add(name, statistics.pstdev(runs) / mean)
+            self.measured((ended.key or job_key(app)).name, ended.finished.values(),
+                          errors.get("slearn") if ended.gate is not None else None)
             if self.history is not None and ended.key is not None:
                 self.observe(ended.key, actual, {g: sum(v) for g, v in ended.finished.items()}
                              if len(ended.tasks) > 1 else {})
@@ -297,6 +298,15 @@ class SizeTracker:
         for g, stage_s in stages.items():
             if stage_s > 0:
                 self.stage_history.setdefault(g, HistoryPredictor()).observe(key, stage_s)
+
+    def measured(self, name: str, runtimes: Iterable[Sequence[float]], pilot_error: float | None) -> None:
+        """What a finished run of ``name`` says of sampling: its pilots' relative error, if it was sampled, and
+        the spread (CoV) of each of its task groups' runtimes (from 3 tasks)."""
+        if pilot_error is not None:
+            self.pilot_errors.add(name, pilot_error)
+        for runs in runtimes:
+            if len(runs) >= 3 and (mean := math.fsum(runs) / len(runs)) > 0:
+                self.task_cov.add(name, statistics.pstdev(runs) / mean)
 
     def run_summary(self, app: App) -> dict[str, Any]:
         """What run history keeps of the app that ends now (``rm.core.sizes_learn.summary``); {} if unknown."""
@@ -322,7 +332,7 @@ class SizeTracker:
     def thin(self, app_id: AppId) -> bool:
         """Its job file names fewer tasks than sampling is worth."""
         sizing = self.apps.get(app_id)
-        return sizing is not None and bool(sizing.tasks) and sizing.total_tasks < THIN_LIMIT
+        return sizing is not None and sizing.thin
 
     def finished(self, app_id: AppId) -> int:
         sizing = self.apps.get(app_id)
@@ -438,7 +448,7 @@ def _baseline(sizing: Sizing, mode: str) -> tuple[float, float, str, float] | No
 
 def _samplable(app: App, sizing: Sizing) -> bool:
     """Worth sampling: not thin, no guarantee, no stronger size, not a Spark app."""
-    if sizing.tasks and sizing.total_tasks < THIN_LIMIT:
+    if sizing.thin:
         return False
     if app.terms.claim is not None or app.reservation_id or "SPARK" in app.app_type.upper():
         return False

@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from common.resources import MEMORY, VCORES
 from rm.core.entities import App
 from rm.core.sizes.history import FEATURES, HistoryPredictor, JobKey
-from rm.core.sizes.recent import RecentByName
 from rm.core.sizes.sampling import AdaptiveRatio, FixedRatio, posterior
 
 MIN_PRIOR_ERROR = 0.01  # a history that was always exact still leaves the pilots a say
@@ -57,10 +56,9 @@ class HistoryLearner(Protocol):
     """What learns a finished run's size (the size tracker): the whole job's, and each stage's of a DAG."""
 
     history: HistoryPredictor | None
-    pilot_errors: RecentByName
-    task_cov: RecentByName
 
     def observe(self, key: JobKey, total_s: float, stages: Mapping[int, float]) -> None: ...
+    def measured(self, name: str, runtimes: Iterable[Sequence[float]], pilot_error: float | None) -> None: ...
 
 
 class SizeWatcher(Protocol):
@@ -100,9 +98,10 @@ def combine(prior_total: float, prior_error: float | None, tasks: int, samples: 
 
     The prior's spread σ_o is ``prior_error`` (at least :data:`MIN_PRIOR_ERROR`) times its mean: the size tracker
     passes the history's past sizes of the job (their mean, and their coefficient of variation: the job-wise
-    variation of §4.1); without a spread (a single past size) there is no usable prior (the samples alone). The tasks' spread σ_1 is ``task_cov`` (the coefficient of variation past runs of the job measured
-    among their tasks) times the samples' mean; unknown, the samples' standard deviation, or with one sample
-    the sample itself (a coefficient of variation of 1)."""
+    variation of §4.1); without a spread (a single past size) there is no usable prior (the samples alone).
+    The tasks' spread σ_1 is ``task_cov`` (the coefficient of variation past runs of the job measured among
+    their tasks) times the samples' mean; unknown, the samples' standard deviation, or with one sample the
+    sample itself (a coefficient of variation of 1)."""
     if tasks < 1 or not samples:
         raise ValueError(f"need tasks >= 1 and samples, got {tasks} tasks and {len(samples)} samples")
     mu = prior_total / tasks
@@ -146,14 +145,11 @@ def learn(summaries: Sequence[Mapping[str, Any]], learner: HistoryLearner, ratio
                 learner.observe(JobKey(**{f: s["key"][f] for f in FEATURES}), float(s["total"]), stages)
                 learned += 1
             gate = s.get("gate")
-            name = str(s["key"]["name"]) if s.get("key") else ""
-            pilots = dict(s.get("estimates") or {}).get("slearn")
-            if gate and pilots is not None and float(s["total"]) > 0 and name:
-                learner.pilot_errors.add(name, abs(float(pilots) - float(s["total"])) / float(s["total"]))
-            for group in dict(s.get("groups") or {}).values():
-                runs = [float(r) for r in group.get("runtimes", ())]
-                if name and len(runs) >= 3 and (mean := math.fsum(runs) / len(runs)) > 0:
-                    learner.task_cov.add(name, statistics.pstdev(runs) / mean)
+            if s.get("key"):
+                total, pilots = float(s["total"]), dict(s.get("estimates") or {}).get("slearn")
+                learner.measured(str(s["key"]["name"]),
+                                 [[float(r) for r in g.get("runtimes", ())] for g in dict(s.get("groups") or {}).values()],
+                                 abs(float(pilots) - total) / total if gate and pilots is not None and total > 0 else None)
             if gate and float(s.get("runtime", 0.0)) > 0:
                 ratio.observe(float(gate["ratio"]), float(s["jct"]), float(s["runtime"]))
         except (KeyError, TypeError, ValueError):

@@ -9,6 +9,7 @@ and its other tasks run. On an idle cluster the same job's tasks take the idle c
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 import yaml
 
 from rm.client import RMClient
+from rm.local import LocalCluster
 from tests.e2e.conftest import FINAL, submit_job, wait_final, wait_until, write_job
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
@@ -43,19 +45,33 @@ def running_tasks(rm: RMClient, app_id: str) -> int:
                and not c.container_id.endswith("_000001"))
 
 
-def test_a_wide_job_is_sampled_estimated_and_kept_across_a_restart(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def slearn_cluster(make_cluster: Callable[..., LocalCluster], tmp_path: Path
+                   ) -> tuple[LocalCluster, dict[str, str], Callable[[str], dict[str, Any]]]:
+    """A cluster of 3 NodeManagers (12 vcores) under the `slearn` scheduler, the headers of a viewer of every
+    app (an app's details are its viewers': VIEW_APP), and a reader of an app's size estimate."""
     config = tmp_path / "rm.yaml"
     config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "slearn"}))
     cluster = make_cluster(nodes=3, node_memory_mb=2048, node_vcores=4, rm_args=["--config", str(config)])
-    viewer = {"Authorization": f"Bearer {cluster.client_secret}"}  # an app's details are its viewers' (VIEW_APP)
+    viewer = {"Authorization": f"Bearer {cluster.client_secret}"}
 
     def estimate(app_id: str) -> dict[str, Any]:
         return dict(httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/estimate", timeout=10,
                               headers=viewer).json()["estimate"])
 
+    return cluster, viewer, estimate
+
+
+def fill_with_greedy(cluster: LocalCluster, rm: RMClient, tmp_path: Path) -> str:
+    """Submit a greedy job and wait until it holds all 12 vcores."""
+    hog = submit_job(cluster, write_job(tmp_path, greedy()), tmp_path)
+    wait_until(lambda: rm.metrics().allocated.values.get("vcores", 0) >= 12, 60, "the greedy job to fill it")
+    return hog
+
+
+def test_a_wide_job_is_sampled_estimated_and_kept_across_a_restart(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cluster, viewer, estimate = slearn_cluster(make_cluster, tmp_path)
     with RMClient(cluster.rm_address) as rm:
-        hog = submit_job(cluster, write_job(tmp_path, greedy()), tmp_path)
-        wait_until(lambda: rm.metrics().allocated.values.get("vcores", 0) >= 12, 60, "the greedy job to fill it")
+        hog = fill_with_greedy(cluster, rm, tmp_path)
         job = submit_job(cluster, write_job(tmp_path, wide("wide")), tmp_path)
         sampling = wait_until(lambda: (e := estimate(job))["state"] == "SAMPLING"
                               and e["sampling"]["pilotsStarted"] == e["sampling"]["pilots"] and e, 60,

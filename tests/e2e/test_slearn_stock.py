@@ -16,12 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from rm.client import RMClient
-from tests.e2e.conftest import submit_job, wait_until, write_job
-from tests.e2e.test_slearn_live import greedy
+from tests.e2e.conftest import wait_until
+from tests.e2e.test_slearn_live import fill_with_greedy, slearn_cluster
 from tests.e2e.test_yarn_clients import (
     JAVA,
     PYSPARK,
@@ -91,19 +90,10 @@ def sampling_counts(rest: str) -> tuple[float, float]:
 
 
 def test_a_stock_mapreduce_style_app_is_sampled_and_a_spark_app_is_not(make_cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    config = tmp_path / "rm.yaml"
-    config.write_text(yaml.safe_dump({"shepherd.resourcemanager.scheduler": "slearn"}))
-    cluster = make_cluster(nodes=3, node_memory_mb=2048, node_vcores=4, rm_args=["--config", str(config)])
-    viewer = {"Authorization": f"Bearer {cluster.client_secret}"}
+    cluster, viewer, estimate = slearn_cluster(make_cluster, tmp_path)
     conf = hadoop_conf(cluster, tmp_path / "conf")
-
-    def estimate(app_id: str) -> dict[str, Any]:
-        return dict(httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/apps/{app_id}/estimate", timeout=10,
-                              headers=viewer).json()["estimate"])
-
     with RMClient(cluster.rm_address) as rm:
-        hog = submit_job(cluster, write_job(tmp_path, greedy()), tmp_path)
-        wait_until(lambda: rm.metrics().allocated.values.get("vcores", 0) >= 12, 60, "the greedy job to fill it")
+        hog = fill_with_greedy(cluster, rm, tmp_path)
         am = JavaAm(conf, tmp_path)
         try:
             app_id = wait_until(am.app_id, 120, "the Java client to submit")
