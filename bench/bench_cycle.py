@@ -10,10 +10,16 @@ machine), how many containers the cycle placed and how many it places per second
 time).
 
     python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne drf morpheus]
-                                [--repeat 5] [--case full empty] [--kept-layout]
+                                [--repeat 5] [--case full empty] [--kept-layout] [--estimator]
 
 By default every cycle derives the node layout (order, names, racks, capability matrix) anew, as the first cycle
 after a node changes does; ``--kept-layout`` measures the cycles in between, which reuse it.
+
+``--estimator`` measures what SLearn's size estimator adds instead: each pipeline that orders by size is timed
+against the one it extends (``carbyne:estimate`` against ``carbyne``, ``slearn`` against ``mrm``) on the same
+apps, every app now carrying a size estimate and one in ten held to its pilots (its other asks wait for the
+sampling stage); and the size tracker's own work, the finished tasks of one cycle measured and the changed
+estimates reported, as the RM does between two cycles (as many tasks finish as the cycle placed).
 
 The bench has no reservations, so ``morpheus`` runs its reservation stage with nothing to serve.
 """
@@ -21,6 +27,7 @@ The bench has no reservations, so ``morpheus`` runs its reservation stage with n
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from dataclasses import replace
@@ -30,10 +37,15 @@ from cluster_shapes import NODE_CAPACITY, SHAPES, host, node_id, percentile, rac
 
 from common.ids import AppId, QueuePath, app_id
 from common.resources import Resources
+from common.terms import SizeEstimate
 from rm.core.cycle import run_cycle
+from rm.core.entities import App, Container
+from rm.core.events import AppStarted, ContainerCompleted, Journal
 from rm.core.model import AppView, AskView, ClusterSnapshot, LayoutMemo, NodeView
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
+from rm.core.sizes_glue import SizeTracker
+from rm.core.state_types import SamplingConfig
 
 
 def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnapshot:
@@ -61,6 +73,96 @@ def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnap
         apps[aid] = AppView(app_id=aid, queue=QueuePath("root.default"), user="u", priority=0,
                             submit_time=float(a), used=used, asks=tuple(views))
     return ClusterSnapshot(version=1, nodes=node_views, apps=apps, queues=build_queues())
+
+
+GATED_EVERY = 10  # one app in ten is held to its pilots in ``with_estimates``
+PILOTS = 2  # the pilots a held app may still start
+
+
+def with_estimates(snap: ClusterSnapshot, gated: bool, seed: int = 2) -> ClusterSnapshot:
+    """The same apps, each with a size estimate (from pilots, the history or its job file, in turn) and, with
+    ``gated``, one in ``GATED_EVERY`` held to its pilots: its asks trimmed to ``PILOTS`` containers, its task
+    asks in full held for the sampling stage, as the ledger's views show a gated app (the RM gates apps only
+    under a pipeline with that stage)."""
+    rng = Random(seed)
+    apps: dict[AppId, AppView] = {}
+    for i, (aid, app) in enumerate(snap.apps.items()):
+        work = sum(a.remaining_work_s * a.num_containers for a in app.asks) or 1.0
+        est = work * rng.uniform(0.5, 2.0)
+        size = SizeEstimate(est, ("slearn", "history", "declared")[i % 3], est * 1.2, 0.5)
+        view = replace(app, terms=replace(app.terms, size=size), size_hint_s=est)
+        if gated and i % GATED_EVERY == 0:
+            first = min(app.asks, key=lambda a: (a.priority, a.allocation_request_id))
+            view = replace(view, asks=(replace(first, num_containers=PILOTS),), held=app.asks)
+        apps[aid] = view
+    return replace(snap, apps=apps)
+
+
+ESTIMATOR_PAIRS = (("carbyne", "carbyne:estimate", False), ("mrm", "slearn", True))
+"""Each pipeline that reads the size estimate, after the one it extends (its cost is the difference), and
+whether it gates apps to their pilots."""
+
+
+def tracker_cost(apps: int, tasks_per_app: int, per_cycle: int, repeat: int) -> tuple[float, float]:
+    """The size tracker's work between two cycles, in seconds of CPU (median, 99th percentile over the batches):
+    ``per_cycle`` tasks finish (their runtimes measured, pilots counted, gates opened) and the estimates they
+    changed are worked out and reported (``flush``, which the next snapshot calls). ``apps`` wide apps of a few
+    job names run with sampling on and the history learning; their tasks finish in turn."""
+    tracker = SizeTracker(lambda _a, _s: None, history=True, config=SamplingConfig())
+    tracker.sampling = True
+    journal = Journal()
+    rng = Random(3)
+    res = Resources.of(memory_mb=1024, vcores=1)
+    job = json.dumps({"id": "j", "stages": [{"name": "map", "tasks": tasks_per_app, "memory_mb": 1024}]})
+    made: list[App] = []
+    for a in range(apps):
+        made.append(App(app_id=app_id(1, a + 1), name=f"job{a % 20}", queue="root.default", user="u",  # type: ignore[arg-type]
+                        app_type="MAPREDUCE", priority=0, am_resource=res, am_launch={}, max_attempts=1, tags=(),
+                        unmanaged=False, job_spec_json=job, submit_time=0.0, state="RUNNING"))
+        tracker.on_event(AppStarted(made[-1], 0.0), journal)
+    events = []
+    for t in range(tasks_per_app):
+        for app in made:
+            start = 1.0 + t
+            c = Container(container_id=f"{app.app_id}_{t}", app_id=app.app_id, attempt_id="a",  # type: ignore[arg-type]
+                          node_id="n", resource=res, priority=0, allocation_request_id=1, ask_type="DEFAULT",
+                          is_am=False, state="COMPLETED", allocate_time=start, start_time=start,
+                          finish_time=start + rng.lognormvariate(3.0, 0.8))
+            events.append(ContainerCompleted(c, c.finish_time))
+    times = []
+    for b in range(0, min(len(events), per_cycle * repeat), per_cycle):
+        started = time.process_time()
+        for e in events[b:b + per_cycle]:
+            tracker.on_event(e, journal)
+        tracker.flush()
+        times.append(time.process_time() - started)
+    return statistics.median(times), percentile(times, 99)
+
+
+def estimator_rows(nodes: int, sizes: list[int], cases: list[str], repeat: int, kept_layout: bool) -> None:
+    """Per size and case, each pair's cycle times (median CPU ms, the two pipelines' runs interleaved so that
+    drift in the machine's speed falls on both), the tracker's work for as many finished tasks as the cycle
+    placed, and what the estimator adds in all: (cycle difference + tracker) over the base cycle."""
+    print(f"{'pipeline':>16} {'pending':>8} {'cluster':>7} {'cpu ms':>8} {'placed':>7} {'tracker ms':>10} "
+          f"{'added':>7}")
+    for n in sizes:
+        for case in cases:
+            snap = snapshot(nodes, n, full=case == "full")
+            for base, extended, gated in ESTIMATOR_PAIRS:
+                est = with_estimates(snap, gated)
+                cpu_b, cpu_e = [], []
+                for _ in range(repeat):  # interleaved
+                    _, cb, placed_b = measure(snap, base, 1, kept_layout)
+                    _, ce, placed_e = measure(est, extended, 1, kept_layout)
+                    cpu_b += cb
+                    cpu_e += ce
+                track, _ = tracker_cost(len(snap.apps), max(50, -(-placed_e // len(snap.apps))), max(1, placed_e),
+                                        5)
+                p50_b, p50_e = statistics.median(cpu_b), statistics.median(cpu_e)
+                added = (p50_e - p50_b + track) / p50_b
+                print(f"{base:>16} {n:>8} {case:>7} {p50_b * 1000:>8.1f} {placed_b:>7}")
+                print(f"{extended:>16} {n:>8} {case:>7} {p50_e * 1000:>8.1f} {placed_e:>7} {track * 1000:>10.2f} "
+                      f"{added:>+7.1%}")
 
 
 def measure(snap: ClusterSnapshot, pipeline_name: str, repeat: int,
@@ -96,9 +198,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--kept-layout", action="store_true",
                         help="cycles reuse the node layout, as the live RM's do while no node changes")
+    parser.add_argument("--estimator", action="store_true",
+                        help="what the size estimator adds: the pipelines that order by it against their bases")
     args = parser.parse_args()
     layout = "kept across cycles" if args.kept_layout else "made by every cycle"
     print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row, node layout {layout}")
+    if args.estimator:
+        estimator_rows(args.nodes, args.asks, args.case, args.repeat, args.kept_layout)
+        return
     print(f"{'pipeline':>9} {'pending':>8} {'cluster':>7} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms':>8} "
           f"{'placed':>7} {'placed/s':>9}")
     for n in args.asks:
