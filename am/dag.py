@@ -120,9 +120,10 @@ class DagAM:
         host: str,
         interval_s: float = DEFAULT_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        seed: int | None = None,
     ) -> None:
         self.job = job
-        self.dag = DagState(job)
+        self.dag = DagState(job, shuffle_seed=seed)  # first stages in a drawn order: pilots are a random sample
         self.amrm = amrm
         self.nm = nm
         self.policy = policy
@@ -407,7 +408,8 @@ async def run_am(
                                          floor=job.altruism_floor)
         except ValueError as exc:  # JobSpecError, bad JSON, unknown policy
             return await _fail_at_start(amrm, host, f"invalid job: {exc}")
-        am = DagAM(job, amrm, nm, policy=ask_policy, am_environ=environ, host=host, interval_s=interval_s)
+        am = DagAM(job, amrm, nm, policy=ask_policy, am_environ=environ, host=host, interval_s=interval_s,
+                   seed=seed)
         return await am.run()
     finally:
         await nm.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from random import Random
 from typing import Any, Literal
 
 from am.jobspec import Job, Stage
@@ -74,21 +75,31 @@ class _StageState:
     tasks: list[TaskState] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
     measured_sum: float = 0.0  # of ``measured``, kept as it grows: estimates are read on every heartbeat
-    # the tasks not yet succeeded, in index order: remaining-work sums skip the others (each adds 0.0 exactly)
+    # the tasks not yet succeeded, in the order they start (index order, or a shuffled one for a first stage):
+    # remaining-work sums skip the others (each adds 0.0 exactly)
     unfinished: dict[int, None] = field(default_factory=dict)
 
 
 class DagState:
-    """Task states of one job attempt, and the duration estimates they imply."""
+    """Task states of one job attempt, and the duration estimates they imply.
 
-    def __init__(self, job: Job) -> None:
+    Runnable tasks start in index order, except that with ``shuffle_seed`` the tasks of a stage with no parents
+    start in an order drawn from it: the RM may hold a wide job of unknown size to a few pilot tasks (SLearn's
+    sampling gate), and its estimate is only as good as the pilots are a random sample of their stage, which
+    the first few partitions of an input (often the largest, or sorted by key) need not be. The same seed gives
+    the same order, so a restarted attempt goes on where the last one stopped."""
+
+    def __init__(self, job: Job, shuffle_seed: int | None = None) -> None:
         self._job = job
         depths = job.depths()
         self._stages: dict[str, _StageState] = {}
         for i, spec in enumerate(job.stages):
             st = _StageState(spec=spec, index=i, depth=depths[spec.name])
             st.tasks = [TaskState(stage=spec.name, index=t) for t in range(spec.tasks)]
-            st.unfinished = dict.fromkeys(range(spec.tasks))
+            order = list(range(spec.tasks))
+            if shuffle_seed is not None and not spec.parents:
+                Random(shuffle_seed * 1_000_003 + i).shuffle(order)
+            st.unfinished = dict.fromkeys(order)
             self._stages[spec.name] = st
         self._by_container: dict[str, TaskState] = {}
         self._provisional: set[str] = set()  # resumed tasks whose container's fate the RM has yet to tell

@@ -168,3 +168,27 @@ def test_a_stages_remaining_work_is_the_sum_of_its_tasks(seed: int) -> None:
             assert task.container_id is not None
             dag.complete(task.container_id, 0 if rng.random() < 0.8 else 1, now)
     assert dag.finished
+
+
+def test_a_shuffle_seed_starts_a_first_stage_in_a_drawn_order_so_pilots_are_a_random_sample() -> None:
+    job = parse_job({"id": "j", "stages": [
+        {"name": "map", "tasks": 100, "memory_mb": 256, "duration_s": 10},
+        {"name": "reduce", "tasks": 10, "memory_mb": 256, "duration_s": 10, "parents": ["map"]}]})
+    assert DagState(job).runnable("map") == list(range(100))  # no seed: index order
+    dag = DagState(job, shuffle_seed=7)
+    order = dag.runnable("map")
+    assert sorted(order) == list(range(100))
+    assert order != list(range(100))
+    assert DagState(job, shuffle_seed=7).runnable("map") == order  # a restarted attempt draws the same order
+    assert DagState(job, shuffle_seed=8).runnable("map") != order
+    # three pilots of many seeded runs are spread over the whole stage, not its first partitions
+    firsts = [i for s in range(200) for i in DagState(job, shuffle_seed=s).runnable("map")[:3]]
+    assert 40 < sum(firsts) / len(firsts) < 60
+    assert max(firsts) > 90
+    dag.start("map", order[0], "c1", 0.0)
+    assert dag.runnable("map") == order[1:]  # the next pilot is the next drawn task
+    for i in range(100):  # a later stage keeps index order
+        if dag.task("map", i).status == "RUNNABLE":
+            dag.start("map", i, f"m{i}", 0.0)
+        dag.complete(f"m{i}" if i != order[0] else "c1", 0, 1.0)
+    assert dag.runnable("reduce") == list(range(10))
