@@ -74,6 +74,19 @@ def test_fifo_and_sjf_keep_am_containers_within_the_queue_am_limit(harness: Harn
     assert plan.rejections[(apps[3].id, AM_ASK_ID)].reason == AM_LIMIT
 
 
+def test_an_am_over_the_limit_does_not_block_a_smaller_one_behind_it(harness: Harness) -> None:
+    harness.queue("root.q", 1.0, max_am_share=0.25)  # AMs may hold 2 GB and 2 vcores of the node
+    harness.node("n1", vcores=8, memory_mb=8 * GB)
+    big = [harness.app("root.q", asks=[ask(vcores=1, memory_mb=1536, is_am=True)], submit_time=float(t))
+           for t in range(3)]
+    small = harness.app("root.q", asks=[ask(vcores=1, memory_mb=512, is_am=True)], submit_time=9.0)
+    plan = harness.cycle([FifoStage(TetrisPacker())])
+    assert plan.count(Place.match(app_id=big[0].id)) == 1  # a queue's first AM always starts
+    for app in big[1:]:  # 1.5 + 1.5 GB is over the limit, for every AM of that size
+        assert plan.rejections[(app.id, AM_ASK_ID)].reason == AM_LIMIT
+    assert plan.count(Place.match(app_id=small.id)) == 1  # 1.5 + 0.5 GB is within it
+
+
 def test_sjf_serves_the_smallest_remaining_size_first_and_unknown_sizes_last(harness: Harness) -> None:
     harness.node("n1", vcores=4, memory_mb=8 * GB)
     unknown = harness.app(asks=[ask(num=4)], submit_time=1.0)

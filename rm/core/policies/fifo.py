@@ -50,16 +50,24 @@ class GreedyFiller:
         self.free = FreeMemo()
         self.full: set[FitKey] = set()
         self._am_used: dict[QueuePath, Resources] | None = None  # summed when an AM ask first needs it
+        # (queue, AM size) found over the queue's AM limit: it stays over it for the rest of the cycle, since the
+        # queue's AM usage only grows within one, so a backlog of apps waiting for an AM is checked once per size
+        self._am_blocked: set[tuple[QueuePath, Resources]] = set()
         self._fits_somewhere: dict[Resources, bool] = {}
 
     @property
     def am_used(self) -> dict[QueuePath, Resources]:
         """Per queue, what its AM containers hold (this cycle's placements included)."""
         if self._am_used is None:
-            self._am_used = {}
+            sums: dict[QueuePath, dict[str, int]] = {}
             for app in self.snap.apps.values():
-                extra = self.ctx.app_am_alloc.get(app.app_id, Resources())
-                self._am_used[app.queue] = self._am_used.get(app.queue, Resources()) + app.am_used + extra
+                extra = self.ctx.app_am_alloc.get(app.app_id)
+                for part in (app.am_used, extra) if extra is not None else (app.am_used,):
+                    if part.amounts:
+                        acc = sums.setdefault(app.queue, {})
+                        for r, v in part.amounts.items():
+                            acc[r] = acc.get(r, 0) + v
+            self._am_used = {q: Resources(acc) for q, acc in sums.items()}
         return self._am_used
 
     def best(self, ask: AskView, nodes: Sequence[NodeView] | None = None) -> NodeView | None:
@@ -79,13 +87,18 @@ class GreedyFiller:
         if not ask.is_am:
             return True
         app = self.snap.apps[ask.app_id]
+        if (app.queue, ask.capability) in self._am_blocked:
+            return False
         used = self.am_used.get(app.queue, Resources())
         if used.is_zero():
             return True  # the first AM of a queue always may start, as in the DRF stage
         view = self.snap.queues.get(app.queue)
         share = view.max_am_share * view.abs_max_capacity if view is not None else 0.5
         after = used + ask.capability
-        return all(after.get(r) <= share * self.capacity.get(r) + _EPS for r in ask.capability.amounts)
+        if all(after.get(r) <= share * self.capacity.get(r) + _EPS for r in ask.capability.amounts):
+            return True
+        self._am_blocked.add((app.queue, ask.capability))
+        return False
 
     def place(self, ask: AskView, node: NodeView) -> None:
         self.ctx.place(ask, node)

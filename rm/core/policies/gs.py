@@ -35,7 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from rm.core.model import AppView, ClusterSnapshot
+from common.ids import AppId
+from rm.core.model import AppView, AskView, ClusterSnapshot
 from rm.core.policies.api import NOTHING, SIZES, Input, NodeScorer, PolicyArgs, Stage, app_tiebreak
 from rm.core.policies.drf import ask_importance
 from rm.core.policies.fifo import GreedyFiller
@@ -138,23 +139,28 @@ class GsStage:
         filler = GreedyFiller(snap, ctx, self.scorer)
         heads = [0] * self.cfg.queues  # apps before the head of each queue are done for this cycle
         waiting = [bool(apps) for apps in queues]
+        ordered: dict[AppId, list[AskView]] = {}  # each app's asks, most important first
         while True:
             q = next_queue(used, waiting, self.cfg)
             if q is None:
                 break
-            placed = self._offer(queues[q], heads, q, filler)
+            placed = self._offer(queues[q], heads, q, filler, ordered)
             if placed is None:
                 waiting[q] = False
             else:
                 used[q] += placed
 
-    def _offer(self, apps: Sequence[AppView], heads: list[int], q: int, filler: GreedyFiller) -> float | None:
+    def _offer(self, apps: Sequence[AppView], heads: list[int], q: int, filler: GreedyFiller,
+               ordered: dict[AppId, list[AskView]]) -> float | None:
         """One container to the first app of the queue that can use it: its dominant share, or None when no
         app of the queue can place anything now."""
         ctx = filler.ctx
         while heads[q] < len(apps):
             app = apps[heads[q]]
-            for ask in sorted(app.asks, key=ask_importance):
+            asks = ordered.get(app.app_id)
+            if asks is None:
+                asks = ordered[app.app_id] = sorted(app.asks, key=ask_importance)
+            for ask in asks:
                 if ctx.remaining(ask) <= 0:
                     continue
                 node = filler.best(ask) if filler.am_allowed(ask) else None

@@ -17,6 +17,7 @@ own size distribution instead.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ class GsConfig:
             raise ValueError(f"weight_decay must be >= 1, got {self.weight_decay}")
 
 
+@functools.cache  # every app's queue is looked up each cycle; a config's bounds never change
 def thresholds(cfg: GsConfig) -> tuple[float, ...]:
     """The upper bound Q_q^hi of every queue, in task-seconds: q0 · E^q, and ``inf`` for the last queue.
 
