@@ -231,7 +231,7 @@ class SizeTracker:
             sizing.gate = Gate.from_dict(stored)
             sizing.first.update({str(k): float(v) for k, v in dict(app.sizing.get("first", {})).items()})
         elif self.sampling and _samplable(app, sizing) and not self._history_suffices(sizing):
-            sizing.gate = Gate(self.ratio.ratio, now)
+            sizing.gate = Gate(self.ratio.take(), now)
             if sizing.tasks:  # of a DAG (or maps and reduces), its first stage's tasks are sampled
                 first = sizing.tasks[min(sizing.tasks)]
                 sizing.gate.pilots = (pilot_count(max(sizing.total_tasks, THIN_LIMIT), sizing.gate.ratio)

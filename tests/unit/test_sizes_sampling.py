@@ -161,6 +161,24 @@ def test_start_up_tries_three_then_two_then_four_percent() -> None:
     assert rule.ratio == 0.03  # the lowest score of the three
 
 
+def test_start_up_trials_go_by_jobs_sampled_not_by_jobs_finished() -> None:
+    # Fig. 4 lines 2-7: the first T jobs get 3 %, the next T 2 %, the next T 4 %, however many have finished
+    rule = AdaptiveRatio(window=T)
+    given = [rule.take() for _ in range(3 * T)]
+    assert given == [0.03] * T + [0.02] * T + [0.04] * T
+    assert rule.ratio == 0.03  # no job has finished: no score to choose by, the middle ratio
+    _fill(rule, 0.02, 1.0, 1)  # one 2 % job finished: the only score there is
+    assert rule.ratio == 0.02
+    _fill(rule, 0.03, 1.2, 2)  # 2 % beats 3 % by more than 10 %: T jobs at 1 %, then the lowest score
+    assert [rule.take() for _ in range(T)] == [0.01] * T
+    assert rule.ratio == 0.02  # 1 % has had its trial and no score yet
+    _fill(rule, 0.01, 0.9, 1)
+    assert rule.take() == 0.01
+    again = AdaptiveRatio.from_dict(json.loads(json.dumps(rule.to_dict())))
+    assert again.to_dict() == rule.to_dict()
+    assert again.ratio == rule.ratio
+
+
 def test_table_two_percent_best_by_over_ten_percent_tries_one_percent() -> None:
     # Line 9–11: min at 2% and 1.1 × 1.0 < 1.2 → 1%.
     rule = _scored({0.03: 1.2, 0.02: 1.0, 0.04: 1.5})

@@ -124,6 +124,9 @@ class FixedRatio:
     def ratios(self) -> tuple[float, ...]:
         return (self._ratio,)
 
+    def take(self) -> float:
+        return self._ratio
+
     def observe(self, ratio: float, jct_s: float, runtime_s: float) -> None:
         if ratio == self._ratio and runtime_s > 0 and not math.isnan(jct_s):
             self._recent.append(jct_s / runtime_s)
@@ -138,11 +141,14 @@ class FixedRatio:
 class AdaptiveRatio:
     """The Fig. 4 rule choosing the sampling ratio from the normalised JCTs of recent sampled jobs.
 
-    Feed it with :meth:`observe` once per finished *sampled* job (thin jobs and unsampled jobs say nothing
-    about a ratio), and read :attr:`ratio` for the next job to sample. The start-up trials advance by
-    completions: the middle ratio is used until ``window`` jobs that used it have finished, then the lower
-    neighbour, then the upper one. The state is the last ``window`` observations per ratio, so
-    :meth:`to_dict` / :meth:`from_dict` (or replaying the newest finished runs) restore it exactly.
+    Call :meth:`take` for each job about to be sampled (it returns the job's ratio and counts it), and
+    :meth:`observe` once per finished *sampled* job (thin jobs and unsampled jobs say nothing about a ratio);
+    :attr:`ratio` is what the next job would get. The start-up trials go by jobs, as Fig. 4's "first T jobs":
+    the middle ratio for the first ``window`` sampled jobs, the lower neighbour for the next ``window``, then
+    the upper one; a trial outwards (1 % or 5 %) is ``window`` jobs too. After the trials each job gets the
+    ratio of lowest score among those with finished jobs. The state is the jobs given each ratio (or, after a
+    restart that replayed only finished runs, the jobs seen finishing at it) and the last ``window``
+    observations per ratio: :meth:`to_dict` / :meth:`from_dict` restore it exactly.
     """
 
     def __init__(self, ratios: Sequence[float] = RATIOS, window: int = 100) -> None:
@@ -157,6 +163,12 @@ class AdaptiveRatio:
         self._window = window
         self._mid = (len(ordered) - 1) // 2
         self._recent: dict[float, deque[float]] = {r: deque(maxlen=window) for r in ordered}
+        self._given: dict[float, int] = dict.fromkeys(ordered, 0)  # jobs sampled at each ratio
+        self._seen: dict[float, int] = dict.fromkeys(ordered, 0)  # finished jobs observed at each ratio
+
+    def _tried(self, ratio: float) -> bool:
+        """The ratio has had its trial: ``window`` jobs were sampled at it."""
+        return max(self._given[ratio], self._seen[ratio]) >= self._window
 
     @property
     def ratios(self) -> tuple[float, ...]:
@@ -172,20 +184,28 @@ class AdaptiveRatio:
         mid = self._mid
         lower, middle, upper = self._ratios[mid - 1], self._ratios[mid], self._ratios[mid + 1]
         for trial in (middle, lower, upper):
-            if len(self._recent[trial]) < self._window:
+            if not self._tried(trial):
                 return trial
         scores = {r: s for r, s in self.scores().items() if s is not None}
+        if not scores:  # none of the trials' jobs has finished yet
+            return middle
         best = min(scores, key=lambda r: (scores[r], abs(self._ratios.index(r) - mid), r))
-        s_best, s_mid = scores[best], scores[middle]
-        if best == lower and mid >= 2 and EXTEND_FACTOR * s_best < s_mid:
+        s_best, s_mid = scores[best], scores.get(middle)
+        if s_mid is not None and best == lower and mid >= 2 and EXTEND_FACTOR * s_best < s_mid:
             outer = self._ratios[mid - 2]
-            if len(self._recent[outer]) < self._window:
+            if not self._tried(outer):
                 return outer
-        if best == upper and mid + 2 < len(self._ratios) and s_mid > EXTEND_FACTOR * s_best:
+        if s_mid is not None and best == upper and mid + 2 < len(self._ratios) and s_mid > EXTEND_FACTOR * s_best:
             outer = self._ratios[mid + 2]
-            if len(self._recent[outer]) < self._window:
+            if not self._tried(outer):
                 return outer
         return best
+
+    def take(self) -> float:
+        """The ratio for a job about to be sampled, counted as given to it."""
+        got = self.ratio
+        self._given[got] += 1
+        return got
 
     def observe(self, ratio: float, jct_s: float, runtime_s: float) -> None:
         """Record a finished sampled job: the ``ratio`` it was sampled at, its JCT (arrival to finish) and
@@ -195,6 +215,7 @@ class AdaptiveRatio:
         if ratio not in self._recent or not runtime_s > 0 or math.isnan(jct_s):
             return
         self._recent[ratio].append(jct_s / runtime_s)
+        self._seen[ratio] += 1
 
     def scores(self) -> dict[float, float | None]:
         """Per ratio, the mean normalised JCT of its last ``window`` jobs (None before any)."""
@@ -209,6 +230,8 @@ class AdaptiveRatio:
             "ratios": list(self._ratios),
             "window": self._window,
             "recent": {repr(r): list(v) for r, v in self._recent.items()},
+            "given": {repr(r): n for r, n in self._given.items()},
+            "seen": {repr(r): n for r, n in self._seen.items()},
         }
 
     @staticmethod
@@ -218,4 +241,9 @@ class AdaptiveRatio:
             r = float(key)
             if r in out._recent:
                 out._recent[r].extend(float(v) for v in values)
+                out._seen[r] = len(out._recent[r])
+        for field_name, counts in (("given", out._given), ("seen", out._seen)):
+            for key, n in dict(d.get(field_name, {})).items():
+                if float(key) in counts:
+                    counts[float(key)] = int(n)
         return out
