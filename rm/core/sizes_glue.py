@@ -405,6 +405,21 @@ class SizeTracker:
             sizing.estimate = est
             self.report(app_id, est)
 
+    def sampler(self) -> dict[str, Any]:
+        """The sampler's state for REST (``/ws/v1/shepherd/sampling``): whether the pipeline samples, the
+        ratio rule and the ratio the next wide app gets, each ratio's jobs and score (Fig. 4's score map),
+        how many apps are held to their pilots now and the tracker's counters."""
+        return {
+            "enabled": self.sampling,
+            "rule": "adaptive" if isinstance(self.ratio, AdaptiveRatio) else "fixed",
+            "nextRatio": self.ratio.ratio,
+            "ratios": self.ratio.state(),
+            "gateTimeoutSeconds": self.gate_timeout_s,
+            "trustHistory": self.trust_history,
+            "gatedApps": len(self.gated()),
+            "counters": dict(sorted(self.counters.items())),
+        }
+
     def describe(self, app_id: AppId) -> dict[str, Any]:
         """The app's estimate state for REST (``/ws/v1/shepherd/apps/{id}/estimate``)."""
         self.flush(app_id)

@@ -88,6 +88,11 @@ def test_a_wide_job_is_sampled_estimated_and_kept_across_a_restart(make_cluster,
                          headers=viewer).json()["explanation"]
         assert held["reason"] == "SAMPLING_PILOTS", held
         assert running_tasks(rm, job) <= 3
+        sampler = httpx.get(f"{cluster.rest_url}/ws/v1/shepherd/sampling", timeout=10,
+                            headers=viewer).json()["sampling"]
+        assert (sampler["enabled"], sampler["rule"], sampler["nextRatio"]) == (True, "adaptive", 0.03), sampler
+        assert sampler["gatedApps"] >= 1, sampler
+        assert next(r for r in sampler["ratios"] if r["ratio"] == 0.03)["jobsSampled"] >= 1, sampler
 
     cluster.restart_rm(kill=True)  # while it samples
     with RMClient(cluster.rm_address) as rm:

@@ -106,3 +106,22 @@ def test_a_wide_job_runs_its_pilots_first_on_a_busy_cluster_and_everything_on_an
     (record,) = result.jobs
     assert record.finish is not None
     assert record.finish < 10 * 2 + 10  # one wave of tasks, not pilots then the rest
+
+
+def test_the_sampler_state_shows_the_rule_each_ratios_jobs_and_the_gated_apps() -> None:
+    from rm.core.state_types import SamplingConfig
+
+    tracker = SizeTracker(lambda _, s: None)
+    tracker.sampling = True
+    wide = {"id": "w", "stages": [{"name": "map", "tasks": 100, "memory_mb": 1024}]}
+    tracker.on_event(AppStarted(app(wide), 0.0), Journal())
+    state = tracker.sampler()
+    assert (state["enabled"], state["rule"], state["nextRatio"], state["gatedApps"]) == (True, "adaptive", 0.03, 1)
+    rows = {r["ratio"]: r for r in state["ratios"]}
+    assert rows[0.03] == {"ratio": 0.03, "jobsSampled": 1, "jobsFinished": 0, "score": None}
+    assert rows[0.02]["jobsSampled"] == 0
+    fixed = SizeTracker(lambda _, s: None, config=SamplingConfig(ratio=0.1))
+    fixed.sampling = True
+    fixed.on_event(AppStarted(app(wide), 0.0), Journal())
+    assert fixed.sampler()["rule"] == "fixed"
+    assert fixed.sampler()["ratios"] == [{"ratio": 0.1, "jobsSampled": 1, "jobsFinished": 0, "score": None}]

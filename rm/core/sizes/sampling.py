@@ -115,6 +115,8 @@ class FixedRatio:
             raise ValueError(f"ratio must be in (0, 1], got {ratio}")
         self._ratio = float(ratio)
         self._recent: deque[float] = deque(maxlen=100)
+        self._given = 0
+        self._seen = 0
 
     @property
     def ratio(self) -> float:
@@ -125,11 +127,19 @@ class FixedRatio:
         return (self._ratio,)
 
     def take(self) -> float:
+        self._given += 1
         return self._ratio
 
     def observe(self, ratio: float, jct_s: float, runtime_s: float) -> None:
         if ratio == self._ratio and runtime_s > 0 and not math.isnan(jct_s):
             self._recent.append(jct_s / runtime_s)
+            self._seen += 1
+
+    def state(self) -> list[dict[str, Any]]:
+        """The ratio with its jobs sampled, finished and score (as :meth:`AdaptiveRatio.state`)."""
+        score = self.scores()[self._ratio]
+        return [{"ratio": self._ratio, "jobsSampled": self._given, "jobsFinished": self._seen,
+                 "score": None if score is None else round(score, 4)}]
 
     def scores(self) -> dict[float, float | None]:
         return {self._ratio: math.fsum(self._recent) / len(self._recent) if self._recent else None}
@@ -200,6 +210,12 @@ class AdaptiveRatio:
             if not self._tried(outer):
                 return outer
         return best
+
+    def state(self) -> list[dict[str, Any]]:
+        """Per ratio: the jobs sampled at it (since this RM started, or seen finishing after a restart), those
+        of them finished, and its score (mean normalised JCT of its last ``window`` finished jobs)."""
+        return [{"ratio": r, "jobsSampled": max(self._given[r], self._seen[r]), "jobsFinished": self._seen[r],
+                 "score": None if (sc := self.scores()[r]) is None else round(sc, 4)} for r in self._ratios]
 
     def take(self) -> float:
         """The ratio for a job about to be sampled, counted as given to it."""

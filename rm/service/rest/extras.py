@@ -87,6 +87,14 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
                                                  "confidence": size.confidence}
         return {"estimate": out}
 
+    @api.get(f"{SHEPHERD}/sampling", tags=["shepherd"],
+             summary="SLearn's sampler: whether the scheduler samples wide apps of unknown size, the ratio rule and "
+                     "the ratio the next one gets, each ratio's jobs sampled and finished and its score (mean "
+                     "completion time over runtime), the apps held to their pilots now")
+    async def sampling_state(request: Request) -> dict[str, Any]:
+        check_reader(request, rm.cfg.client_secret)
+        return {"sampling": rm.state.sizes.sampler()}
+
     @api.get(f"{SHEPHERD}/apps/{{app_id}}/stages", tags=["shepherd"],
              summary="A DAG job's stages, in its job file's order: tasks done, running, waiting for a container and "
                      "failed, and each stage's state (SUCCEEDED, RUNNING, WAITING, READY, BLOCKED, FAILED, KILLED); "
