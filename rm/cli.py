@@ -21,7 +21,7 @@ from rm.commands import attach as _attach  # noqa: F401  (registers app attach)
 from rm.commands import job_profile as _job_profile  # noqa: F401  (registers job profile)
 from rm.commands.admin import admin_group
 from rm.commands.apps import app_group, apps_table, apps_wide
-from rm.commands.cluster import node_group, nodes_table, nodes_wide, queue_group
+from rm.commands.cluster import node_group, nodes_table, nodes_wide, queue_group, sampling
 from rm.commands.common import RM_OPT, fail
 from rm.commands.config import config_group
 from rm.commands.db import db_group
@@ -612,6 +612,7 @@ def submit(
 
 app.command("down", rich_help_panel=RUN)(down)
 app.command("deadlines", rich_help_panel=JOBS)(deadlines)
+app.command("sampling", rich_help_panel=INSPECT)(sampling)
 
 
 @app.command("apps", rich_help_panel=INSPECT)

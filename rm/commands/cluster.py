@@ -1,4 +1,4 @@
-"""``shepherd node list|status`` and ``shepherd queue status``."""
+"""``shepherd node list|status``, ``shepherd queue status`` and ``shepherd sampling``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from rich.table import Column, Table
 from rich.tree import Tree
 
 from rm.client import ClientError, RMClient
-from rm.commands.common import RM_OPT, as_dict, fail, res_dict
+from rm.commands.common import REST_OPT, RM_OPT, as_dict, fail, res_dict
 from rm.commands.output import OUTPUT_OPTS, Output, kv_table, read_command
+from rm.commands.rest import RestClient
 from rm.commands.shapes import age, node_json, resources, when
 
 NODE_STATES = ("NEW", "RUNNING", "UNHEALTHY", "DECOMMISSIONING", "DECOMMISSIONED", "LOST", "REBOOTED",
@@ -164,3 +165,38 @@ def _queue_view(q: dict[str, Any], *, wide: bool = False) -> RenderableType:
     for u in users:
         table.add_row(u["user"], str(u["appsRunning"]), str(u["appsPending"]), res_dict(u["used"]))
     return Group(tree, table)
+
+
+@read_command
+def sampling(out: Output = OUTPUT_OPTS, rest: str | None = REST_OPT) -> None:
+    """SLearn's sampler: whether the scheduler samples wide apps of unknown size, the ratio rule and the ratio
+    the next one gets, and per ratio its jobs sampled and finished and its score (REST
+    /ws/v1/shepherd/sampling)."""
+    with RestClient(rest) as web:
+        def fetch() -> dict[str, Any]:
+            try:
+                return dict(web.call("GET", "/ws/v1/shepherd/sampling")["sampling"])
+            except ClientError as exc:
+                raise fail(exc) from None
+
+        out.show(fetch, sampling_view)
+
+
+def sampling_view(s: dict[str, Any]) -> RenderableType:
+    """The sampler's state as a summary and a table of its ratios (the lowest score is the one in use once the
+    start-up trials are over)."""
+    counters = s.get("counters") or {}
+    summary = kv_table([
+        ("sampling", "on (slearn)" if s.get("enabled") else "off (the scheduler has no sampling stage)"),
+        ("rule", f"{s.get('rule')}; the next wide app gets {float(s.get('nextRatio', 0)):.0%}"),
+        ("apps gated now", s.get("gatedApps")),
+        ("gate timeout", f"{s.get('gateTimeoutSeconds')} s"),
+        ("trust history", "yes" if s.get("trustHistory") else "no"),
+        ("counters", ", ".join(f"{k} {v}" for k, v in counters.items()) or "-"),
+    ])
+    table = Table("RATIO", "JOBS SAMPLED", "FINISHED", "SCORE (JCT / RUNTIME)", title="ratios")
+    for r in s.get("ratios") or []:
+        score = r.get("score")
+        table.add_row(f"{float(r.get('ratio', 0)):.0%}", str(r.get("jobsSampled", 0)), str(r.get("jobsFinished", 0)),
+                      "-" if score is None else f"{float(score):.3f}")
+    return Group(summary, table)

@@ -167,6 +167,9 @@ def test_every_read_command_prints_wide_json_and_watches(  # type: ignore[no-unt
         Read(("job", "profile", "nightly", *rest), ("per stage", "extract", "load"),
              lambda d: d["job"] == "nightly" and [st["name"] for st in d["stages"]] == ["extract", "load"],
              extra=False),
+        Read(("sampling", *rest), ("RATIO", "JOBS SAMPLED", "SCORE"),
+             lambda d: d["rule"] == "adaptive" and [r["ratio"] for r in d["ratios"]] == [0.01, 0.02, 0.03, 0.04, 0.05],
+             extra=False),
         Read(("admin", "service-state", *rest), ("ID", "VERSION", "STARTED"),
              lambda d: d[0]["url"] == cluster.rest_url and d[0]["clusterInfo"]["haState"] == "ACTIVE"),
     ]

@@ -38,7 +38,7 @@ NOT_WATCHED = frozenset({
 READ_COMMANDS = frozenset({
     "apps", "nodes", "deadlines", "app list", "app status", "app attempts", "app containers", "app explain",
     "app slo", "node list", "node status", "queue status", "slo list", "slo show", "reservation list",
-    "reservation show", "admin service-state", "job profile",
+    "reservation show", "admin service-state", "job profile", "sampling",
 })
 
 
@@ -238,3 +238,25 @@ def test_wide_apps_and_nodes_add_columns_to_the_table() -> None:
     node = dict(zip(headers(nodes_wide([NODE])), cells(nodes_wide([NODE])), strict=True))
     assert (node["RACK"], node["AVAILABLE"]) == ("/rack-a", "3072 MB, 2 vcores")
     assert node["HEALTH UPDATED"].endswith(" ago")
+
+
+def test_the_sampling_view_shows_the_rule_and_each_ratios_jobs_and_score() -> None:
+    from rich.console import Console
+
+    from rm.commands.cluster import sampling_view
+
+    state = {"enabled": True, "rule": "adaptive", "nextRatio": 0.02, "gatedApps": 3, "gateTimeoutSeconds": 300.0,
+             "trustHistory": False, "counters": {"apps_sampled": 140},
+             "ratios": [{"ratio": 0.02, "jobsSampled": 40, "jobsFinished": 12, "score": 1.8},
+                        {"ratio": 0.03, "jobsSampled": 100, "jobsFinished": 100, "score": 2.25},
+                        {"ratio": 0.05, "jobsSampled": 0, "jobsFinished": 0, "score": None}]}
+    console = Console(width=200, record=True)
+    console.print(sampling_view(state))
+    text = console.export_text()
+    assert "adaptive; the next wide app gets 2%" in text
+    assert "apps_sampled 140" in text
+    lines = {line.split("│")[1].strip(): line for line in text.splitlines() if line.count("│") >= 4}
+    assert "100" in lines["3%"]
+    assert "2.250" in lines["3%"]
+    assert "1.800" in lines["2%"]
+    assert lines["5%"].rstrip(" │").endswith("-")
