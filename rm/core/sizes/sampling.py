@@ -106,6 +106,12 @@ def posterior(
     return mean, 1.0 / precision
 
 
+def _state_row(ratio: float, sampled: int, finished: int, score: float | None) -> dict[str, Any]:
+    """One ratio's line of the sampler's state (``/ws/v1/shepherd/sampling``)."""
+    return {"ratio": ratio, "jobsSampled": sampled, "jobsFinished": finished,
+            "score": None if score is None else round(score, 4)}
+
+
 class FixedRatio:
     """One sampling ratio for every job (the paper's fixed-ratio runs, Table 6): the interface of
     :class:`AdaptiveRatio`, whose observations it counts and scores but never acts on."""
@@ -137,9 +143,7 @@ class FixedRatio:
 
     def state(self) -> list[dict[str, Any]]:
         """The ratio with its jobs sampled, finished and score (as :meth:`AdaptiveRatio.state`)."""
-        score = self.scores()[self._ratio]
-        return [{"ratio": self._ratio, "jobsSampled": self._given, "jobsFinished": self._seen,
-                 "score": None if score is None else round(score, 4)}]
+        return [_state_row(self._ratio, self._given, self._seen, self.scores()[self._ratio])]
 
     def scores(self) -> dict[float, float | None]:
         return {self._ratio: math.fsum(self._recent) / len(self._recent) if self._recent else None}
@@ -214,8 +218,8 @@ class AdaptiveRatio:
     def state(self) -> list[dict[str, Any]]:
         """Per ratio: the jobs sampled at it (since this RM started, or seen finishing after a restart), those
         of them finished, and its score (mean normalised JCT of its last ``window`` finished jobs)."""
-        return [{"ratio": r, "jobsSampled": max(self._given[r], self._seen[r]), "jobsFinished": self._seen[r],
-                 "score": None if (sc := self.scores()[r]) is None else round(sc, 4)} for r in self._ratios]
+        scores = self.scores()
+        return [_state_row(r, max(self._given[r], self._seen[r]), self._seen[r], scores[r]) for r in self._ratios]
 
     def take(self) -> float:
         """The ratio for a job about to be sampled, counted as given to it."""
