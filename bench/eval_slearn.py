@@ -2,8 +2,10 @@
 the paper's traces.
 
 Writes ``docs/results/slearn.md`` (and the raw figures in ``slearn.json`` beside it). For every workload and
-seed, ``sim.gen.slearn`` draws a history half and a test half of recurring jobs (``--jobs`` each, at most 150
-tasks a stage) calibrated to Table 4 (``2sigma``, ``google2011``, ``google2019``) or with job-wise variation
+seed, ``sim.gen.slearn`` draws a history half and a test half of mostly recurring jobs (``--jobs`` each, at most
+150 tasks a stage) calibrated to Table 4 (``2sigma``, ``google2011``, ``google2019``; the share of one-off jobs
+to Fig. 3's history error, ``--calibrate``; ``google2011-recurring`` is Google 2011 with every run recurring)
+or with job-wise variation
 far below task-wise (``history-wins``), and ``google2019-dag``: chains of 2-5 stages, each stage a
 Google-2019-like job (§6's GTrace19-DAG, 900 jobs a half). Arrivals are bursty at an average load of 1 (Table
 5) on 150 nodes that each run one task. The history half is what the RM's history predictor has learnt when
@@ -25,6 +27,7 @@ at each fixed sampling ratio of 1-5 % beside the adaptive rule (Table 6).
 
     python bench/eval_slearn.py [--workloads 2sigma,google2011] [--seeds 0,1,2] [--quick] [--jobs 1250] [--merge]
         [--studies combined,ratios] [--studies-only]
+    python bench/eval_slearn.py --calibrate   # the recurring shares against Fig. 3
 
 One policy on one workload and seed takes about a minute on this machine (the DAG workload about two), so the
 default (five workloads, three seeds, no studies) takes over an hour: ``--quick`` runs the first seed only,
@@ -76,6 +79,22 @@ class Workload:
     swim: bool = False  # the FB-2009 days with per-task noise instead of generated families
     nodes: tuple[int, int, int] = (NODES, 8192, 8)  # count, MB, vcores
     shared_drift: float = 0.5  # of a DAG run's change, the share its stages have in common (``SlearnOptions``)
+    recurring: float | None = None  # the share of runs that recur; None: the profile's calibrated share
+
+    def options(self, seed: int, jobs: int) -> SlearnOptions:
+        return SlearnOptions(profile=self.profile, seed=seed, history_jobs=self.jobs or jobs,
+                             test_jobs=self.jobs or jobs, slots=NODES, stages=self.stages,
+                             shared_drift=self.shared_drift, recurring=self.recurring)
+
+    @property
+    def sensitivity(self) -> bool:
+        """A variant of a calibrated workload that moves one setting away from its calibration: no targets."""
+        calibrated = WORKLOADS.get(self.profile)
+        return (calibrated is not None and calibrated != self and not self.dag and not self.swim
+                and self.jobs is None)
+
+    def recurring_share(self) -> float:
+        return self.options(0, 1).recurring_share()
 
     @property
     def dag(self) -> bool:
@@ -93,6 +112,8 @@ WORKLOADS = {**{name: Workload(name) for name in PROFILES},
              # three times as many jobs per half: whether the adaptive ratio's start-up trials (3 x 100 sampled
              # jobs) are what keeps it from the best fixed ratio on a half of 1,250
              "2sigma-long": Workload("2sigma", jobs=3750),
+             # every run recurring, as the workload was before its recurring share was calibrated to Fig. 3
+             "google2011-recurring": Workload("google2011", recurring=1.0),
              "google2019-dag": Workload("google2019", (2, 5), 900),  # §6: about 900 DAGs of 2-5 stages
              # the same DAGs with every stage's change its own, or all of it shared (how much the first stage's
              # pilots can tell of the later stages: the sensitivity of the DAG hybrid)
@@ -174,15 +195,12 @@ def run_one(policy: str, q0: float, test: list[Any], history: list[Any], seed: i
     return out
 
 
-def history_replay(name: str, seed: int, jobs: int) -> dict[str, float]:
+def history_replay(w: Workload, seed: int, jobs: int) -> dict[str, float]:
     """The history predictor's errors on a generated workload without the simulator: it learns the history
     half, then each test job in arrival order is estimated and learnt at once (in a simulation it is learnt only
     when it ends, so this is a little kinder to it). P50 and P90 relative error of the wide jobs' estimates, and
     the share of them it overestimates: to set beside the paper's Fig. 3, which gives only those percentiles."""
-    w = WORKLOADS[name]
-    history, test = generate(SlearnOptions(profile=w.profile, seed=seed, history_jobs=w.jobs or jobs,
-                                           test_jobs=w.jobs or jobs, slots=NODES, stages=w.stages,
-                                           shared_drift=w.shared_drift))
+    history, test = generate(w.options(seed, jobs))
     predictor = HistoryPredictor()
     for j in history:
         predictor.observe(history_key(j), work_s(j))
@@ -212,9 +230,7 @@ def run_workload(name: str, seed: int, jobs: int, studies: Collection[str] = (),
                                     prefix=("h-", "t-")[k], noise=PROFILES[w.profile])
                          for k, day in enumerate(SWIM_DAYS))
     else:
-        history, test = generate(SlearnOptions(profile=w.profile, seed=seed, history_jobs=w.jobs or jobs,
-                                               test_jobs=w.jobs or jobs, slots=NODES, stages=w.stages,
-                                               shared_drift=w.shared_drift))
+        history, test = generate(w.options(seed, jobs))
     q0 = relative_q0([work_s(j) for j in history], PAPER_Q0_S)
     hist = [(history_key(j), work_s(j), stage_sizes(j)) for j in history]
     first = policies(w)[0]
@@ -231,7 +247,7 @@ def run_workload(name: str, seed: int, jobs: int, studies: Collection[str] = (),
             out["policies"][p] = one(p)
     else:  # a new record: with ``earlier`` empty ({}), of the studies only
         out = {"q0_s": q0, "load": load_stats(test, w.slots), "variation": variation_stats(history, test),
-               "history_replay": None if w.dag or w.swim else history_replay(name, seed, jobs),
+               "history_replay": None if w.dag or w.swim else history_replay(w, seed, jobs),
                "jobs": len(test), "tasks": sum(s.tasks for j in test for s in j.stages), "policies": {}}
         for p in policies(w) if earlier is None else ():
             out["policies"][p] = one(p)
@@ -278,7 +294,8 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
              f"{'; '.join(f'{w} ' + ', '.join(str(s) for s in sorted(b)) for w, b in results.items())}"
              f"; {wall_s / 60:.0f} min of simulation on this 2-core machine."), "",
              ("The paper's traces are not public: each workload is drawn to match what the paper reports of them "
-             "(Table 4: CoV of task runtimes over time and space; Table 5: bursty load around 1). "
+             "(Table 4: CoV of task runtimes over time and space; Table 5: bursty load around 1; Fig. 3: how far "
+             "3Sigma's history errs, which sets the share of runs that recur). "
              "GS's q0 is the history half's median job size (E = 10, N = 10, weights falling tenfold). The job "
              "files the RM reads declare no durations. Ratios are the baseline's average JCT over SLearn's "
              "(oracle: the oracle's over SLearn's, so 1.0 is as good as knowing every size)."), ""]
@@ -302,6 +319,11 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
                       f"time its stage's times a mean-1 log-normal factor with a CoV drawn per stage through "
                       f"{w.profile}'s space percentiles. Jobs do not recur: the history predicts from the features "
                       "they share (submit hour, queue, container)."), ""]
+        if not w.swim and w.recurring_share() < 1.0:
+            lines += [(f"{w.recurring_share() * 100:.0f}% of the runs recur; the others are one-off jobs, known to "
+                      "the history only by their user (the share calibrated to Fig. 3: `--calibrate`)."), ""]
+        elif not w.swim and w.sensitivity:
+            lines += ["Every run recurs (the workload before its recurring share was calibrated to Fig. 3).", ""]
         lines += ["| seed | jobs / tasks | q0 (task-s) | load avg / p50 / p90 | CoV time p50 / p90 | CoV space p50 / p90 |",
                   "|---|---|---|---|---|---|"]
         for seed, run in sorted(by_seed.items()):
@@ -322,7 +344,7 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
                       "estimated and learnt at its arrival; wide jobs):"), "",
                       "| seed | history P50 error | history P90 error | overestimated |", "|---|---|---|---|"]
             for seed, run in sorted(by_seed.items()):
-                rep = run.get("history_replay") or history_replay(name, seed, run.get("jobs", jobs))
+                rep = run.get("history_replay") or history_replay(w, seed, run.get("jobs", jobs))
                 lines.append(f"| {seed} | {rep['p50'] * 100:.0f}% | {rep['p90'] * 100:.0f}% | "
                              f"{rep['over'] * 100:.0f}% |")
             lines += ["", (f"Paper (Fig. 3): 3Sigma P50 {fig3[0][0]}%, P90 {fig3[0][1]}%; SLearn P50 {fig3[1][0]}%, "
@@ -366,6 +388,10 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
             lines.append(f"* no target (the paper has no such run): ×history {med['history']:.2f}, ×LAS "
                          f"{med['las']:.2f}, ×FIFO {med['fifo']:.2f}, oracle/slearn {med['oracle']:.2f}; P50 error "
                          f"of wide jobs slearn {err_s * 100:.0f}%, history {err_h * 100:.0f}%")
+        elif w.sensitivity:
+            lines.append(f"* a sensitivity run, no target: ×history {med['history']:.2f}, ×LAS {med['las']:.2f}, "
+                         f"×FIFO {med['fifo']:.2f}, oracle/slearn {med['oracle']:.2f}; wide jobs in the right "
+                         f"queue {right * 100:.1f}%")
         elif name == "history-wins":
             ok = med["history"] >= 1 / 1.05
             lines.append(f"* gs:slearn (pilots only) against gs:history: history/slearn JCT {med['history']:.2f} "
@@ -439,6 +465,25 @@ def studies_md(name: str, by_seed: Mapping[int, Any], lead: str, verdicts: list[
     return lines
 
 
+def calibrate(seeds: Collection[int], jobs: int) -> None:
+    """Print, per calibrated profile, the history predictor's replayed errors as fewer runs recur (from all of
+    them, in steps of 0.05), down to the first share whose median P50 over ``seeds`` reaches Fig. 3's for 3Sigma:
+    the share ``sim.gen.slearn.RECURRING`` holds."""
+    for profile, ((p50, p90), _) in FIG3.items():
+        print(f"{profile}: Fig. 3 3Sigma P50 {p50}%, P90 {p90}%")
+        for step in range(20, 7, -1):
+            share = step / 20
+            w = Workload(profile, recurring=share)
+            reps = [history_replay(w, s, jobs) for s in seeds]
+            m50 = statistics.median(r["p50"] for r in reps) * 100
+            m90 = statistics.median(r["p90"] for r in reps) * 100
+            print(f"  recurring {share:.2f}: P50 {m50:.1f}%, P90 {m90:.1f}% (seeds: "
+                  + ", ".join(f"{r['p50'] * 100:.0f}/{r['p90'] * 100:.0f}" for r in reps) + ")")
+            if m50 >= p50:
+                print(f"  -> {share:.2f}")
+                break
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -456,7 +501,13 @@ def main() -> None:
                          "none stored, the workload's record has the studies alone)")
     ap.add_argument("--rerun", default="", metavar="POLICY,...",
                     help="with --studies-only: run these of the five policies again (after a change to them)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="only print how the history's replayed error grows as fewer runs recur, per profile (the "
+                         "calibration of sim.gen.slearn.RECURRING to Fig. 3), and stop")
     args = ap.parse_args()
+    if args.calibrate:
+        calibrate([int(s) for s in args.seeds.split(",") if s.strip()], args.jobs)
+        return
     rerun = [x.strip() for x in args.rerun.split(",") if x.strip()]
     if set(rerun) - set(VARIANTS):
         raise SystemExit(f"unknown policies {sorted(set(rerun) - set(VARIANTS))}; known: {', '.join(VARIANTS)}")

@@ -38,3 +38,31 @@ def test_generation_is_a_function_of_the_seed() -> None:
     assert [j.to_json() for j in a[1]] == [j.to_json() for j in b[1]]
     with pytest.raises(ValueError, match="unknown profile"):
         generate(SlearnOptions(profile="nope"))
+
+
+def test_one_off_jobs_are_the_share_that_does_not_recur() -> None:
+    """Google 2011's calibrated share (0.8) replaces about a fifth of the runs with one-off jobs: names seen
+    nowhere else, a user each; the runs kept are the fully recurring workload's own runs."""
+    whole = generate(SlearnOptions(profile="google2011", seed=2, history_jobs=400, test_jobs=400, recurring=1.0))
+    mixed = generate(SlearnOptions(profile="google2011", seed=2, history_jobs=400, test_jobs=400))
+    assert all(j.user is None for j in (*whole[0], *whole[1]))  # fully recurring: no users, as before
+    assert len(mixed[1]) == 400
+    names = [j.name for j in (*mixed[0], *mixed[1])]
+    one_off = [j for j in mixed[1] if (j.name or "").startswith("x")]
+    assert 0.12 * 400 < len(one_off) < 0.28 * 400
+    assert all(names.count(j.name) == 1 for j in one_off)  # never recurs, in either half
+    assert all(j.user for j in (*mixed[0], *mixed[1]))
+    # a recurring family keeps one user across its runs
+    owners: dict[str, set[str | None]] = {}
+    for j in (*mixed[0], *mixed[1]):
+        if not (j.name or "").startswith("x"):
+            owners.setdefault(j.name or "", set()).add(j.user)
+    assert all(len(u) == 1 for u in owners.values())
+    # the kept runs are the same runs (their tasks' times), only their arrivals are rescaled
+    by_id = {j.id: j for j in whole[1]}
+    kept = [j for j in mixed[1] if not (j.name or "").startswith("x")]
+    assert all(j.stages[0].durations_s == by_id[j.id].stages[0].durations_s for j in kept)
+    # the other profiles are fully recurring by calibration
+    assert SlearnOptions(profile="2sigma").recurring_share() == 1.0
+    with pytest.raises(ValueError, match="recurring"):
+        generate(SlearnOptions(seed=1, history_jobs=5, test_jobs=5, recurring=1.5))
