@@ -148,10 +148,11 @@ def policies(workload: Workload) -> tuple[str, ...]:
 
 
 class EstimateLog:
-    """A size-tracker watcher: each finished job's task count, first estimate per source and true size."""
+    """A size-tracker watcher: each finished job's task count, first estimate per source, true size and whether
+    it was held to pilots."""
 
     def __init__(self) -> None:
-        self.jobs: list[tuple[int, dict[str, float], float]] = []
+        self.jobs: list[tuple[int, dict[str, float], float, bool]] = []
 
     def gate_opened(self, why: str, waited_s: float) -> None:
         pass
@@ -159,8 +160,9 @@ class EstimateLog:
     def app_sized(self, errors: Mapping[str, float]) -> None:
         pass
 
-    def job_sized(self, app_id: AppId, tasks: int, first: dict[str, float], actual: float) -> None:
-        self.jobs.append((tasks, first, actual))
+    def job_sized(self, app_id: AppId, tasks: int, first: dict[str, float], actual: float,
+                  sampled: bool = False) -> None:
+        self.jobs.append((tasks, first, actual, sampled))
 
 
 def run_one(policy: str, q0: float, test: list[Any], history: list[Any], seed: int,
@@ -181,9 +183,10 @@ def run_one(policy: str, q0: float, test: list[Any], history: list[Any], seed: i
     if v.source is not None:
         cfg = GsConfig(q0)
         errors, right = [], 0
-        wide = [(first, actual) for tasks, first, actual in log.jobs if tasks >= 3 and actual > 0]
-        for first, actual in wide:
-            est = first.get(v.source)
+        wide = [(first, actual, sampled) for tasks, first, actual, sampled in log.jobs if tasks >= 3 and actual > 0]
+        for first, actual, sampled in wide:
+            # the estimate that placed the job: one the combined estimator did not sample, its history's
+            est = first.get("history") if v.trust_history and not sampled else first.get(v.source)
             if est is None:
                 errors.append(1.0)  # no estimate: as wrong as can be
                 continue
@@ -437,12 +440,13 @@ def studies_md(name: str, by_seed: Mapping[int, Any], lead: str, verdicts: list[
         lines += [(f"{COMBINED} (pilots with the history as prior; not sampled where the history has been as "
                   "accurate as pilots):"), "",
                   (f"| seed | {COMBINED} avg JCT (s) | gs:history avg JCT (s) | history / combined | P50 err combined "
-                  "| wide jobs not sampled |"), "|---|---|---|---|---|---|"]
+                  "| right queue combined | wide jobs not sampled |"), "|---|---|---|---|---|---|---|"]
         for seed, c in combined:
             x = c[COMBINED]
             trusted = x.get("counters", {}).get("apps_history_trusted", 0)
             lines.append(f"| {seed} | {x['avg_jct_s']:.0f} | {c['gs:history']['avg_jct_s']:.0f} | "
                          f"{c['gs:history']['avg_jct_s'] / x['avg_jct_s']:.2f} | {_f(x['p50_error'] * 100, 0)}% | "
+                         f"{_f(x['right_bucket'] * 100, 1)}% | "
                          f"{trusted} of {x.get('wide_jobs', 0)} |")
         lines.append("")
     sweeps = [(seed, run["ratios"]) for seed, run in sorted(by_seed.items()) if "ratios" in run]

@@ -72,7 +72,7 @@ class Sizing:
     prior: tuple[float, float | None] | None = None  # the history's estimate (task-seconds) and its past error
     stage_prior: dict[int, float] = field(default_factory=dict)  # per group of a DAG: the history's estimate
     task_cov: float | None = None  # the spread of this job's task runtimes, as past runs of it measured
-    moments: tuple[float, float | None] | None = None  # its history's sizes: mean and CoV (the §4.1 prior)
+    moments: tuple[float, float | None] | None = None  # its history's sizes: mean and variance of logs (§4.1)
     prior_error: float | None = None  # the history estimate's median relative error in the past
     first: dict[str, float] = field(default_factory=dict)  # per source, the first total it estimated
     pilots_finished: int = 0
@@ -128,7 +128,7 @@ class Sizing:
             if k:
                 mean = self.sums[g] / k
                 if self.moments is not None and len(self.tasks) == 1 and n > 0:  # §4.1: history and pilots
-                    mean = combine(self.moments[0], self.moments[1], n, runs, self.task_cov)
+                    mean = combine(self.moments, n, runs, self.task_cov)
                 total += mean * max(n, k)
                 if self.declared.get(g) and n:
                     scale = mean / (self.declared[g] / n)
@@ -211,12 +211,12 @@ class SizeTracker:
         sizing = self.apps[app.app_id] = declared_sizing(app)
         if self.history is not None:
             sizing.key = job_key(app)
-            sizing.task_cov = self.task_cov.mean(sizing.key.name)
+            sizing.task_cov = self.task_cov.median(sizing.key.name)  # the typical run's spread
             got = self.history.predict(sizing.key)
             if got is not None:
                 sizing.prior = (got[0], self.history.error(sizing.key, got[1]))
                 sizing.prior_error = self.history.median_error(sizing.key, got[1])
-                sizing.moments = self.history.moments(sizing.key)
+                sizing.moments = self.history.log_moments(sizing.key)
             if len(sizing.tasks) > 1:  # a DAG: each stage's own history (3Sigma-DAG), the prior their sum
                 for g in sizing.tasks:
                     stage = self.stage_history.get(g)
@@ -279,7 +279,7 @@ class SizeTracker:
                 w.app_sized(errors)
                 sized = getattr(w, "job_sized", None)  # an evaluation's recorder: what each job was estimated at
                 if sized is not None:
-                    sized(app.app_id, ended.total_tasks, dict(ended.first), actual)
+                    sized(app.app_id, ended.total_tasks, dict(ended.first), actual, sampled=ended.gate is not None)
             self.measured((ended.key or job_key(app)).name, ended.finished.values(),
                           errors.get("slearn") if ended.gate is not None else None)
             if self.history is not None and ended.key is not None:

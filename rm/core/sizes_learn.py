@@ -6,7 +6,7 @@
   the ones it planned, and the gate's timeout still counts from when the app was first gated.
 * :func:`job_key` — an app's features for the history predictor (SLearn §5.1.3's 3Sigma baseline): its name,
   user, queue, application type, the hour of day it was submitted (UTC) and the task container it asks for.
-* :func:`combine` — a history estimate and the runtimes of finished tasks through the §4.1 posterior.
+* :func:`combine` — a history's sizes and the runtimes of finished tasks through the §4.1 posterior (of logs).
 * :func:`summary` / :func:`learn` — what a finished run leaves in run history (``WorkRunRecord.sizes``), and
   how a restarted RM learns the history predictor and the adaptive ratio from it again.
 """
@@ -90,30 +90,35 @@ def key_dict(key: JobKey) -> dict[str, Any]:
     return {f: getattr(key, f) for f in FEATURES}
 
 
-def combine(prior_total: float, prior_error: float | None, tasks: int, samples: Sequence[float],
+def combine(prior: tuple[float, float | None], tasks: int, samples: Sequence[float],
             task_cov: float | None = None) -> float:
-    """The job's mean task length from what its history says of its total (``prior_total`` task-seconds over
-    ``tasks`` tasks, with a relative spread ``prior_error``) and the runtimes of its finished tasks, by the §4.1
-    posterior.
+    """The job's mean task length from what its history says of its total and the runtimes of its finished
+    tasks, by the §4.1 posterior taken over logarithms.
 
-    The prior's spread σ_o is ``prior_error`` (at least :data:`MIN_PRIOR_ERROR`) times its mean: the size tracker
-    passes the history's past sizes of the job (their mean, and their coefficient of variation: the job-wise
-    variation of §4.1); without a spread (a single past size) there is no usable prior (the samples alone).
-    The tasks' spread σ_1 is ``task_cov`` (the coefficient of variation past runs of the job measured among
-    their tasks) times the samples' mean; unknown, the samples' standard deviation, or with one sample the
-    sample itself (a coefficient of variation of 1)."""
+    The variations SLearn measures (Table 4) are coefficients of variation: a run differs from the last by a
+    factor, and a task from its run's mean by a factor. So the posterior is of the logarithm of the job's mean
+    task length M. ``prior`` is the history's past sizes of the job as the mean and variance of their natural
+    logarithms (``HistoryPredictor.log_moments``); over ``tasks`` tasks it says ln M ~ N(mean − ln tasks,
+    variance), the job-wise σ_o² (at least that of :data:`MIN_PRIOR_ERROR`; without a variance, from a single
+    past size, there is no usable prior and the samples decide alone). A task runs M times a mean-1 log-normal
+    factor of coefficient of variation c, so ln y + s/2 ~ N(ln M, s) with s = ln(1 + c²): c is ``task_cov`` (what
+    past runs of the job measured among their tasks); unknown, the samples' own, or with one sample 1."""
     if tasks < 1 or not samples:
         raise ValueError(f"need tasks >= 1 and samples, got {tasks} tasks and {len(samples)} samples")
-    mu = prior_total / tasks
-    var_prior = math.inf if prior_error is None or not math.isfinite(prior_error) or mu <= 0 \
-        else (max(prior_error, MIN_PRIOR_ERROR) * mu) ** 2
+    sample_mean = statistics.fmean(samples)
+    log_mean, log_var = prior
+    if log_var is None or not math.isfinite(log_var) or not math.isfinite(log_mean) or min(samples) <= 0:
+        return sample_mean
     if task_cov is not None and task_cov >= 0:
-        var_sample = (task_cov * statistics.fmean(samples)) ** 2
+        cov = task_cov
     else:
-        var_sample = statistics.variance(samples) if len(samples) >= 2 else samples[0] ** 2
-    if var_sample == 0.0 and var_prior == 0.0:
-        return statistics.fmean(samples)
-    return posterior(mu, var_prior, var_sample, samples)[0]
+        cov = statistics.pstdev(samples) / sample_mean if len(samples) >= 2 else 1.0
+    s = math.log1p(cov * cov)
+    if s == 0.0:
+        return sample_mean  # tasks known not to vary: the samples are exact
+    var_prior = max(log_var, math.log1p(MIN_PRIOR_ERROR**2))
+    logs = [math.log(y) + s / 2.0 for y in samples]
+    return math.exp(posterior(log_mean - math.log(tasks), var_prior, s, logs)[0])
 
 
 def summary(key: JobKey, tasks: Mapping[int, int], finished: Mapping[int, Sequence[float]],

@@ -203,7 +203,8 @@ class _Firsts:
     def app_sized(self, errors: object) -> None:
         pass
 
-    def job_sized(self, app_id: AppId, tasks: int, first: dict[str, float], actual: float) -> None:
+    def job_sized(self, app_id: AppId, tasks: int, first: dict[str, float], actual: float,
+                  sampled: bool = False) -> None:
         self.firsts.append(first)
 
 

@@ -4,6 +4,7 @@ been as accurate as pilots (§7), and the DAG hybrid over per-stage histories (�
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -232,17 +233,21 @@ def test_the_dag_workload_chains_stages_that_drift_together_and_one_stage_worklo
 
 
 def test_the_tasks_spread_past_runs_measured_weighs_a_single_pilot_against_the_history() -> None:
-    from rm.core.sizes.sampling import posterior
     from rm.core.sizes_learn import combine
 
-    # history: 1000 task-seconds over 100 tasks, 20 % off in the past; one pilot of 20 s
-    unknown = combine(1000.0, 0.2, 100, [20.0])  # a CoV of 1 assumed: the prior's 10 s weighs far more
-    assert unknown == pytest.approx(posterior(10.0, 2.0**2, 20.0**2, [20.0])[0])
+    # history: runs of 1000 task-seconds over 100 tasks (a mean task of 10 s), varying by a log-variance of
+    # ln(1.04) (a CoV of 20 %); one pilot of 20 s
+    prior = (math.log(1000.0), math.log1p(0.2**2))
+    unknown = combine(prior, 100, [20.0])  # a task CoV of 1 assumed: the prior weighs far more
+    s = math.log(2.0)  # ln(1 + 1²)
+    expected = math.exp((math.log(10.0) / prior[1] + (math.log(20.0) + s / 2) / s) / (1 / prior[1] + 1 / s))
+    assert unknown == pytest.approx(expected)
     assert unknown < 11.0
-    measured = combine(1000.0, 0.2, 100, [20.0], task_cov=0.1)  # tasks known to vary 10 %: the pilot weighs more
-    assert measured == pytest.approx(posterior(10.0, 2.0**2, 2.0**2, [20.0])[0])
-    assert measured == pytest.approx(15.0)
-    assert combine(1000.0, 0.2, 100, [20.0], task_cov=0.0) == pytest.approx(20.0)
+    # tasks known to vary 20 % as well: the pilot weighs as much as the history, halfway between in logs
+    measured = combine(prior, 100, [20.0], task_cov=0.2)
+    assert measured == pytest.approx(math.exp((math.log(10.0) + math.log(20.0) + prior[1] / 2) / 2))
+    assert 14.0 < measured < 15.0
+    assert combine(prior, 100, [20.0], task_cov=0.0) == pytest.approx(20.0)  # tasks that never vary
 
 
 def test_a_thin_app_keeps_the_top_queue_whatever_its_history_says() -> None:
@@ -266,14 +271,15 @@ def test_the_prior_is_the_historys_sizes_as_a_distribution_and_errors_are_compar
 
     p = HistoryPredictor()
     key = job_key(_app(WIDE))
-    assert p.moments(key) is None
+    assert p.log_moments(key) is None
     p.observe(key, 800.0)
-    assert p.moments(key) == (800.0, None)  # one size says nothing of its spread
+    assert p.log_moments(key) == (pytest.approx(math.log(800.0)), None)  # one size says nothing of its spread
     for total in (1200.0, 1000.0):
         p.observe(key, total)
-    mean, cov = p.moments(key)  # type: ignore[misc]
-    assert mean == pytest.approx(1000.0)
-    assert cov == pytest.approx(statistics.pstdev([800.0, 1200.0, 1000.0]) / 1000.0)
+    mean, var = p.log_moments(key)  # type: ignore[misc]
+    logs = [math.log(x) for x in (800.0, 1200.0, 1000.0)]
+    assert mean == pytest.approx(statistics.fmean(logs))
+    assert var == pytest.approx(statistics.pvariance(logs))
     # graded as each run came: 800 predicted 1200, then the 1/t² estimate over (800, 1200) predicted 1000
     errors = [abs(800.0 - 1200.0) / 1200.0, abs(inverse_square((800.0, 1200.0)) - 1000.0) / 1000.0]
     assert p.median_error(key, "name") == pytest.approx(statistics.median(errors))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 
@@ -98,13 +99,21 @@ def test_the_simulator_keeps_its_own_sizes() -> None:
     assert sim_ledger.sizes.history is None
 
 
-def test_combine_is_the_posterior_of_the_history_mean_and_the_pilots() -> None:
-    # 1000 task-seconds over 100 tasks (mean 10), 10 % off in the past (sigma_o = 1); pilots 20 and 22
-    assert combine(1000.0, 0.1, 100, [20.0, 22.0]) == pytest.approx((42.0 / 2 + 10.0) / (2 / 2 + 1.0))
-    assert combine(1000.0, None, 100, [20.0, 22.0]) == pytest.approx(21.0)  # no graded history: the pilots
-    assert combine(1000.0, 0.0, 100, [20.0]) == pytest.approx(posterior(10.0, 0.1**2, 400.0, [20.0])[0])
+def test_combine_is_the_posterior_of_the_history_and_the_pilots_over_logs() -> None:
+    # past runs of 1000 task-seconds over 100 tasks (ln M ~ N(ln 10, v)); pilots 20 and 22, tasks' CoV 10 %
+    v, s = 0.01, math.log1p(0.1**2)
+    logs = [math.log(20.0) + s / 2, math.log(22.0) + s / 2]
+    expected = math.exp(posterior(math.log(10.0), v, s, logs)[0])
+    assert combine((math.log(1000.0), v), 100, [20.0, 22.0], task_cov=0.1) == pytest.approx(expected)
+    assert 10.0 < expected < 21.0
+    # without a spread (a single past size) the pilots decide alone
+    assert combine((math.log(1000.0), None), 100, [20.0, 22.0]) == pytest.approx(21.0)
+    # a history that never varied still leaves the pilots a say (its spread floored at 1 %)
+    floored = combine((math.log(1000.0), 0.0), 100, [20.0], task_cov=0.1)
+    assert floored == pytest.approx(math.exp(posterior(math.log(10.0), math.log1p(1e-4), s,
+                                                       [math.log(20.0) + s / 2])[0]))
     with pytest.raises(ValueError, match="tasks >= 1"):
-        combine(1000.0, 0.1, 0, [1.0])
+        combine((0.0, 0.1), 0, [1.0])
 
 
 def _app(name: str) -> App:
@@ -133,8 +142,12 @@ def test_pilots_refine_a_history_estimate_and_a_wide_app_is_still_sampled() -> N
     assert tracker.describe(AppId("application_1_0001"))["state"] == SAMPLING  # no pilots measured yet to weigh the history against: sampled
     for s in (20.0, 22.0):
         tracker.on_event(done(0, 1.0, 1.0 + s), Journal())
-    # the prior is the history's sizes as a distribution (§4.1): mean 1000 (10 s a task), CoV 0.2
-    mean = posterior(10.0, (0.2 * 10.0) ** 2, 2.0, [20.0, 22.0])[0]
+    # the prior is the history's sizes as a distribution over logs (§4.1): ln 800 and ln 1200 over 100 tasks;
+    # the pilots' own spread (CoV 1/21) is the tasks'
+    logs = [math.log(800.0 / 100), math.log(1200.0 / 100)]
+    spread = math.log1p((1.0 / 21.0) ** 2)
+    mean = math.exp(posterior(sum(logs) / 2, ((logs[1] - logs[0]) / 2) ** 2, spread,
+                              [math.log(20.0) + spread / 2, math.log(22.0) + spread / 2])[0])
     assert reports[-1].source == "slearn"
     assert reports[-1].total_s == pytest.approx(100 * mean)
     assert 100 * 10.0 < reports[-1].total_s < 100 * 21.0  # between the history's and the pilots' means

@@ -157,7 +157,8 @@ class FirstEstimates:
     def app_sized(self, errors: dict[str, float]) -> None:
         pass
 
-    def job_sized(self, app_id: str, tasks: int, first: dict[str, float], actual: float) -> None:
+    def job_sized(self, app_id: str, tasks: int, first: dict[str, float], actual: float,
+                  sampled: bool = False) -> None:
         self.first[app_id] = first
 
 

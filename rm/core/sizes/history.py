@@ -150,17 +150,18 @@ class HistoryPredictor:
         chosen = self._best(key)
         return None if chosen is None else statistics.median(chosen[1].sizes)
 
-    def moments(self, key: JobKey) -> tuple[float, float | None] | None:
-        """The best feature's past sizes as a distribution (SLearn §4.1's prior): their mean and coefficient of
-        variation (None from a single size), or None without history."""
+    def log_moments(self, key: JobKey) -> tuple[float, float | None] | None:
+        """The best feature's past sizes as a distribution (SLearn §4.1's prior, over logarithms: runs differ by
+        factors): the mean and variance of their natural logs (the variance None from a single size), or None
+        without a positive past size."""
         chosen = self._best(key)
         if chosen is None:
             return None
-        sizes = chosen[1].sizes
-        mean = math.fsum(sizes) / len(sizes)
-        if len(sizes) < 2 or mean <= 0:
-            return mean, None
-        return mean, statistics.pstdev(sizes) / mean
+        logs = [math.log(s) for s in chosen[1].sizes if s > 0]
+        if not logs:
+            return None
+        mean = math.fsum(logs) / len(logs)
+        return mean, (statistics.pvariance(logs, mean) if len(logs) >= 2 else None)
 
     def median_error(self, key: JobKey, feature: str) -> float | None:
         """The median relative error of the estimates ``key``'s value of ``feature`` gave, None if ungraded."""
