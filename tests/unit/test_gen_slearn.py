@@ -66,3 +66,18 @@ def test_one_off_jobs_are_the_share_that_does_not_recur() -> None:
     assert SlearnOptions(profile="2sigma").recurring_share() == 1.0
     with pytest.raises(ValueError, match="recurring"):
         generate(SlearnOptions(seed=1, history_jobs=5, test_jobs=5, recurring=1.5))
+
+
+def test_dag_runs_vary_in_time_by_the_calibrated_factor() -> None:
+    """Google-2019-like DAGs vary half as much between runs as its single jobs (calibrated to §6's 3Sigma-DAG
+    error): the same chains and widths, with smaller changes from run to run."""
+    o = SlearnOptions(profile="google2019", seed=4, history_jobs=300, test_jobs=300, stages=(2, 5))
+    assert o.time_factor() == 0.5
+    assert SlearnOptions(profile="google2019").time_factor() == 1.0  # single-stage jobs: Table 4 as it is
+    calibrated, full = generate(o), generate(SlearnOptions(profile="google2019", seed=4, history_jobs=300,
+                                                           test_jobs=300, stages=(2, 5), time_scale=1.0))
+    shape = [[st.tasks for st in j.stages] for j in calibrated[1]]
+    assert shape == [[st.tasks for st in j.stages] for j in full[1]]
+    assert (variation_stats(*calibrated)["time_p50"] < 0.75 * variation_stats(*full)["time_p50"])
+    with pytest.raises(ValueError, match="time_scale"):
+        SlearnOptions(time_scale=-1.0).time_factor()
