@@ -340,7 +340,9 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
             factor = w.options(0, 1).time_factor()
             lines += [(f"Chains of {w.stages[0]}-{w.stages[1]} stages, each stage drawn as a {w.profile}-like job"
                       + (f" whose runs vary {factor:g} times as much in time (calibrated to §6's 3Sigma-DAG error: "
-                         "`--calibrate`)" if factor != 1.0 else "")
+                         "`--calibrate`)" if factor != 1.0 else
+                         " varying in time as Table 4 has it (as before that variation was calibrated to §6's "
+                         "3Sigma-DAG error)" if DAG_TIME_SCALE.get(w.profile, 1.0) != 1.0 else "")
                       + f"; a run's change in time is shared by its stages for {shared} (more or "
                       "other input moves every stage), the rest each stage's own. The CoVs below are of the "
                       "first stage."), ""]
