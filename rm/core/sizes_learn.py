@@ -100,9 +100,12 @@ def combine(prior: tuple[float, float | None], tasks: int, samples: Sequence[flo
     task length M. ``prior`` is the history's past sizes of the job as the mean and variance of their natural
     logarithms (``HistoryPredictor.log_moments``); over ``tasks`` tasks it says ln M ~ N(mean − ln tasks,
     variance), the job-wise σ_o² (at least that of :data:`MIN_PRIOR_ERROR`; without a variance, from a single
-    past size, there is no usable prior and the samples decide alone). A task runs M times a mean-1 log-normal
-    factor of coefficient of variation c, so ln y + s/2 ~ N(ln M, s) with s = ln(1 + c²): c is ``task_cov`` (what
-    past runs of the job measured among their tasks); unknown, the samples' own, or with one sample 1."""
+    past size, there is no usable prior and the samples decide alone). The k samples' mean ȳ is M times a
+    mean-1 log-normal factor whose coefficient of variation is c²/k (c the tasks' own, times (S − k)/(S − 1) for
+    the S − k tasks not yet seen), so ln ȳ + s/2 ~ N(ln M, s) with s = ln(1 + that): c is ``task_cov`` (what
+    past runs of the job measured among their tasks); unknown, the samples' own, or with one sample 1. With one
+    pilot this is the posterior of that pilot; as tasks finish it tends to their mean, which it is once all
+    have."""
     if tasks < 1 or not samples:
         raise ValueError(f"need tasks >= 1 and samples, got {tasks} tasks and {len(samples)} samples")
     sample_mean = statistics.fmean(samples)
@@ -113,12 +116,13 @@ def combine(prior: tuple[float, float | None], tasks: int, samples: Sequence[flo
         cov = task_cov
     else:
         cov = statistics.pstdev(samples) / sample_mean if len(samples) >= 2 else 1.0
-    s = math.log1p(cov * cov)
+    k = len(samples)
+    unseen = max(0.0, (tasks - k) / (tasks - 1)) if tasks > 1 else 0.0
+    s = math.log1p(cov * cov / k * unseen)
     if s == 0.0:
-        return sample_mean  # tasks known not to vary: the samples are exact
+        return sample_mean  # tasks known not to vary, or all of them measured: the samples are exact
     var_prior = max(log_var, math.log1p(MIN_PRIOR_ERROR**2))
-    logs = [math.log(y) + s / 2.0 for y in samples]
-    return math.exp(posterior(log_mean - math.log(tasks), var_prior, s, logs)[0])
+    return math.exp(posterior(log_mean - math.log(tasks), var_prior, s, [math.log(sample_mean) + s / 2.0])[0])
 
 
 def summary(key: JobKey, tasks: Mapping[int, int], finished: Mapping[int, Sequence[float]],

@@ -100,18 +100,21 @@ def test_the_simulator_keeps_its_own_sizes() -> None:
 
 
 def test_combine_is_the_posterior_of_the_history_and_the_pilots_over_logs() -> None:
-    # past runs of 1000 task-seconds over 100 tasks (ln M ~ N(ln 10, v)); pilots 20 and 22, tasks' CoV 10 %
-    v, s = 0.01, math.log1p(0.1**2)
-    logs = [math.log(20.0) + s / 2, math.log(22.0) + s / 2]
-    expected = math.exp(posterior(math.log(10.0), v, s, logs)[0])
+    # past runs of 1000 task-seconds over 100 tasks (ln M ~ N(ln 10, v)); pilots 20 and 22, tasks' CoV 10 %:
+    # their mean 21 varies by 0.1²/2 of the 98 of 99 other tasks
+    v, s = 0.01, math.log1p(0.1**2 / 2 * 98 / 99)
+    expected = math.exp(posterior(math.log(10.0), v, s, [math.log(21.0) + s / 2])[0])
     assert combine((math.log(1000.0), v), 100, [20.0, 22.0], task_cov=0.1) == pytest.approx(expected)
     assert 10.0 < expected < 21.0
+    # every task measured: their mean, whatever the history says
+    assert combine((math.log(1000.0), v), 4, [20.0, 22.0, 9.0, 13.0], task_cov=0.1) == pytest.approx(16.0)
     # without a spread (a single past size) the pilots decide alone
     assert combine((math.log(1000.0), None), 100, [20.0, 22.0]) == pytest.approx(21.0)
     # a history that never varied still leaves the pilots a say (its spread floored at 1 %)
     floored = combine((math.log(1000.0), 0.0), 100, [20.0], task_cov=0.1)
-    assert floored == pytest.approx(math.exp(posterior(math.log(10.0), math.log1p(1e-4), s,
-                                                       [math.log(20.0) + s / 2])[0]))
+    one = math.log1p(0.1**2)  # one pilot: its own spread, all 99 other tasks unseen
+    assert floored == pytest.approx(math.exp(posterior(math.log(10.0), math.log1p(1e-4), one,
+                                                       [math.log(20.0) + one / 2])[0]))
     with pytest.raises(ValueError, match="tasks >= 1"):
         combine((0.0, 0.1), 0, [1.0])
 
@@ -143,11 +146,11 @@ def test_pilots_refine_a_history_estimate_and_a_wide_app_is_still_sampled() -> N
     for s in (20.0, 22.0):
         tracker.on_event(done(0, 1.0, 1.0 + s), Journal())
     # the prior is the history's sizes as a distribution over logs (§4.1): ln 800 and ln 1200 over 100 tasks;
-    # the pilots' own spread (CoV 1/21) is the tasks'
+    # the pilots' own spread (CoV 1/21) is the tasks', their mean 21 varying by 1/21² over 2 (98 of 99 unseen)
     logs = [math.log(800.0 / 100), math.log(1200.0 / 100)]
-    spread = math.log1p((1.0 / 21.0) ** 2)
+    spread = math.log1p((1.0 / 21.0) ** 2 / 2 * 98 / 99)
     mean = math.exp(posterior(sum(logs) / 2, ((logs[1] - logs[0]) / 2) ** 2, spread,
-                              [math.log(20.0) + spread / 2, math.log(22.0) + spread / 2])[0])
+                              [math.log(21.0) + spread / 2])[0])
     assert reports[-1].source == "slearn"
     assert reports[-1].total_s == pytest.approx(100 * mean)
     assert 100 * 10.0 < reports[-1].total_s < 100 * 21.0  # between the history's and the pilots' means
