@@ -372,25 +372,23 @@ def page(results: Mapping[str, Mapping[int, Any]], wall_s: float, jobs: int) -> 
             lines += ["", f"Paper (Table 4): CoV time {v.time_p50} / {v.time_p90}, space {v.space_p50} / {v.space_p90}"
                       + (f"; Table 5 load {t5[0]} / {t5[1]} / {t5[2]}." if t5 else "."), ""]
         fig3 = FIG3.get(w.profile)
+        replayed: tuple[str, str] | None = None  # what the history's replay is of, and the paper's figure beside it
         if w.dag:
-            lines += [("The per-stage history's errors (3Sigma-DAG: a DAG's stages' estimates summed) on the same DAGs, "
-                      "replayed without the simulator (each test DAG estimated and learnt at its arrival):"), "",
-                      "| seed | history P50 error | history P90 error | overestimated |", "|---|---|---|---|"]
+            replayed = (("The per-stage history's errors (3Sigma-DAG: a DAG's stages' estimates summed) on the same DAGs, "
+                        "replayed without the simulator (each test DAG estimated and learnt at its arrival):"),
+                        f"Paper (§6): 3Sigma-DAG P50 {DAG_P50[0]}%, SLearn-DAG P50 {DAG_P50[1]}%.")
+        elif fig3 is not None and not w.swim:
+            replayed = (("The history predictor's errors on the same jobs, replayed without the simulator (each test job "
+                        "estimated and learnt at its arrival; wide jobs):"),
+                        (f"Paper (Fig. 3): 3Sigma P50 {fig3[0][0]}%, P90 {fig3[0][1]}%; SLearn P50 {fig3[1][0]}%, "
+                        f"P90 {fig3[1][1]}%."))
+        if replayed is not None:
+            lines += [replayed[0], "", "| seed | history P50 error | history P90 error | overestimated |", "|---|---|---|---|"]
             for seed, run in sorted(by_seed.items()):
                 rep = run.get("history_replay") or history_replay(w, seed, run.get("jobs", jobs))
                 lines.append(f"| {seed} | {rep['p50'] * 100:.0f}% | {rep['p90'] * 100:.0f}% | "
                              f"{rep['over'] * 100:.0f}% |")
-            lines += ["", f"Paper (§6): 3Sigma-DAG P50 {DAG_P50[0]}%, SLearn-DAG P50 {DAG_P50[1]}%.", ""]
-        if fig3 is not None and not w.dag and not w.swim:
-            lines += [("The history predictor's errors on the same jobs, replayed without the simulator (each test job "
-                      "estimated and learnt at its arrival; wide jobs):"), "",
-                      "| seed | history P50 error | history P90 error | overestimated |", "|---|---|---|---|"]
-            for seed, run in sorted(by_seed.items()):
-                rep = run.get("history_replay") or history_replay(w, seed, run.get("jobs", jobs))
-                lines.append(f"| {seed} | {rep['p50'] * 100:.0f}% | {rep['p90'] * 100:.0f}% | "
-                             f"{rep['over'] * 100:.0f}% |")
-            lines += ["", (f"Paper (Fig. 3): 3Sigma P50 {fig3[0][0]}%, P90 {fig3[0][1]}%; SLearn P50 {fig3[1][0]}%, "
-                      f"P90 {fig3[1][1]}%."), ""]
+            lines += ["", replayed[1], ""]
         if not all(run["policies"] for run in by_seed.values()):
             lines += ["Only the studies below were run on this workload.", ""]
             lines += studies_md(name, by_seed, lead, verdicts)
