@@ -163,16 +163,18 @@ def _stage_family(rng: Random, o: SlearnOptions, name: str) -> _Family:
                    o.time_factor() * _lognormal_through(rng, v.time_p50, v.time_p90, o.max_cov))
 
 
+def _family(rng: Random, o: SlearnOptions, name: str) -> _Family:
+    """A job family: its first stage and, for DAGs, its later stages."""
+    fam = _stage_family(rng, o, name)
+    if o.stages[1] > 1:
+        more = rng.randint(max(1, o.stages[0]), o.stages[1]) - 1
+        fam = _Family(fam.name, fam.width, fam.task_s, fam.cov_time,
+                      tuple(_stage_family(rng, o, f"{fam.name}s{k + 1}") for k in range(more)))
+    return fam
+
+
 def _families(rng: Random, o: SlearnOptions) -> list[_Family]:
-    out = []
-    for i in range(o.families):
-        fam = _stage_family(rng, o, f"f{i:03d}")
-        if o.stages[1] > 1:
-            more = rng.randint(max(1, o.stages[0]), o.stages[1]) - 1
-            fam = _Family(fam.name, fam.width, fam.task_s, fam.cov_time,
-                          tuple(_stage_family(rng, o, f"{fam.name}s{k + 1}") for k in range(more)))
-        out.append(fam)
-    return out
+    return [_family(rng, o, f"f{i:03d}") for i in range(o.families)]
 
 
 def _shared_drift(rng: Random, cov: float, shared: float, z: float) -> float:
@@ -222,11 +224,7 @@ def _mixed(o: SlearnOptions, runs: Sequence[Job], picks: Sequence[_Family], half
         if rng.random() < share:
             jobs.append(run.model_copy(update={"user": owner[fam.name]}))
             continue
-        one = _stage_family(rng, o, f"x{run.id}")
-        if o.stages[1] > 1:
-            more = rng.randint(max(1, o.stages[0]), o.stages[1]) - 1
-            one = _Family(one.name, one.width, one.task_s, one.cov_time,
-                          tuple(_stage_family(rng, o, f"{one.name}s{k + 1}") for k in range(more)))
+        one = _family(rng, o, f"x{run.id}")
         jobs.append(_run(rng, one, o, run.id, 0.0, f"u{rng.randrange(max(1, o.users)):03d}"))
     return jobs
 
