@@ -27,7 +27,7 @@ at each fixed sampling ratio of 1-5 % beside the adaptive rule (Table 6).
 
     python bench/eval_slearn.py [--workloads 2sigma,google2011] [--seeds 0,1,2] [--quick] [--jobs 1250] [--merge]
         [--studies combined,ratios] [--studies-only]
-    python bench/eval_slearn.py --calibrate   # the recurring shares against Fig. 3
+    python bench/eval_slearn.py --calibrate   # the recurring shares (Fig. 3) and the DAGs' variation (§6)
 
 One policy on one workload and seed takes about a minute on this machine (the DAG workload about two), so the
 default (five workloads, three seeds, no studies) takes over an hour: ``--quick`` runs the first seed only,
