@@ -11,6 +11,12 @@ time).
 
     python bench/bench_cycle.py [--nodes 1000] [--asks 10000 50000] [--pipeline carbyne drf morpheus]
                                 [--repeat 5] [--case full empty] [--kept-layout] [--estimator]
+                                [--interpreter-gc]
+
+The process collects garbage as the RM does (``rm/service/gc_tuning.py``: what start-up made is frozen, full
+collections wait for 100 middle ones), set before the snapshot is built, as the live RM's ledger fills after
+its start-up; ``--interpreter-gc`` keeps CPython's defaults, under which a full collection walks the snapshot
+every few cycles and lands in one of them.
 
 By default every cycle derives the node layout (order, names, racks, capability matrix) anew, as the first cycle
 after a node changes does; ``--kept-layout`` measures the cycles in between, which reuse it.
@@ -45,6 +51,7 @@ from rm.core.model import AppView, AskView, ClusterSnapshot, LayoutMemo, NodeVie
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
 from rm.core.sizes_glue import SizeTracker
+from rm.service.gc_tuning import tune_gc
 from rm.core.state_types import SamplingConfig
 
 
@@ -200,9 +207,15 @@ def main() -> None:
                         help="cycles reuse the node layout, as the live RM's do while no node changes")
     parser.add_argument("--estimator", action="store_true",
                         help="what the size estimator adds: the pipelines that order by it against their bases")
+    parser.add_argument("--interpreter-gc", action="store_true",
+                        help="CPython's garbage-collection defaults instead of the RM's (gc_tuning.py)")
     args = parser.parse_args()
+    if not args.interpreter_gc:
+        tune_gc()
     layout = "kept across cycles" if args.kept_layout else "made by every cycle"
-    print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row, node layout {layout}")
+    collector = "CPython's defaults" if args.interpreter_gc else "the RM's (gc_tuning.py)"
+    print(f"nodes={args.nodes} (64 GB, 32 vcores each), {args.repeat} runs per row, node layout {layout}, "
+          f"garbage collection {collector}")
     if args.estimator:
         estimator_rows(args.nodes, args.asks, args.case, args.repeat, args.kept_layout)
         return

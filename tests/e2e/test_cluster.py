@@ -90,10 +90,13 @@ def test_two_backlogged_jobs_settle_at_equal_dominant_shares(make_cluster, tmp_p
             time.sleep(0.5)
         da = sum(s[0] for s in samples) / len(samples)
         db = sum(s[1] for s in samples) / len(samples)
-        one_container = max(Resources.of(memory_mb=1024, vcores=1).dominant_share(total),
-                            Resources.of(memory_mb=256, vcores=2).dominant_share(total))
-        print(f"\nDRF dominant shares over the window: mem-heavy {da:.3f}, cpu-heavy {db:.3f}, one container {one_container:.3f}")
-        assert abs(da - db) <= one_container, (da, db, samples)
+        # The scheduler is work-conserving and holds no node for a waiting ask: a freed vcore that a
+        # cpu-heavy task (two vcores) cannot use goes to mem-heavy, so the shares can part by one container
+        # of each job, not only by the larger one (nodes of 8 vcores fragment).
+        one_each = (Resources.of(memory_mb=1024, vcores=1).dominant_share(total)
+                    + Resources.of(memory_mb=256, vcores=2).dominant_share(total))
+        print(f"\nDRF dominant shares over the window: mem-heavy {da:.3f}, cpu-heavy {db:.3f}, one of each {one_each:.3f}")
+        assert abs(da - db) <= one_each, (da, db, samples)
         assert min(da, db) > 0.3, (da, db)  # both really run, and the cluster is busy
         ra = client.app(a)
         assert dict(ra.fair_share.values).get("memory-mb", 0) > 0  # the AM learns its DRF share

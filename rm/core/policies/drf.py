@@ -29,7 +29,7 @@ import numpy as np
 from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
-from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
+from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX, Rejection
 from rm.core.policies.api import (
     NOTHING,
     SHARES,
@@ -345,11 +345,12 @@ def _numbers(amounts: Resources, like: Resources) -> dict[str, int]:
 
 
 def _reject(ctx: CycleContext, ask: AskView, reason: str, detail: Mapping[str, object]) -> None:
-    """``ctx.reject`` with a detail that may hold an "ask" entry (a keyword ``reject`` cannot take)."""
-    if ask.key in ctx.plan.rejections:
-        return
-    ctx.reject(ask, reason)
-    ctx.plan.rejections[ask.key].detail.update(detail)
+    """``ctx.reject`` with a detail that may hold an "ask" entry (a keyword ``reject`` cannot take); the
+    detail is copied, since asks that fail alike share one (on a full cluster most asks of a cycle get here)."""
+    rejections = ctx.plan.rejections
+    key = (ask.app_id, ask.allocation_request_id)
+    if key not in rejections:
+        rejections[key] = Rejection(ask.app_id, ask.allocation_request_id, reason, dict(detail))
 
 
 _order: type[AppOrder] = DrfOrder
