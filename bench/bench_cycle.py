@@ -51,8 +51,8 @@ from rm.core.model import AppView, AskView, ClusterSnapshot, LayoutMemo, NodeVie
 from rm.core.policies.registry import SCHEDULERS, named_pipeline
 from rm.core.queues import build_queues
 from rm.core.sizes_glue import SizeTracker
-from rm.service.gc_tuning import tune_gc
 from rm.core.state_types import SamplingConfig
+from rm.service.gc_tuning import tune_gc
 
 
 def snapshot(nodes: int, asks: int, *, full: bool, seed: int = 1) -> ClusterSnapshot:

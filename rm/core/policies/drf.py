@@ -151,6 +151,7 @@ class _Run:
         self.usage: dict[QueuePath, Resources] = {}
         self.limits: dict[tuple[QueuePath, float], dict[str, float]] = {}
         self.leaves: dict[QueuePath, _LeafQueue] = {}
+        summed: dict[QueuePath, dict[str, int]] = {}  # what each queue's apps hold, summed in place
         for app in sorted(snap.apps.values(), key=app_tiebreak):
             view = snap.queues.get(app.queue)
             if view is None or not view.is_leaf:
@@ -166,10 +167,14 @@ class _Run:
             am_now = ctx.app_am_alloc.get(app.app_id)
             if am_now is not None:
                 leaf.am_used = leaf.am_used + am_now
-            used = ctx.app_used(app.app_id)
+            used = ctx.app_used(app.app_id).amounts
             for path in leaf.lineage:
-                held = self.usage.get(path)
-                self.usage[path] = used if held is None else held + used
+                held = summed.get(path)
+                if held is None:
+                    summed[path] = dict(used)
+                else:
+                    for r, v in used.items():
+                        held[r] = held.get(r, 0) + v
             asks = sorted(
                 (a for a in app.asks if a.ask_type in stage.ask_types and ctx.remaining(a) > 0),
                 key=ask_importance,
@@ -181,6 +186,7 @@ class _Run:
                     cursor.limit = fair.dominant_share(self.capacity)
                 leaf.apps.append(cursor)
                 heapq.heappush(leaf.heap, (stage.order.sort_key(app, ctx), app.app_id))
+        self.usage.update((path, Resources(amounts)) for path, amounts in summed.items())
         self.cursors = {c.app.app_id: c for leaf in self.leaves.values() for c in leaf.apps}
         self.heap = [(self._queue_key(leaf), path) for path, leaf in self.leaves.items() if leaf.heap]
         heapq.heapify(self.heap)
