@@ -142,8 +142,9 @@ class LayoutMemo:
     the last one (only their allocations can differ while the memo lives), with the newest snapshot's node mapping. A
     cycle on that snapshot keeps the nodes' allocations here too and brings them up to date from the log rather
     than reading every node; any other snapshot (an older one, or one made from it with other nodes) is read
-    afresh. Snapshots and the cycles that read them must run on one thread (as the RM's event loop and the
-    simulator do): a snapshot taken while another thread's cycle reads the memo would race with it."""
+    afresh. A snapshot must not be taken while a cycle reads the memo: the simulator does both on one thread,
+    and the RM, whose cycles run on a thread of their own, takes every snapshot under the lock its cycle holds
+    (``ResourceManager.cycle_lock``)."""
 
     __slots__ = ("allocation", "changed", "first", "layout", "nodes")
 

@@ -42,6 +42,9 @@ class RMConfig:
     maximum_allocation: Resources | None = None
     resource_types: frozenset[str] | None = None  # yarn.resource-types + memory-mb, vcores; None: the nodes'
     scheduling_interval_s: float = 0.05  # the smallest gap between two scheduling cycles
+    # the policy pipeline runs on a thread of its own (``ResourceManager.cycle_lock``), so calls keep being
+    # answered while a long cycle decides; False runs it on the event loop
+    cycle_off_loop: bool = True
     max_priority: int = 10  # yarn.cluster.max-application-priority
     scheduler: str = "mrm"  # a scheduler of rm.core.policies.registry.SCHEDULERS
     admission: str | None = None  # a rule of rm.core.policies.registry.ADMISSIONS; None: the scheduler's

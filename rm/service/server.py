@@ -65,6 +65,11 @@ class ResourceManager:
         self.store_url = cfg.store_url or default_sqlite_url(cfg.data_dir)
         self.store = Store(self.store_url)
         self.store_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+        # the scheduling cycle's thread, and the lock of what a cycle reads besides its snapshot (the node
+        # layout memo, the policies' state): held from the snapshot to the plan's application, and by whoever
+        # else takes a snapshot or asks the pipeline's order (explanations, the dry run's fork)
+        self.cycle_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cycle")
+        self.cycle_lock = asyncio.Lock()
         self.writer = StoreWriter(self.store, self.store_executor, clock=self.now, on_fenced=self._lost_store,
                                   on_written=lambda records: self.state.stored(records),
                                   on_timed=self._store_write_timed)
@@ -370,6 +375,7 @@ class ResourceManager:
             await self.profiles.close()
         self.store_executor.submit(self.store.close).result()
         self.store_executor.shutdown(wait=True)
+        self.cycle_executor.shutdown(wait=True)  # a cycle its task's cancellation left running ends first
         self.stopped.set()
 
     async def start_unless(self, stop: asyncio.Event) -> bool:
@@ -423,16 +429,26 @@ class ResourceManager:
         if self.writer.outage:  # decide nothing new while the store cannot take it; the writer retries
             return
         started = time.perf_counter()
-        now = self.now()
-        self._tend_reservations(now)
-        snap = self.state.snapshot(now)
-        self.cycles += 1
-        # fair shares are for the AMs (and explanations); like Carbyne's RM, refresh them periodically
-        shares = None
-        if now - self._shares_at >= self.cfg.share_interval_s:
-            shares, self._shares_at = self.shares, now
-        plan = run_cycle(snap, self.pipeline, shares=shares, now=now, rng=Random(self.cycles))
-        applied = self.state.apply_plan(plan, now)
+        async with self.cycle_lock:
+            now = self.now()
+            self._tend_reservations(now)
+            snap = self.state.snapshot(now)
+            self.cycles += 1
+            # fair shares are for the AMs (and explanations); like Carbyne's RM, refresh them periodically
+            shares = None
+            if now - self._shares_at >= self.cfg.share_interval_s:
+                shares, self._shares_at = self.shares, now
+            rng = Random(self.cycles)
+            if self.cfg.cycle_off_loop:
+                # The snapshot is immutable and the plan is checked against the ledger as it is applied (an app
+                # that ended meanwhile, an ask withdrawn, a node that filled or left is skipped), so the loop
+                # goes on answering heartbeats and calls while the pipeline decides; with the GIL, it gets the
+                # interpreter back within the switch interval (5 ms) whenever a call comes in.
+                plan = await asyncio.get_running_loop().run_in_executor(
+                    self.cycle_executor, lambda: run_cycle(snap, self.pipeline, shares=shares, now=now, rng=rng))
+            else:
+                plan = run_cycle(snap, self.pipeline, shares=shares, now=now, rng=rng)
+            applied = self.state.apply_plan(plan, now)
         try:
             await self.persist()
         except StoreUnavailable:  # queued and retried (the writer logs the outage once)

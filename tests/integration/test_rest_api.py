@@ -3,6 +3,7 @@ Ledger and scheduling cycle (no daemons)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from random import Random
 from typing import Any
@@ -38,6 +39,7 @@ class FakeRM:
         self.metrics = RMMetrics(self)  # type: ignore[arg-type]
         self.pipeline, self.shares = default_pipeline()
         self.bounds = BoundsChecks()  # its helper starts only for a big request
+        self.cycle_lock = asyncio.Lock()
 
     def now(self) -> float:
         return self.clock

@@ -62,7 +62,8 @@ def add_extra_routes(api: FastAPI, rm: ResourceManager) -> None:
     async def explain_app(app_id: str, request: Request) -> dict[str, Any]:
         known_app(app_id, request)
         try:
-            return {"explanation": explain(rm.state, app_id, queue_order(rm.pipeline), now=rm.now()).to_dict()}
+            async with rm.cycle_lock:  # its snapshot and the pipeline's order are the cycle's too
+                return {"explanation": explain(rm.state, app_id, queue_order(rm.pipeline), now=rm.now()).to_dict()}
         except ApplicationNotFound:
             raise not_found_app(app_id) from None
 

@@ -71,7 +71,8 @@ def add_plan_routes(api: FastAPI, rm: ResourceManager) -> None:
         config = SimConfig(timing=Timing(cycle_interval_s=rm.cfg.scheduling_interval_s))
         async with one_at_a_time:
             now = rm.now()
-            fork = rm.state.fork()  # on the loop: nothing changes the ledger while it is copied
+            async with rm.cycle_lock:  # on the loop, between cycles: nothing changes the ledger while it is copied
+                fork = rm.state.fork()
             token = make_token(job, rm.state.plan_basis())
             report = await asyncio.to_thread(plan_job, fork, job, policy, now=now, user=user, config=config,
                                              horizon_s=HORIZON_S)

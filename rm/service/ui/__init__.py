@@ -101,7 +101,8 @@ def add_ui_routes(api: FastAPI, rm: ResourceManager, ops: Operations) -> None:
     async def app(app_id: str, request: Request) -> HTMLResponse:
         reader = ui_reader(request, rm.cfg.client_secret)
         try:
-            return html(app_page(rm, app_id, reader.view(authz)))
+            async with rm.cycle_lock:  # a waiting app's page explains why, as the explain call does
+                return html(app_page(rm, app_id, reader.view(authz)))
         except YarnError as err:
             return missing(err, "apps")
 
