@@ -13,6 +13,7 @@ It prints each query's latency (p50, p99, max) and response size, and writes ``d
 Targets (issue 25): all apps p50 ≤ 50 ms and p99 ≤ 100 ms; a filtered query (limit 100) p99 ≤ 5 ms.
 
     python bench/bench_app_list.py [--apps 10000] [--ended 0.9,0.33] [--reps 40] [--filtered-reps 300] [--no-write]
+                                   [--cycle-on-loop]
 """
 
 from __future__ import annotations
@@ -78,9 +79,14 @@ def measure(http: httpx.Client, path: str, reps: int, headers: dict[str, str]) -
 
 def run(args: argparse.Namespace, ended: float) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-app-list-"))
+    rm_args = ["--log-level", "WARNING"]
+    if args.cycle_on_loop:
+        conf = work / "rm.yaml"
+        conf.write_text("shepherd.resourcemanager.scheduling-off-loop: false\n")
+        rm_args += ["--config", str(conf)]
     cluster = LocalCluster(work / "cluster", allow_root_containers=True,
                            nodes=0, grpc_port=0, rest_port=0, ipc_client_port=-1,
-                           ipc_scheduler_port=-1, rm_args=["--log-level", "WARNING"])
+                           ipc_scheduler_port=-1, rm_args=rm_args)
     try:
         cluster.start()
         assert cluster.rm is not None
@@ -147,6 +153,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=40, help="reads of the whole list per query")
     ap.add_argument("--filtered-reps", type=int, default=300, help="reads per filtered query")
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--cycle-on-loop", action="store_true",
+                    help="the RM runs its scheduling cycles on its event loop (scheduling-off-loop: false)")
     args = ap.parse_args()
     runs = []
     for share in (float(x) for x in args.ended.split(",")):

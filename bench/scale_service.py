@@ -87,9 +87,14 @@ def config(args: argparse.Namespace, cluster: LocalCluster, rm_pid: int) -> Load
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-scale-"))
+    rm_args = ["--log-level", args.rm_log_level]
+    if args.cycle_on_loop:
+        conf = work / "rm.yaml"
+        conf.write_text("shepherd.resourcemanager.scheduling-off-loop: false\n")
+        rm_args += ["--config", str(conf)]
     cluster = LocalCluster(work / "cluster", allow_root_containers=True,
                            nodes=0, grpc_port=0, rest_port=0, ipc_client_port=0,
-                           ipc_scheduler_port=0, rm_args=["--log-level", args.rm_log_level])
+                           ipc_scheduler_port=0, rm_args=rm_args)
     load_before = os.getloadavg()
     steal_before = steal_jiffies()
     started = time.monotonic()
@@ -212,6 +217,8 @@ def main() -> None:
     parser.add_argument("--containers", type=int, default=20_000)
     parser.add_argument("--m8-ams", type=int, default=1)
     parser.add_argument("--rm-log-level", default="INFO")
+    parser.add_argument("--cycle-on-loop", action="store_true",
+                        help="the RM runs its scheduling cycles on its event loop (scheduling-off-loop: false)")
     parser.add_argument("--no-pin", action="store_true")
     parser.add_argument("--long", action="store_true",
                         help=f"allow a window beyond {MAX_RUN_S:.0f} s (filling a large cluster to measure the RSS)")

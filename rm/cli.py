@@ -43,6 +43,9 @@ app = typer.Typer(help="shepherd: a YARN-compatible cluster resource manager.\n\
 
 RUN, JOBS, INSPECT, SETUP = "Run a cluster", "Jobs", "Look at the cluster", "Configure and plan"
 FINAL = {"FINISHED", "FAILED", "KILLED"}
+# how long a thread holds the interpreter while another waits for it (CPython: 5 ms): with the scheduling
+# cycle on a thread of its own, what a call can wait behind a long cycle
+SWITCH_INTERVAL_S = 0.001
 
 
 def _client(rm: str | None) -> RMClient:
@@ -218,6 +221,8 @@ def run_rm(
         from rm.service.gc_tuning import tune_gc
 
         logging.getLogger("shepherd.rm").info("garbage collection: %d start-up objects frozen", tune_gc())
+        if rm.cfg.cycle_off_loop:  # the cycle's thread hands the interpreter back to the loop sooner
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         ipc = (f" ipc_client={rm.ipc.client_address or '-'} ipc_scheduler={rm.ipc.scheduler_address or '-'}"
                f" ipc_admin={rm.ipc.admin_address or '-'}")
         ready = f"grpc={rm.grpc_address} rest={rm.rest_url}{ipc}"

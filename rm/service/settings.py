@@ -67,6 +67,9 @@ RM_SETTINGS: tuple[Setting, ...] = (
     Setting("yarn.scheduler.maximum-allocation-vcores", None),
     Setting("yarn.cluster.max-application-priority", "10", None, "YARN's default is 0"),
     Setting("shepherd.resourcemanager.scheduling-interval-ms", "50", None, "least time between two cycles"),
+    Setting("shepherd.resourcemanager.scheduling-off-loop", "true", None,
+            "a cycle's policies run on a thread of their own, so calls are answered meanwhile (false: on the "
+            "event loop)"),
     Setting("shepherd.resourcemanager.admission", None, "SHEPHERD_ADMISSION",
             "the rule that admits submissions (unset: the scheduler's; admit-all admits every app)"),
     Setting("shepherd.resourcemanager.scheduler", "mrm", "SHEPHERD_SCHEDULER",
@@ -302,6 +305,7 @@ def load_rm_settings(
             resource_types=types.names(),
             scheduling_interval_s=either(layers.seconds("shepherd.resourcemanager.scheduling-interval-ms"),
                                          "scheduling_interval_s"),
+            cycle_off_loop=_flag(layers, "shepherd.resourcemanager.scheduling-off-loop", default=True),
             max_priority=either(layers.integer("yarn.cluster.max-application-priority"), "max_priority"),
             scheduler=either(layers.text("shepherd.resourcemanager.scheduler"), "scheduler"),
             admission=either(layers.text("shepherd.resourcemanager.admission"), "admission"),
@@ -397,8 +401,8 @@ def _path(text: str | None) -> Path | None:
     return Path(text).expanduser() if text else None
 
 
-def _flag(layers: Layered, key: str) -> bool:
-    value = (layers.text(key) or "false").strip().lower()
+def _flag(layers: Layered, key: str, *, default: bool = False) -> bool:
+    value = (layers.text(key) or str(default)).strip().lower()
     if value not in ("true", "false"):
         raise SettingsError(f"{key} = {value!r} ({layers.source(key)}): expected true or false")
     return value == "true"
