@@ -443,7 +443,7 @@ class ResourceManager:
                 # The snapshot is immutable and the plan is checked against the ledger as it is applied (an app
                 # that ended meanwhile, an ask withdrawn, a node that filled or left is skipped), so the loop
                 # goes on answering heartbeats and calls while the pipeline decides; with the GIL, it gets the
-                # interpreter back within the switch interval (5 ms) whenever a call comes in.
+                # interpreter back within the switch interval (1 ms, as the RM sets it) whenever a call comes in.
                 plan = await asyncio.get_running_loop().run_in_executor(
                     self.cycle_executor, lambda: run_cycle(snap, self.pipeline, shares=shares, now=now, rng=rng))
             else:
