@@ -47,7 +47,12 @@ class ClusterCredentials:
 
 
 def new_secret() -> str:
-    return secrets.token_urlsafe(SECRET_BYTES)
+    """A random URL-safe secret that does not start with "-": handed over on a command line (``--secret
+    VALUE``), a leading dash reads as an option to many parsers (argparse among them), one draw in 64."""
+    while True:
+        secret = secrets.token_urlsafe(SECRET_BYTES)
+        if not secret.startswith("-"):
+            return secret
 
 
 def write_private(path: Path, data: str | bytes) -> None:

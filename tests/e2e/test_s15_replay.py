@@ -353,7 +353,7 @@ def attack_from(ns: str, env: dict[str, str], *, rest: str, grpc_address: str, i
     args = ["-m", "tests.e2e.test_s15_replay", "--rest", rest, "--grpc", grpc_address, "--ipc", ipc_address,
             "--marker", str(marker)]
     if secret and authorized is not None:
-        args += ["--secret", secret, "--authorized", str(authorized)]
+        args += [f"--secret={secret}", "--authorized", str(authorized)]  # any secret, even one like an option
     done = subprocess.run(in_ns(ns, *args), capture_output=True, text=True, timeout=120, env=env, cwd=ROOT,
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]

@@ -62,3 +62,12 @@ def test_audit_lines_are_yarns_and_cannot_be_forged() -> None:
     assert len(bad) < 600
     assert audit.peer_ip("ipv4:127.0.0.1:5312") == "127.0.0.1"
     assert audit.peer_ip("ipv6:[::1]:5312") == "::1"
+
+
+def test_no_secret_starts_like_a_command_line_option() -> None:
+    # one random draw in 64 starts with "-", which argparse takes for an option (`--secret -abc...` fails):
+    # over 2,000 draws a secret generator that let them through would show one all but certainly
+    drawn = [credentials.new_secret() for _ in range(2000)]
+    assert not any(s.startswith("-") for s in drawn)
+    assert len(set(drawn)) == len(drawn)
+    assert min(map(len, drawn)) >= 40  # still 32 random bytes
