@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import httpx
 from load.stats import quantile
-from scale_service import machine, pin
+from scale_service import cycle_args, machine, pin
 
 from proto import shepherd_pb2 as pb
 from rm.client import RMClient
@@ -79,11 +79,7 @@ def measure(http: httpx.Client, path: str, reps: int, headers: dict[str, str]) -
 
 def run(args: argparse.Namespace, ended: float) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-app-list-"))
-    rm_args = ["--log-level", "WARNING"]
-    if args.cycle_on_loop:
-        conf = work / "rm.yaml"
-        conf.write_text("shepherd.resourcemanager.scheduling-off-loop: false\n")
-        rm_args += ["--config", str(conf)]
+    rm_args = ["--log-level", "WARNING", *cycle_args(work, on_loop=args.cycle_on_loop)]
     cluster = LocalCluster(work / "cluster", allow_root_containers=True,
                            nodes=0, grpc_port=0, rest_port=0, ipc_client_port=-1,
                            ipc_scheduler_port=-1, rm_args=rm_args)

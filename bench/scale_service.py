@@ -85,13 +85,19 @@ def config(args: argparse.Namespace, cluster: LocalCluster, rm_pid: int) -> Load
         rest_url=cluster.rest_url)
 
 
+def cycle_args(work: Path, *, on_loop: bool) -> list[str]:
+    """The RM's arguments for where its scheduling cycles run: none for the default (a thread of their own), or a
+    config file in ``work`` that puts them on the event loop (``--cycle-on-loop``)."""
+    if not on_loop:
+        return []
+    conf = work / "rm.yaml"
+    conf.write_text("shepherd.resourcemanager.scheduling-off-loop: false\n")
+    return ["--config", str(conf)]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shepherd-scale-"))
-    rm_args = ["--log-level", args.rm_log_level]
-    if args.cycle_on_loop:
-        conf = work / "rm.yaml"
-        conf.write_text("shepherd.resourcemanager.scheduling-off-loop: false\n")
-        rm_args += ["--config", str(conf)]
+    rm_args = ["--log-level", args.rm_log_level, *cycle_args(work, on_loop=args.cycle_on_loop)]
     cluster = LocalCluster(work / "cluster", allow_root_containers=True,
                            nodes=0, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=0, rm_args=rm_args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from random import Random
 from typing import Protocol
@@ -86,5 +87,12 @@ class CycleContext:
         return p
 
     def reject(self, ask: AskView, reason: str, /, **detail: object) -> None:
-        if ask.key not in self.plan.rejections:
-            self.plan.rejections[ask.key] = Rejection(ask.app_id, ask.allocation_request_id, reason, detail)
+        self.reject_with(ask, reason, detail)
+
+    def reject_with(self, ask: AskView, reason: str, detail: Mapping[str, object]) -> None:
+        """``reject`` with the detail as a mapping, which may hold any key ("ask" too) and is copied: asks that
+        fail alike may share one (on a full cluster most asks of a cycle are rejected, so this stays lean)."""
+        rejections = self.plan.rejections
+        key = (ask.app_id, ask.allocation_request_id)
+        if key not in rejections:
+            rejections[key] = Rejection(ask.app_id, ask.allocation_request_id, reason, dict(detail))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -29,7 +28,7 @@ import numpy as np
 from common.ids import AppId, QueuePath
 from common.resources import Resources
 from rm.core.model import AppView, AskView, ClusterSnapshot, NodeView, QueueView
-from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX, Rejection
+from rm.core.plan import AM_LIMIT, LOCALITY_WAIT, NO_CAPACITY_NOW, NO_NODE_FITS, QUEUE_AT_MAX
 from rm.core.policies.api import (
     NOTHING,
     SHARES,
@@ -263,7 +262,7 @@ class _Run:
             cursor = self.cursors[app_id]
             for ask in cursor.asks[cursor.pos :]:
                 if self.ctx.remaining(ask) > 0:
-                    _reject(self.ctx, ask, QUEUE_AT_MAX, {"ask": ask.capability.to_dict(), **detail})
+                    self.ctx.reject_with(ask, QUEUE_AT_MAX, {"ask": ask.capability.to_dict(), **detail})
         leaf.heap.clear()
 
     def _queue_detail(self, path: QueuePath) -> dict[str, object]:
@@ -281,7 +280,7 @@ class _Run:
             limit = self._limit(p, 1.0)
             if any(after.get(r) > limit.get(r, 0.0) + _EPS for r in ask.capability.amounts):
                 detail = {"ask": ask.capability.to_dict(), **self._queue_detail(p)}
-                _reject(ctx, ask, QUEUE_AT_MAX, detail)
+                ctx.reject_with(ask, QUEUE_AT_MAX, detail)
                 return None
         if ask.is_am and not leaf.am_used.is_zero():
             am_limit = self._limit(leaf.view.path, leaf.view.max_am_share)
@@ -293,7 +292,7 @@ class _Run:
                     "am_used": _numbers(leaf.am_used, ask.capability),
                     "am_limit": {r: math.floor(v + _ROUND_UP) for r, v in am_limit.items()},
                 }
-                _reject(ctx, ask, AM_LIMIT, detail)
+                ctx.reject_with(ask, AM_LIMIT, detail)
                 return None
         key = self.fit_keys.get((ask.app_id, ask.allocation_request_id))
         if key is None:  # asks with equal keys fit on exactly the same nodes
@@ -310,7 +309,7 @@ class _Run:
             if node is not None:
                 return node
             known = self.no_fit[key] = self._why_no_node(ask)
-        _reject(ctx, ask, known[0], known[1])
+        ctx.reject_with(ask, known[0], known[1])
         return None
 
     def _why_no_node(self, ask: AskView) -> tuple[str, dict[str, object]]:
@@ -348,15 +347,6 @@ class _Run:
 def _numbers(amounts: Resources, like: Resources) -> dict[str, int]:
     """``amounts`` as a dict that also shows zeros for the types of ``like`` (readable rejection details)."""
     return {r: amounts.get(r) for r in sorted(set(amounts.amounts) | set(like.amounts))}
-
-
-def _reject(ctx: CycleContext, ask: AskView, reason: str, detail: Mapping[str, object]) -> None:
-    """``ctx.reject`` with a detail that may hold an "ask" entry (a keyword ``reject`` cannot take); the
-    detail is copied, since asks that fail alike share one (on a full cluster most asks of a cycle get here)."""
-    rejections = ctx.plan.rejections
-    key = (ask.app_id, ask.allocation_request_id)
-    if key not in rejections:
-        rejections[key] = Rejection(ask.app_id, ask.allocation_request_id, reason, dict(detail))
 
 
 _order: type[AppOrder] = DrfOrder
