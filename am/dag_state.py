@@ -189,6 +189,11 @@ class DagState:
     def measured_durations(self, stage: str) -> list[float]:
         return list(self._stages[stage].measured)
 
+    def measured_total(self, stage: str) -> tuple[int, float]:
+        """How many of the stage's finished tasks have a run time, and those run times summed."""
+        st = self._stages[stage]
+        return len(st.measured), st.measured_sum
+
     def estimate_s(self, stage: str, task: int | None = None) -> float:
         """Expected duration of one task: the mean measured duration of the stage's finished tasks
         once there is one, else the spec's per-task (or per-stage) estimate."""

@@ -56,19 +56,23 @@ def random_profile(stages: int, tasks: int, seed: int = 1) -> JobProfile:
 
 
 def execute(
-    profile: JobProfile, table: CpaTable, deadline_s: float, slow: float, *, adapt: bool, seed: int
+    profile: JobProfile, table: CpaTable, deadline_s: float, slow: float, *, adapt: bool, seed: int,
+    paced: bool = True,
 ) -> tuple[float, float]:
     """Run the job once; returns (finish time, mean units held). Tasks start FIFO by stage as units free up;
-    a lowered allocation lets running tasks finish."""
+    a lowered allocation lets running tasks finish. ``paced``: the controller knows the profile and hears the
+    finished tasks' run times, so it scales its predictions by the run's pace."""
     rng = np.random.default_rng(seed)
-    ctl = JockeyController(table, default_utility(deadline_s))
+    ctl = JockeyController(table, default_utility(deadline_s), profile=profile if paced else None)
     n = len(profile.stages)
     done, started, finished = [0] * n, [0] * n, [False] * n
-    running: list[tuple[float, int]] = []
+    done_s = [0.0] * n
+    running: list[tuple[float, int, float]] = []
     now, next_step, units, held = 0.0, 0.0, 0, 0.0
     while not all(finished):
         if now >= next_step - 1e-9:
-            state = JobState({s.name: StageState(done=done[i]) for i, s in enumerate(profile.stages)})
+            state = JobState({s.name: StageState(done=done[i], done_s=done_s[i])
+                              for i, s in enumerate(profile.stages)})
             decision = ctl.step(now, state)
             if adapt or units == 0:
                 units = decision.requested_units
@@ -76,16 +80,18 @@ def execute(
         for i, s in enumerate(profile.stages):
             if all(finished[profile.index(p)] for p in s.parents):
                 while started[i] < s.tasks and len(running) < units:
-                    duration = (float(rng.choice(s.run_s)) + float(rng.choice(s.init_s))) * slow
-                    heapq.heappush(running, (now + duration, i))
+                    run = float(rng.choice(s.run_s)) * slow
+                    duration = run + float(rng.choice(s.init_s)) * slow
+                    heapq.heappush(running, (now + duration, i, run))
                     started[i] += 1
         upcoming = running[0][0] if running else math.inf
         step_to = min(upcoming, next_step)
         held += units * (step_to - now)
         now = step_to
         while running and running[0][0] <= now + 1e-12:
-            _, i = heapq.heappop(running)
+            _, i, run = heapq.heappop(running)
             done[i] += 1
+            done_s[i] += run
             finished[i] = done[i] == profile.stages[i].tasks
     return now, held / now
 
@@ -98,12 +104,12 @@ def control_check() -> None:
         f"stages={len(profile.stages)} tasks={profile.total_tasks} work={profile.total_work_s:.0f} unit-s "
         f"deadline={deadline:.0f} s; finish times of 4 runs, mean units held"
     )
-    for slow in (1.0, 1.5, 2.0, 2.5, 3.0):
-        for adapt in (True, False):
-            runs = [execute(profile, table, deadline, slow, adapt=adapt, seed=s) for s in range(4)]
+    variants = (("paced     ", True, True), ("unpaced   ", True, False), ("fixed     ", False, False))
+    for slow in (0.7, 1.0, 1.5, 2.0, 2.5, 3.0):
+        for label, adapt, paced in variants:
+            runs = [execute(profile, table, deadline, slow, adapt=adapt, seed=s, paced=paced) for s in range(4)]
             finish = " ".join(f"{f:5.0f}" for f, _ in runs)
             units = np.mean([u for _, u in runs])
-            label = "controlled" if adapt else "fixed     "
             print(f"slow x{slow:.1f} {label} finish {finish}  units {units:5.1f}")
 
 

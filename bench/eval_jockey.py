@@ -350,7 +350,10 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         "2-core development machine (shared with other work). Raw numbers: `jockey.json` beside this page. "
         "The simulator runs the RM's real pipelines (the `jockey` scheduler: MRM's admission and deadline stage, "
         "then the `guarantee` stage, DRF and the leftover) and the real AM policies and controller "
-        "(docs/jockey.md, docs/simulator.md)."),
+        "(docs/jockey.md, docs/simulator.md)."
+        + (f" The runs of {', '.join(data['kept'])} are the previous full run's, kept (`--keep`): the change "
+           "since does not touch them, and round 0 of each, run again, finished exactly as stored."
+           if data.get("kept") else "")),
         "",
         "## Setup",
         "",
@@ -498,6 +501,9 @@ def main() -> int:
     ap.add_argument("--moves-only", action="store_true",
                     help="re-run only the deadline moves (and jockey's rounds they compare with); every other "
                          "figure is kept from the jockey.json beside --out, with the infeasible runs counted in it")
+    ap.add_argument("--keep", default="",
+                    help="policies whose runs and figures are taken from the jockey.json beside --out (a change "
+                         "that does not touch them); round 0 of each is run again to check it finishes the same")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "jockey.md")
     args = ap.parse_args()
     if args.quick:
@@ -516,7 +522,24 @@ def main() -> int:
                                       "work": jb.training_work_s, "cp": jb.critical_path_s, "deadline": jb.deadline_s,
                                       "oracle": jb.oracle_units(jb.training_work_s)} for jb in jobs]}
     all_runs: dict[str, list[SloRun]] = {}
+    keep = [p for p in args.keep.split(",") if p]
+    stored = json.loads((args.out.parent / "jockey.json").read_text(encoding="utf-8")) if keep else {}
+    kept_runs: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    for policy in keep:
+        if stored.get("rounds") != args.rounds:
+            raise SystemExit(f"--keep: the stored run has {stored.get('rounds')} rounds, not {args.rounds}")
+        kept_runs[policy] = stored["runs"][policy]
+        kept[policy] = stored["policies"][policy]
+        finish = {(x["job"], x["round"]): x["finish_s"] for x in kept_runs[policy]}
+        again = run_round(jobs, 0, policy, o)
+        changed = sum(1 for x in again if finish.get((x.job, 0)) != x.finish_s)
+        log(f"{policy:15s} kept from the stored run; round 0 again: {changed} of {len(again)} runs finish otherwise")
+        if changed:
+            raise SystemExit(f"--keep {policy}: today's code changes its runs; run it again instead")
     for policy in args.policies.split(","):
+        if policy in keep:
+            continue
         runs: list[SloRun] = []
         for r in range(args.rounds):
             t0 = time.time()
@@ -524,7 +547,10 @@ def main() -> int:
             runs += got
             log(f"{policy:15s} round {r}: met {sum(x.met for x in got)}/{len(got)} ({time.time() - t0:.0f} s)")
         all_runs[policy] = runs
-    data["policies"] = {name: summarise(runs) for name, runs in all_runs.items()}
+    summaries = {name: summarise(runs) for name, runs in all_runs.items()}
+    data["policies"] = {name: kept[name] if name in kept else summaries[name] for name in args.policies.split(",")}
+    if keep:
+        data["kept"] = keep
     if "jockey" in all_runs and args.move_rounds:
         moved: dict[str, list[SloRun]] = {}
         for name, factor in MOVES.items():
@@ -553,7 +579,9 @@ def main() -> int:
     data["precompute"] = precompute_time()
     data["wall_min"] = (time.time() - started) / 60.0
     data["reading"] = "(to be written after the run)"
-    publish(args.out, data, {name: [vars_of(r) for r in runs] for name, runs in all_runs.items()})
+    runs_json = {name: kept_runs[name] if name in kept_runs else [vars_of(r) for r in all_runs[name]]
+                 for name in args.policies.split(",")}
+    publish(args.out, data, runs_json)
     return 0
 
 

@@ -5,8 +5,10 @@ A job with a deadline (``deadline_s``, which gets ``default_utility``) or a ``ut
 from the job file (``profile_from_job``) and, once, its remaining-time model: the C(p, a) table from the
 job simulator, or with ``jockey-amdahl`` the Amdahl model. From then on, at every call:
 
-1. the DAG's task states become a ``JobState`` and the controller steps with the injected clock (it acts
-   once a period and holds its decision in between); ``jockey-static`` keeps its first decision for ever;
+1. the DAG's task states (with the finished tasks' run times) become a ``JobState`` and the controller,
+   which holds the job's profile and so scales its predictions by the run's observed pace, steps with the
+   injected clock (it acts once a period and holds its decision in between); ``jockey-static`` keeps its
+   first decision for ever;
 2. the requested guarantee is ``requested_units × allocation unit`` (the job's most common container),
    sent to the RM in ``signals().guarantee``; it never exceeds the ceiling the RM tells with its grant (the
    most the job's queue can guarantee, ``set_granted``), so a job that looks late asks for what it could get,
@@ -137,7 +139,7 @@ class JockeyAsks:
         else:  # none, or one of another shape of the job (its stages changed since those runs)
             profile = profile_from_job(job, queue_s=self.overhead_s)
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
-        self.controller = JockeyController(model, utility, self.config, started_at=self._t0)
+        self.controller = JockeyController(model, utility, self.config, started_at=self._t0, profile=profile)
         self.unit = allocation_unit(profile)
         if self._ceiling is not None:
             self.controller.set_ceiling(whole_units(self._ceiling, self.unit))

@@ -20,7 +20,7 @@ from am.policies.jockey.controller import (
 )
 from am.policies.jockey.model import CpaTable, build_table
 from am.policies.jockey.profile import JobProfile, StageProfile
-from am.policies.jockey.progress import JobState, TotalWorkWithQ
+from am.policies.jockey.progress import JobState, StageState, TotalWorkWithQ
 from am.policies.jockey.utility import default_utility
 
 MIN = 60.0
@@ -134,11 +134,17 @@ def fluid_table() -> CpaTable:
     return CpaTable(levels, grid, remaining[:, :, None], TotalWorkWithQ(profile))
 
 
-def drive(speed: float, periods: int) -> list[Decision]:
-    ctl = JockeyController(fluid_table(), default_utility(200.0))
+def drive(speed: float, periods: int, *, paced: bool = False) -> list[Decision]:
+    """The fluid job under the controller. ``paced``: the controller knows the profile and the job reports
+    its finished tasks' run times (each took 1 / speed times the profile's 12.5 s)."""
+    table = fluid_table()
+    profile = table.indicator.profile if paced and table.indicator is not None else None
+    ctl = JockeyController(table, default_utility(200.0), profile=profile)
     done_work, now, out = 0.0, 0.0, []
     for _ in range(periods):
-        d = ctl.step(now, JobState.of(s=math.floor(done_work / WORK * TASKS + 1e-9)))
+        done = math.floor(done_work / WORK * TASKS + 1e-9)
+        state = JobState({"s": StageState(done=done, done_s=done * WORK / TASKS / speed)})
+        d = ctl.step(now, state if paced else JobState.of(s=done))
         out.append(d)
         done_work = min(WORK, done_work + speed * d.requested_units * ctl.period_s)
         now += ctl.period_s
@@ -170,6 +176,23 @@ def test_on_the_profiles_pace_the_request_holds_inside_the_dead_zone() -> None:
     assert {d.requested_units for d in decisions} == {79}
     assert any(d.held and d.raw_units < 79 for d in decisions)
     assert all(d.status == "ON_TRACK" for d in decisions)
+
+
+def test_paced_at_half_speed_the_request_rises_sooner_and_further() -> None:
+    """With the profile, the controller scales C by the run's pace: tasks taking twice the profile's time
+    show the job is slow from the first period's finished tasks. Unpaced, it sees only progress lagging a
+    little more each period: its target creeps 79, 80, 81, 81 over three periods; paced it is 95 after two."""
+    plain, paced = drive(0.5, 6), drive(0.5, 6, paced=True)
+    assert paced[2].raw_units >= 1.15 * plain[2].raw_units
+    assert paced[-1].requested_units >= plain[-1].requested_units + 10
+    assert paced[-1].pace > 1.3
+    assert plain[-1].pace == 1.0
+
+
+def test_paced_on_the_profiles_pace_nothing_changes() -> None:
+    plain, paced = drive(1.0, 12), drive(1.0, 12, paced=True)
+    assert [d.requested_units for d in paced] == [d.requested_units for d in plain]
+    assert {d.pace for d in paced} == {1.0}
 
 
 def test_a_step_before_the_period_is_up_changes_nothing() -> None:

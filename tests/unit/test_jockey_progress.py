@@ -31,6 +31,7 @@ from am.policies.jockey.progress import (
     VertexFrac,
     fractions,
     job_state_from_dag,
+    observed_pace,
 )
 
 JOB = JobProfile(
@@ -139,10 +140,37 @@ def test_the_dag_application_masters_state_reads_as_a_job_state_and_a_stage_reco
     dag.complete("c1", 1, now=3.0)
     dag.start("m", 1, "c2", now=5.0)
     state = job_state_from_dag(dag, now=7.0)
-    assert state.stages["m"] == StageState(done=1, tasks=2, running_elapsed_s=(2.0,))
-    assert state.stages["r"] == StageState(done=0, tasks=1)
+    assert state.stages["m"] == StageState(done=1, tasks=2, running_elapsed_s=(2.0,), done_s=4.0, timed=1)
+    assert state.stages["r"] == StageState(done=0, tasks=1, done_s=0.0, timed=0)
     profile = profile_from_job(job)
     assert TotalWorkWithQ(profile).progress(state) == pytest.approx(4 / 10)
+    assert observed_pace(profile, state, prior_s=0.0) == pytest.approx(1.0)  # 4 s, as the job file says
     m = stage_runs_from_dag(dag)[0]
     assert m.run_s == (4.0,)
     assert (m.attempts, m.failed_attempts) == (3, 1)
+
+
+def test_the_pace_is_the_finished_tasks_run_times_over_the_profiles() -> None:
+    """a's 4 tasks took 20 s each (the profile says 10) and one of b's took 30 s (as profiled):
+    (80 + 30) / (40 + 30) = 11 / 7 slower."""
+    state = JobState({"a": StageState(done=4, done_s=80.0), "b": StageState(done=1, done_s=30.0)})
+    assert observed_pace(JOB, state, prior_s=0.0) == pytest.approx(110 / 70)
+
+
+def test_the_prior_pulls_a_little_evidence_toward_the_profiles_pace() -> None:
+    """Two of a's tasks at twice their time: 40 s against 20 expected; with 20 s of prior evidence at the
+    profile's pace, (40 + 20) / (20 + 20) = 1.5; with 180 s of it, 220 / 200 = 1.1."""
+    state = JobState({"a": StageState(done=2, done_s=40.0)})
+    assert observed_pace(JOB, state, prior_s=20.0) == pytest.approx(1.5)
+    assert observed_pace(JOB, state, prior_s=180.0) == pytest.approx(220 / 200)
+
+
+def test_no_run_times_no_pace() -> None:
+    """Nothing finished, or finished tasks without run times (a state rebuilt after a restart): pace 1.
+    Only the timed tasks are compared: 3 finished, 1 timed at 15 s against 10."""
+    assert observed_pace(JOB, JobState.of(a=3, b=1), prior_s=0.0) == 1.0
+    assert observed_pace(JOB, JobState(), prior_s=0.0) == 1.0
+    state = JobState({"a": StageState(done=3, done_s=15.0, timed=1)})
+    assert observed_pace(JOB, state, prior_s=0.0) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="prior_s"):
+        observed_pace(JOB, state, prior_s=-1.0)

@@ -21,6 +21,13 @@ predictions). Period and dead zone default to the paper's values scaled with the
 
 When the deadline moves, the dead zone follows it and the period only shortens (``set_utility``).
 
+**Pace** (ours, not the paper's): given the job's profile, every prediction of C is multiplied by the run's
+observed pace, its finished tasks' run times over the profile's mean for as many tasks of each stage
+(``observed_pace``), pooled with ``pace_prior`` × the profile's work of evidence at the profile's own pace.
+C(p, a) is built from the profile's task times, so on a run that needs 1.8 times its training work it
+under-states every remaining time by that factor, and the loop would see it only as progress that comes
+late, period after period. The pace shows it from the first finished tasks.
+
 A **ceiling** (``set_ceiling``: the most the job's queue can guarantee it, heard from the RM) caps every
 request below the configured ``max_units``: asking for more than can ever be granted changes nothing the job
 gets, but an allocation far above it would take that much longer to come down once the job is ahead.
@@ -39,7 +46,8 @@ import numpy as np
 import numpy.typing as npt
 
 from am.policies.jockey.model import RemainingModel
-from am.policies.jockey.progress import JobState
+from am.policies.jockey.profile import JobProfile
+from am.policies.jockey.progress import JobState, observed_pace
 from am.policies.jockey.utility import Utility
 
 FloatArray = npt.NDArray[np.float64]
@@ -64,6 +72,9 @@ class ControlConfig:
     min_units: int = 1
     max_units: int | None = None  # a hard limit on the request (the paper's cap)
     initial_units: float | None = None  # None: the first step starts at its raw target
+    # evidence of the profile's own pace, as a share of its work, pooled with the finished tasks' run times;
+    # the run's pace then scales every prediction. None: C's predictions are taken as they are (the paper)
+    pace_prior: float | None = 0.1
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.slack) and self.slack > 0):
@@ -80,6 +91,8 @@ class ControlConfig:
             raise ValueError(f"min_units must be >= 1, got {self.min_units}")
         if self.max_units is not None and self.max_units < self.min_units:
             raise ValueError(f"max_units {self.max_units} is below min_units {self.min_units}")
+        if self.pace_prior is not None and not (math.isfinite(self.pace_prior) and self.pace_prior > 0):
+            raise ValueError(f"pace_prior must be > 0 (or None), got {self.pace_prior}")
 
     def scaled_dead_zone_s(self, deadline_s: float) -> float:
         if self.dead_zone_s is not None:
@@ -113,6 +126,7 @@ class Decision:
     status: Status  # ON_TRACK when the predicted finish is within the real deadline
     held: bool  # the dead zone kept the allocation although the target differed
     next_step_at: float
+    pace: float = 1.0  # the run's observed pace that scaled C's predictions (1: none, or on the profile's)
 
 
 def smooth(previous: float, target: float, alpha: float) -> float:
@@ -153,8 +167,11 @@ class JockeyController:
         config: ControlConfig | None = None,
         *,
         started_at: float = 0.0,
+        profile: JobProfile | None = None,
     ) -> None:
+        """``profile``: the job's profile, which C was built from; without it predictions are not paced."""
         self._model = model
+        self._profile = profile
         self._config = config or ControlConfig()
         self._started_at = started_at
         self._smoothed: float | None = None
@@ -246,14 +263,16 @@ class JockeyController:
             previous = min(previous, float(cap))
         current = self._clamp(previous) if previous is not None else None
         asked: list[float] = [float(a) for a in cands] + ([float(current)] if current is not None else [])
+        pace = self.pace(state)
         forecast = self._model.forecast(state, asked)
+        samples = forecast.samples * pace
         plan = self._utility.shifted(self._dead_zone_s)
-        eu = expected_utilities(plan, elapsed, forecast.samples[: len(cands)], cfg.slack, cfg.quantile)
+        eu = expected_utilities(plan, elapsed, samples[: len(cands)], cfg.slack, cfg.quantile)
         raw = cands[smallest_maximiser(cands, eu)]
         held = False
         if previous is None:
             smoothed = float(raw)
-        elif raw > previous or (raw < previous and self._early_enough(elapsed, forecast.samples, len(cands))):
+        elif raw > previous or (raw < previous and self._early_enough(elapsed, samples, len(cands))):
             smoothed = smooth(previous, raw, cfg.hysteresis)
             if abs(raw - smoothed) < SNAP_UNITS:
                 smoothed = float(raw)
@@ -262,7 +281,7 @@ class JockeyController:
             held = raw < previous
         self._smoothed = smoothed
         requested = self._clamp(smoothed)
-        mine = self._model.forecast(state, [float(requested)]).samples[0]
+        mine = self._model.forecast(state, [float(requested)]).samples[0] * pace
         point = float(np.quantile(mine, cfg.quantile)) if cfg.quantile is not None else float(np.mean(mine))
         finish_rel = elapsed + cfg.slack * point
         decision = Decision(
@@ -280,10 +299,18 @@ class JockeyController:
             status="ON_TRACK" if finish_rel <= self._utility.deadline + TOLERANCE else "AT_RISK",
             held=held,
             next_step_at=now + self._period_s,
+            pace=pace,
         )
         self._last = decision
         self._trace.append(decision)
         return decision
+
+    def pace(self, state: JobState) -> float:
+        """The factor this step's predictions are scaled by: the run's observed pace, or 1."""
+        prior = self._config.pace_prior
+        if prior is None or self._profile is None:
+            return 1.0
+        return observed_pace(self._profile, state, prior * self._profile.total_work_s)
 
     def _early_enough(self, elapsed: float, samples: FloatArray, ncands: int) -> bool:
         """Whether the current allocation (the last row of ``samples``) would finish a dead zone ahead of

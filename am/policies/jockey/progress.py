@@ -16,6 +16,9 @@ profile. The paper's choice is totalworkWithQ; the others are there to compare w
 Running tasks and their elapsed time are part of ``JobState`` but, as in the paper, no indicator credits
 partial tasks: a task counts when it has finished.
 
+``observed_pace`` is not an indicator: it compares the run times of the finished tasks with the profile's,
+so the controller can tell a run that is slower (or faster) than the one its model was built from.
+
 The indicator used at run time must be the one the C(p, a) table was built with; the model asks the
 indicator for ``batch`` values over many simulated states, so each indicator evaluates whole arrays.
 """
@@ -42,6 +45,8 @@ class StageState:
     done: int
     tasks: int | None = None  # this run's task count; None = the profile's
     running_elapsed_s: tuple[float, ...] = ()
+    done_s: float | None = None  # the run times of ``timed`` finished tasks, summed; None = not reported
+    timed: int | None = None  # how many finished tasks ``done_s`` sums; None = all ``done`` of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +70,40 @@ def job_state_from_dag(dag: DagState, now: float) -> JobState:
             for t in dag.tasks(spec.name)
             if t.status == "RUNNING" and t.started_at is not None
         )
+        timed, done_s = dag.measured_total(spec.name)
         stages[spec.name] = StageState(
-            done=dag.count(spec.name, "SUCCEEDED"), tasks=spec.tasks, running_elapsed_s=running
+            done=dag.count(spec.name, "SUCCEEDED"), tasks=spec.tasks, running_elapsed_s=running,
+            done_s=done_s, timed=timed,
         )
     return JobState(stages)
+
+
+def observed_pace(profile: JobProfile, state: JobState, prior_s: float) -> float:
+    """How much slower than its profile this run is going: the finished tasks' run times over what the profile
+    expects of as many tasks of each stage (its mean run time), > 1 when slower.
+
+    ``prior_s`` is evidence of the profile's own pace, in task-seconds, pooled with the observed: the first few
+    tasks (one stage's draw of its inputs and its machines) move the ratio only as far as their share of the
+    pooled work. Stages that report no run times add nothing; with nothing observed the pace is 1."""
+    if prior_s < 0:
+        raise ValueError(f"prior_s must be >= 0, got {prior_s}")
+    seen = 0.0
+    expected = 0.0
+    for name, st in state.stages.items():
+        timed = st.done if st.timed is None else st.timed
+        if st.done_s is None or timed <= 0:
+            continue
+        try:
+            i = profile.index(name)
+        except KeyError:
+            raise ProfileError(
+                f"the job reports stage {name!r}, which profile {profile.name!r} lacks"
+            ) from None
+        seen += st.done_s
+        expected += timed * profile.stages[i].mean_run_s
+    if expected + prior_s <= 0:
+        return 1.0
+    return (seen + prior_s) / (expected + prior_s)
 
 
 def fractions(profile: JobProfile, state: JobState) -> FloatArray:
