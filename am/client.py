@@ -294,7 +294,8 @@ class AMRMClient:
             request.guarantee.values.update(signals.guarantee.to_dict())
         request.control.extend(pb.ControlStep(
             age_s=c.age_s, progress=c.progress, raw_units=c.raw_units, smoothed_units=c.smoothed_units,
-            requested_units=c.requested_units, finish_in_s=c.finish_in_s, status=c.status, held=c.held)
+            requested_units=c.requested_units, finish_in_s=c.finish_in_s, status=c.status, held=c.held,
+            pace=c.pace)
             for c in signals.control)
         if checkpoint is not None:
             request.checkpoint = checkpoint

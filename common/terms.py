@@ -147,16 +147,18 @@ class ControlStep:
     finish_in_s: float
     status: str  # ON_TRACK | AT_RISK
     held: bool = False
+    pace: float = 1.0  # the run's observed pace the predictions were scaled by (> 1: slower than its profile)
 
     def finite(self) -> bool:
         """Every number is finite (a step that is not is refused where it comes in)."""
-        return all(math.isfinite(x) for x in (self.age_s, self.progress, self.smoothed_units, self.finish_in_s))
+        return all(math.isfinite(x)
+                   for x in (self.age_s, self.progress, self.smoothed_units, self.finish_in_s, self.pace))
 
     def to_dict(self, heard: float) -> dict[str, Any]:
         """The JSON form the store keeps, with ``heard``, the time the RM heard the step."""
         return {"heard": heard, "age_s": self.age_s, "progress": self.progress, "raw_units": self.raw_units,
                 "smoothed_units": self.smoothed_units, "requested_units": self.requested_units,
-                "finish_in_s": self.finish_in_s, "status": self.status, "held": self.held}
+                "finish_in_s": self.finish_in_s, "status": self.status, "held": self.held, "pace": self.pace}
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> tuple[float, ControlStep]:
@@ -164,7 +166,8 @@ class ControlStep:
         return float(d["heard"]), ControlStep(
             age_s=float(d["age_s"]), progress=float(d["progress"]), raw_units=int(d["raw_units"]),
             smoothed_units=float(d["smoothed_units"]), requested_units=int(d["requested_units"]),
-            finish_in_s=float(d["finish_in_s"]), status=str(d["status"]), held=bool(d.get("held", False)))
+            finish_in_s=float(d["finish_in_s"]), status=str(d["status"]), held=bool(d.get("held", False)),
+            pace=float(d.get("pace", 1.0)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -390,7 +390,7 @@ class AllocateRequest(_message.Message):
     def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ..., control: _Optional[_Iterable[_Union[ControlStep, _Mapping]]] = ...) -> None: ...
 
 class ControlStep(_message.Message):
-    __slots__ = ("age_s", "progress", "raw_units", "smoothed_units", "requested_units", "finish_in_s", "status", "held")
+    __slots__ = ("age_s", "progress", "raw_units", "smoothed_units", "requested_units", "finish_in_s", "status", "held", "pace")
     AGE_S_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     RAW_UNITS_FIELD_NUMBER: _ClassVar[int]
@@ -399,6 +399,7 @@ class ControlStep(_message.Message):
     FINISH_IN_S_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     HELD_FIELD_NUMBER: _ClassVar[int]
+    PACE_FIELD_NUMBER: _ClassVar[int]
     age_s: float
     progress: float
     raw_units: int
@@ -407,7 +408,8 @@ class ControlStep(_message.Message):
     finish_in_s: float
     status: str
     held: bool
-    def __init__(self, age_s: _Optional[float] = ..., progress: _Optional[float] = ..., raw_units: _Optional[int] = ..., smoothed_units: _Optional[float] = ..., requested_units: _Optional[int] = ..., finish_in_s: _Optional[float] = ..., status: _Optional[str] = ..., held: _Optional[bool] = ...) -> None: ...
+    pace: float
+    def __init__(self, age_s: _Optional[float] = ..., progress: _Optional[float] = ..., raw_units: _Optional[int] = ..., smoothed_units: _Optional[float] = ..., requested_units: _Optional[int] = ..., finish_in_s: _Optional[float] = ..., status: _Optional[str] = ..., held: _Optional[bool] = ..., pace: _Optional[float] = ...) -> None: ...
 
 class SizeReport(_message.Message):
     __slots__ = ("remaining_s", "total_s")

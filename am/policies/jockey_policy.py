@@ -197,7 +197,7 @@ class JockeyAsks:
         control = tuple(ControlStep(
             age_s=max(0.0, self._now - d.time), progress=d.progress, raw_units=d.raw_units,
             smoothed_units=d.smoothed_units, requested_units=d.requested_units,
-            finish_in_s=d.predicted_finish - self._now, status=d.status, held=d.held) for d in new)
+            finish_in_s=d.predicted_finish - self._now, status=d.status, held=d.held, pace=d.pace) for d in new)
         return AmSignals(size=base.size, guarantee=self._guarantee, control=control)
 
     def decide(self, dag: DagState, now: float) -> Decision:

@@ -75,10 +75,11 @@ def slo_view(s: dict[str, Any]) -> RenderableType:
     trace = s.get("controlTrace") or []
     if not trace:
         return Group(kv_table(rows), Text("no control decisions reported by the application master"))
-    table = Table("TIME", "PROGRESS", "A^r", "A^s", "REQUESTED", "PREDICTED FINISH", "STATUS",
+    table = Table("TIME", "PROGRESS", "PACE", "A^r", "A^s", "REQUESTED", "PREDICTED FINISH", "STATUS",
                   title=f"control decisions (the last {min(len(trace), TRACE_ROWS)} of {len(trace)})")
     for c in trace[-TRACE_ROWS:]:
-        table.add_row(_when(c.get("time")), f"{100 * float(c.get('progress') or 0):.1f}%", str(c.get("rawUnits")),
+        table.add_row(_when(c.get("time")), f"{100 * float(c.get('progress') or 0):.1f}%",
+                      f"{float(c.get('pace') or 1.0):.2f}", str(c.get("rawUnits")),
                       str(c.get("smoothedUnits")), str(c.get("requestedUnits")), _when(c.get("predictedFinish")),
                       f"{c.get('status')}{' (held)' if c.get('held') else ''}")
     return Group(kv_table(rows), table)

@@ -81,6 +81,7 @@ class ControlRecord:
     predicted_finish: float
     status: str
     held: bool
+    pace: float = 1.0
 
 
 def _job_file(app: App) -> dict[str, object]:
@@ -190,5 +191,5 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> A
         oracle_units_now=_oracle(remaining, deadline - now) if deadline is not None and not app.final else None,
         requested=app.terms.guarantee, granted=granted_floor(app, pipeline), claimed=held is not None,
         trace=tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
-                                  heard + c.finish_in_s, c.status, c.held) for heard, c in app.control),
+                                  heard + c.finish_in_s, c.status, c.held, c.pace) for heard, c in app.control),
         profile_runs=app.profile_runs)

@@ -220,7 +220,7 @@ def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
     control = tuple(ControlStep(age_s=max(0.0, c.age_s), progress=min(1.0, max(0.0, c.progress)),
                                 raw_units=c.raw_units, smoothed_units=c.smoothed_units,
                                 requested_units=c.requested_units, finish_in_s=c.finish_in_s,
-                                status=c.status[:16], held=c.held)
+                                status=c.status[:16], held=c.held, pace=c.pace if c.pace > 0 else 1.0)
                     for c in request.control[-CONTROL_STEPS_PER_CALL:])
     if size is None and guarantee is None and not control:
         return NO_SIGNALS

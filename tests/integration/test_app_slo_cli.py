@@ -96,7 +96,8 @@ def test_the_slo_table_shows_the_control_decisions() -> None:
     from rm.commands.app_slo import slo_view
 
     steps = [{"time": 1_800_000_000_000 + 10_000 * i, "progress": i / 30, "rawUnits": 6 + i, "smoothedUnits": 6.5,
-              "requestedUnits": 7, "predictedFinish": 1_800_000_600_000, "status": "AT_RISK", "held": i == 29}
+              "requestedUnits": 7, "predictedFinish": 1_800_000_600_000, "status": "AT_RISK", "held": i == 29,
+              "pace": 1.0 + i / 100}
              for i in range(30)]
     console = Console(width=160, record=True)
     console.print(slo_view({"id": "application_1_0001", "status": "AT_RISK", "deadline": 1_800_000_500_000,
@@ -105,3 +106,4 @@ def test_the_slo_table_shows_the_control_decisions() -> None:
     assert "the last 20 of 30" in text
     assert "AT_RISK (held)" in text
     assert "35" in text  # A^r of the newest decision
+    assert "1.29" in text  # and its pace

@@ -286,7 +286,7 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
             pb.ControlStep(age_s=60, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
                            finish_in_s=300, status="ON_TRACK"),
             pb.ControlStep(age_s=0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
-                           finish_in_s=400, status="AT_RISK", held=True)]), metadata=amrm)
+                           finish_in_s=400, status="AT_RISK", held=True, pace=1.8)]), metadata=amrm)
         await am.Allocate(pb.AllocateRequest(response_id=r.response_id), metadata=amrm)  # nothing new
         slo = (await client.get(f"/ws/v1/shepherd/apps/{new.application_id}/slo")).json()["slo"]
     trace = slo["controlTrace"]
@@ -296,6 +296,7 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
     assert trace[0]["time"] == pytest.approx((before - 60) * 1000, abs=3000)
     assert trace[1]["predictedFinish"] == pytest.approx((before + 400) * 1000, abs=3000)
     assert trace[1]["smoothedUnits"] == pytest.approx(5.96)
+    assert [c["pace"] for c in trace] == [1.0, 1.8]  # an AM that tells no pace (0) is on its profile's
 
 
 async def test_the_am_hears_the_guarantee_the_rm_grants(tmp_path: Path) -> None:

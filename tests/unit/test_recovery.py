@@ -295,7 +295,7 @@ def test_an_ended_app_keeps_its_am_s_control_trace_in_the_store() -> None:
     steps = (ControlStep(age_s=30.0, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
                          finish_in_s=300.0, status="ON_TRACK"),
              ControlStep(age_s=0.0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
-                         finish_in_s=400.0, status="AT_RISK", held=True))
+                         finish_in_s=400.0, status="AT_RISK", held=True, pace=1.6))
     broken = ControlStep(age_s=0.0, progress=0.5, raw_units=9, smoothed_units=math.nan, requested_units=6,
                          finish_in_s=math.inf, status="AT_RISK")
     st.am_allocate(token, 0, [], [], 0.5, [], [], 2.0,
@@ -316,6 +316,8 @@ def test_an_ended_app_keeps_its_am_s_control_trace_in_the_store() -> None:
     again = _recover(stored, 20.0)
     assert again.apps[app_id].state == "FINISHED"
     assert again.apps[app_id].control == [(2.0, steps[0]), (2.0, steps[1])]
+    older = {k: v for k, v in ended[-1].control[1].items() if k != "pace"}  # stored before steps told a pace
+    assert ControlStep.from_dict(older)[1].pace == 1.0
 
 
 def test_a_container_started_as_its_am_died_passes_on_when_both_come_in_one_heartbeat() -> None:

@@ -83,7 +83,8 @@ def slo_json(s: AppSlo) -> dict[str, Any]:
         "grantedGuarantee": None if s.granted is None else yarn_resource(s.granted),
         "controlTrace": [{"time": ms(c.time), "progress": round(c.progress, 4), "rawUnits": c.raw_units,
                           "smoothedUnits": round(c.smoothed_units, 3), "requestedUnits": c.requested_units,
-                          "predictedFinish": ms(c.predicted_finish), "status": c.status, "held": c.held}
+                          "predictedFinish": ms(c.predicted_finish), "status": c.status, "held": c.held,
+                          "pace": round(c.pace, 3)}
                          for c in s.trace],
         "profileRuns": list(s.profile_runs),
     }
