@@ -178,6 +178,28 @@ def test_the_requested_guarantee_rises_when_tasks_run_slower_than_the_profile_an
     assert guarantees(2.0, am_policy="jockey-static") == [slow[0]]  # jockey-static holds its first decision
 
 
+def test_paced_a_twice_slower_job_raises_its_guarantee_early_and_meets_a_deadline_it_misses_unpaced() -> None:
+    """The same slowed job as above, due 200 s after it arrives. Unpaced, its controller sees the slowness only
+    as progress arriving late: it asks for 10 units after 137 s and ends just past its deadline. Paced by its
+    finished tasks' run times (twice the profile's), it asks for 10 after 46 s and ends well in time."""
+    due = {"utility": [[0, 1], [200 / 60, 1], [240 / 60, -1]]}
+
+    def record(prior: float | None) -> JobRecord:
+        jobs = [*(hog(i, 0.5) for i in range(3)), slo_job(**due)]
+        cfg = SimConfig(seed=1, faults=Faults(slowdown=2.0), control=ControlConfig(pace_prior=prior))
+        return {r.job_id: r for r in Simulator(jobs, NODES, make_policy("jockey"), cfg).run().jobs}["slo"]
+
+    def reached(rec: JobRecord, n: int) -> float:
+        return min(t - rec.arrival for t, g in rec.guarantees if g.vcores >= n)
+
+    unpaced, paced = record(None), record(0.1)
+    assert reached(paced, 10) < reached(unpaced, 10) - 30
+    assert paced.met_deadline is True
+    assert paced.finish is not None
+    assert unpaced.finish is not None
+    assert paced.finish < unpaced.finish
+
+
 @pytest.mark.parametrize("due", [{"deadline_s": 80.0}, {"utility": [[0, 1], [80 / 60, 1], [100 / 60, -1]]}])
 def test_a_deadline_fair_sharing_misses_is_met_under_jockey(due: dict[str, Any]) -> None:
     """With greedy jobs filling the cluster, the job's fair share is about 8 of 32 containers, some 90 s for
