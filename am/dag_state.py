@@ -75,6 +75,7 @@ class _StageState:
     tasks: list[TaskState] = field(default_factory=list)
     measured: list[float] = field(default_factory=list)
     measured_sum: float = 0.0  # of ``measured``, kept as it grows: estimates are read on every heartbeat
+    declared_sum: float = 0.0  # the job file's per-task durations of the tasks in ``measured``
     # the tasks not yet succeeded, in the order they start (index order, or a shuffled one for a first stage):
     # remaining-work sums skip the others (each adds 0.0 exactly)
     unfinished: dict[int, None] = field(default_factory=dict)
@@ -92,6 +93,7 @@ class DagState:
     def __init__(self, job: Job, shuffle_seed: int | None = None) -> None:
         self._job = job
         depths = job.depths()
+        self._topological = [s.name for s in job.topological_order()]  # parents before children
         self._stages: dict[str, _StageState] = {}
         for i, spec in enumerate(job.stages):
             st = _StageState(spec=spec, index=i, depth=depths[spec.name])
@@ -242,6 +244,57 @@ class DagState:
                 work += estimate
         return StageTally(work, running, runnable, waiting)
 
+    def longest_remaining_s(self, now: float) -> dict[str, float]:
+        """Per stage, its longest remaining task (0 for a stage done). A stage whose job file gives each task its
+        own duration (``durations_s``) counts its longest one, scaled by how its finished tasks ran against
+        theirs (the job's finished tasks, for a stage with none yet); else every task is the stage's estimate.
+        A running task counts what is left of it."""
+        measured = sum(st.measured_sum for st in self._stages.values())
+        declared = sum(st.declared_sum for st in self._stages.values())
+        job_ratio = measured / declared if declared > 0 and measured > 0 else 1.0
+        out: dict[str, float] = {}
+        for name, st in self._stages.items():
+            durations = st.spec.durations_s
+            if durations is None:
+                each, ratio = self.estimate_s(name), 1.0
+            else:
+                each = 0.0
+                ratio = st.measured_sum / st.declared_sum if st.declared_sum > 0 and st.measured else job_ratio
+            longest = 0.0
+            for i in st.unfinished:
+                task = st.tasks[i]
+                estimate = each if durations is None else durations[i] * ratio
+                if task.status == "RUNNING" and task.started_at is not None:
+                    estimate = max(0.0, estimate - (now - task.started_at))
+                longest = max(longest, estimate)
+            out[name] = longest
+        return out
+
+    def remaining_critical_path_s(self, now: float, longest: Mapping[str, float] | None = None) -> float:
+        """The least time the job still needs with as many containers as it likes: the longest chain, through
+        the stages not yet done, of each stage's longest remaining task (``longest_remaining_s``). The packers
+        see a stage's tasks as alike, so a stage with one long task ends later than they plan; this is the
+        bound they miss."""
+        longest = self.longest_remaining_s(now) if longest is None else longest
+        finish: dict[str, float] = {}
+        for name in self._topological:
+            after = max((finish[p] for p in self._stages[name].spec.parents), default=0.0)
+            finish[name] = after + longest[name]
+        return max(finish.values(), default=0.0)
+
+    def tails_s(self, now: float, longest: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Per stage, the longest chain of longest remaining tasks from it to the job's end, itself included:
+        a stage with a longer tail holds up the job's end longer for every second it waits."""
+        longest = self.longest_remaining_s(now) if longest is None else longest
+        children: dict[str, list[str]] = {name: [] for name in self._stages}
+        for name, st in self._stages.items():
+            for p in st.spec.parents:
+                children[p].append(name)
+        tail: dict[str, float] = {}
+        for name in reversed(self._topological):
+            tail[name] = longest[name] + max((tail[c] for c in children[name]), default=0.0)
+        return {name: tail[name] for name in self._stages}  # in the job's stage order
+
     def remaining_stage_s(self, stage: str, now: float) -> float:
         """``remaining_task_s`` of the stage's tasks, summed in index order (read at every heartbeat)."""
         if self.stage_done(stage):
@@ -299,6 +352,7 @@ class DagState:
             task.measured_s = duration
             self._stages[task.stage].measured.append(duration)
             self._stages[task.stage].measured_sum += duration
+            self._stages[task.stage].declared_sum += self._stages[task.stage].spec.task_duration_s(task.index)
             return outcome("succeeded", self._release_children(task.stage))
         if exit_status in NOT_THE_TASKS_FAULT:
             task.status = "RUNNABLE"
@@ -353,6 +407,7 @@ class DagState:
                 st.unfinished.pop(task.index, None)
                 st.measured.append(float(secs))
                 st.measured_sum += float(secs)
+                st.declared_sum += st.spec.task_duration_s(task.index)
                 carried += 1
         for name, st in self._stages.items():
             if self.stage_ready(name):

@@ -27,6 +27,7 @@ arguments.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from random import Random
 from typing import ClassVar
@@ -244,17 +245,19 @@ _: type[AskPolicy] = CarbyneAsks
 
 
 def stage_decisions(dag: DagState, default: dict[str, int], altruistic: dict[str, int],
-                    remaining: float) -> list[AskDecision]:
-    """Per stage, a DEFAULT and an ALTRUISTIC ask for the given numbers of containers (none for zero)."""
+                    remaining: float, priorities: Mapping[str, int] | None = None) -> list[AskDecision]:
+    """Per stage, a DEFAULT and an ALTRUISTIC ask for the given numbers of containers (none for zero), at the
+    stage's priority in ``priorities`` (lower first), else its depth."""
     out: list[AskDecision] = []
     for stage in dag.stages:
         index = dag.stage_index(stage.name)
+        priority = priorities[stage.name] if priorities is not None else dag.depth(stage.name)
         for ask_type, count in (("DEFAULT", default.get(stage.name, 0)), ("ALTRUISTIC", altruistic.get(stage.name, 0))):
             if count > 0:
                 kind: AskType = "DEFAULT" if ask_type == "DEFAULT" else "ALTRUISTIC"
                 out.append(AskDecision(
                     allocation_request_id=request_id(index, kind), stage=stage.name,
-                    priority=dag.depth(stage.name), capability=stage.capability, num_containers=count,
+                    priority=priority, capability=stage.capability, num_containers=count,
                     ask_type=kind, remaining_work_s=remaining,
                 ))
     return out

@@ -22,8 +22,11 @@ job simulator, or with ``jockey-amdahl`` the Amdahl model. From then on, at ever
    scheduler without the stage) it is the guarantee asked for. DEFAULT goes to the tasks whose latest start
    is now, topped up until the running tasks and DEFAULT asks fill the floor (the controller's model assumes
    the job uses all of it), and ALTRUISTIC to the rest, so above its floor the job is an ordinary altruistic
-   one. When even that capacity cannot finish by the target, the job is behind and asks everything
-   DEFAULT: it takes its fair share, the paper's fallback to fair sharing.
+   one. When even that capacity cannot finish by the target, packed or along the job's longest remaining
+   chain of tasks (the packer sees a stage's tasks as alike), the job is behind and asks everything
+   DEFAULT: it takes its fair share, the paper's fallback to fair sharing;
+4. the asks go in critical-path order: a stage's priority is its rank by the longest chain of longest tasks
+   from it to the job's end, so the stage that holds up the end longest is served first.
 
 A job with neither deadline nor utility is an ordinary Carbyne job (``CarbyneAsks``). Pure: the clock and
 the seed come in as arguments.
@@ -31,6 +34,7 @@ the seed come in as arguments.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import ClassVar
@@ -228,7 +232,9 @@ class JockeyAsks:
         count_on = component_max(fair_share, floor)
         target = (self._deadline - ctl.dead_zone_s - now) / ctl.config.slack
         forward, capacity, shaped = forward_completion(plans, count_on)
-        behind = forward == INFINITE or forward > target
+        longest = dag.longest_remaining_s(now)
+        # the packer sees a stage's tasks as alike: its plan can be shorter than the job's longest tasks allow
+        behind = forward == INFINITE or max(forward, dag.remaining_critical_path_s(now, longest)) > target
         if behind:
             default = dict(runnable)
         else:
@@ -236,7 +242,14 @@ class JockeyAsks:
             default = keep_floor(dag, must_start_now(latest, runnable, self.horizon_s), latest, runnable, floor)
         altruistic = {name: runnable[name] - default.get(name, 0) for name in runnable}
         self.last = JockeyOutcome(decision, guarantee, count_on, floor, behind, default, altruistic)
-        return stage_decisions(dag, default, altruistic, remaining)
+        return stage_decisions(dag, default, altruistic, remaining, critical_first(dag.tails_s(now, longest)))
+
+
+def critical_first(tails: Mapping[str, float]) -> dict[str, int]:
+    """Ask priorities (lower first) that put the stages with the longest tail to the job's end first; ties keep
+    the order of ``tails``."""
+    order = sorted(tails, key=lambda name: -tails[name])
+    return {name: rank for rank, name in enumerate(order)}
 
 
 class JockeyStaticAsks(JockeyAsks):

@@ -192,3 +192,29 @@ def test_a_shuffle_seed_starts_a_first_stage_in_a_drawn_order_so_pilots_are_a_ra
             dag.start("map", i, f"m{i}", 0.0)
         dag.complete(f"m{i}" if i != order[0] else "c1", 0, 1.0)
     assert dag.runnable("reduce") == list(range(10))
+
+
+def test_the_remaining_critical_path_follows_each_stages_longest_task() -> None:
+    """a -> (b, c) -> d with per-task durations in b: b's 40 s task makes the chain a (10) + b (40) + d (10)
+    = 60 s, where the stage estimates (b's mean 25 s) would say 45. After a's tasks ran twice their declared
+    time, b (no task finished yet) is scaled by the job's ratio: 10 + 80 = 90 s left at t = 20."""
+    dag = diamond(b={"durations_s": [10.0, 40.0]})
+    assert dag.longest_remaining_s(0.0) == {"a": 10.0, "b": 40.0, "c": 10.0, "d": 10.0}
+    assert dag.remaining_critical_path_s(0.0) == 60.0
+    assert dag.tails_s(0.0) == {"a": 60.0, "b": 50.0, "c": 20.0, "d": 10.0}
+    run(dag, "a", 0, t0=0.0, t1=20.0)
+    run(dag, "a", 1, t0=0.0, t1=20.0)  # a is done: 20 s each, against 10 declared (a's estimate is now 20)
+    assert dag.longest_remaining_s(20.0)["a"] == 0.0
+    assert dag.longest_remaining_s(20.0)["b"] == pytest.approx(80.0)
+    assert dag.remaining_critical_path_s(20.0) == pytest.approx(80.0 + 10.0)
+    dag.start("b", 1, "long", 20.0)
+    assert dag.longest_remaining_s(50.0)["b"] == pytest.approx(50.0)  # 80 s at the job's pace, 30 s of it run
+
+
+def test_a_stage_without_per_task_durations_counts_its_estimate() -> None:
+    dag = diamond()
+    assert dag.remaining_critical_path_s(0.0) == 30.0
+    run(dag, "a", 0, t0=0.0, t1=4.0)
+    assert dag.longest_remaining_s(4.0)["a"] == 4.0  # the measured mean
+    run(dag, "a", 1, t0=0.0, t1=4.0)
+    assert dag.remaining_critical_path_s(4.0) == 20.0  # b or c, then d; a is done

@@ -134,6 +134,26 @@ def test_a_job_that_cannot_make_its_deadline_asks_everything_default() -> None:
     assert sum(a.num_containers for a in asks) == 60
 
 
+def test_a_long_task_the_stage_mean_hides_makes_the_job_behind_and_its_stage_goes_first() -> None:
+    """Two stages side by side: ``wide`` (40 tasks of 5 s) and ``long`` (2 tasks, one of 5 s and one of 100 s,
+    a mean of 52.5 s), then ``end`` after ``long``, due in 130 s: planning deadline 123.5 s, over slack 1.2 a
+    target of 102.9 s. Packed with the stage means on the share the job looks in time (about 63 s), but its
+    longest chain is 100 + 10 = 110 s: it is behind and asks everything DEFAULT, and ``long`` (the longer tail
+    to the end) is asked before ``wide``, which the stages' depths would tie. Without the chain both fail."""
+    job = parse_job({"id": "cp", "arrival_s": 0.0, "deadline_s": 130.0, "stages": [
+        {"name": "wide", "tasks": 40, "duration_s": 5.0, "memory_mb": GB},
+        {"name": "long", "tasks": 2, "durations_s": [5.0, 100.0], "memory_mb": GB},
+        {"name": "end", "tasks": 1, "duration_s": 10.0, "memory_mb": GB, "parents": ["long"]}]})
+    policy = make_ask_policy("jockey", started_at=0.0)
+    assert isinstance(policy, JockeyAsks)
+    asks = policy.asks(DagState(job), Resources.of(memory_mb=16 * GB, vcores=16), 0.0)
+    assert policy.last is not None
+    assert policy.last.behind
+    assert {a.ask_type for a in asks} == {"DEFAULT"}
+    priority = {a.stage: a.priority for a in asks}
+    assert priority["long"] < priority["wide"]
+
+
 def test_a_job_without_deadline_or_utility_is_an_ordinary_altruistic_job() -> None:
     job = slo_job(arrival=0.0)
     share = Resources.of(memory_mb=8 * GB, vcores=8)
