@@ -45,7 +45,7 @@ def table_of(grid: list[int], at_start: list[float]) -> CpaTable:
 def test_the_controller_applies_hysteresis_and_rounds_the_request_up() -> None:
     """A table where only 20 units meet the deadline; starting from 10 the request goes 12, 14, 15."""
     ctl = JockeyController(
-        table_of([10, 20], [1000.0, 100.0]),
+        table_of([10, 19, 20], [1000.0, 1000.0, 100.0]),
         default_utility(200),
         ControlConfig(
             initial_units=10,
@@ -65,7 +65,7 @@ def test_coming_down_the_request_reaches_its_target() -> None:
     ctl = JockeyController(
         table_of([10, 11], [50.0, 40.0]),
         default_utility(200),
-        ControlConfig(initial_units=11, period_s=1, dead_zone_s=0.0),
+        ControlConfig(initial_units=11, period_s=1, dead_zone_s=0.0, min_units=10),
     )
     decisions = [ctl.step(float(t), JobState()) for t in range(4)]
     assert [d.raw_units for d in decisions] == [10] * 4
@@ -75,7 +75,9 @@ def test_coming_down_the_request_reaches_its_target() -> None:
 
 def test_the_smallest_allocation_with_the_best_utility_wins() -> None:
     """Deadline 50 s, no slack, no dead zone. Remaining 100, 60, 40, 30 s at 1, 2, 4, 8 units: 4 and 8
-    both finish in time (utility 1); 4 is the smaller. When none makes it, more is better."""
+    both finish in time (utility 1); 4 is the smaller. When none makes it, more is better. The controller
+    weighs every whole unit, the table interpolating between its allocations: 3 units, 20 + 80 / 3 = 46.7 s
+    (the line through (2, 60) and (4, 40) in 1 / a), also finish in time, and 3 is the smallest that does."""
     utility = default_utility(50)
     on_time = expected_utilities(utility, 0.0, np.array([[100.0], [60.0], [40.0], [30.0]]), slack=1.0)
     assert on_time[2] == on_time[3] == 1.0
@@ -85,7 +87,8 @@ def test_the_smallest_allocation_with_the_best_utility_wins() -> None:
     assert smallest_maximiser([1, 2, 4, 8], late) == 2  # 4 and 8 tie at the best; 4 is smaller
     table = table_of([1, 2, 4, 8], [100.0, 60.0, 40.0, 30.0])
     ctl = JockeyController(table, utility, ControlConfig(slack=1.0, dead_zone_s=0.0))
-    assert ctl.step(0.0, JobState()).raw_units == 4
+    assert ctl.candidates() == list(range(1, 9))
+    assert ctl.step(0.0, JobState()).raw_units == 3
 
 
 def test_with_slack_and_dead_zone_a_fifty_minute_prediction_is_late_for_sixty() -> None:

@@ -91,7 +91,8 @@ def test_a_table_can_use_a_non_linear_indicator() -> None:
 def test_lookups_interpolate_between_levels_and_allocations() -> None:
     table = CpaTable.of([0.0, 1.0], [2, 4], [[100.0, 60.0], [0.0, 0.0]])
     assert table.lookup(0.5, 2)[0] == 50.0
-    assert table.lookup(0.0, 3)[0] == 80.0
+    # between allocations linearly in 1 / a: S + P / a through (2, 100) and (4, 60) is 20 + 160 / a
+    assert table.lookup(0.0, 3)[0] == pytest.approx(20.0 + 160.0 / 3)
     assert table.lookup(0.0, 1)[0] == 200.0  # below the grid: work-bound, 100 × 2 / 1
     assert table.lookup(0.0, 9)[0] == 60.0  # above the grid: no faster than the widest point
 

@@ -29,7 +29,7 @@ class Watched(Simulator):
 
 
 def watch() -> Watched:
-    """Alone on 32 containers, due 40 s after it starts: the job asks for 60 units, above the 0.8 of its queue
+    """Alone on 32 containers, due 40 s after it starts: the job asks for 50 units, above the 0.8 of its queue
     the guarantee stage may grant (25 of 32 vcores)."""
     job = slo_job(arrival=0.0, utility=[[0, 1], [40 / 60, 1], [60 / 60, -1]])
     sim = Watched([job], NODES, make_policy("jockey"), SimConfig(seed=1))
@@ -46,7 +46,7 @@ def test_a_jockey_am_in_the_simulator_plans_with_the_guarantee_it_is_granted() -
     granted = [(g, o) for _, g, o in sim.heard if g is not None]
     assert granted  # the answers after the first cycle carry the grant
     assert sim.heard[0][1] is None  # none before the stage has seen the request
-    assert sim.heard[0][2].guarantee.vcores == 60  # before it hears anything it asks for the widest stage
+    assert sim.heard[0][2].guarantee.vcores == 50  # before it hears anything it asks for what its model wants
     assert granted[0][0] == Resources.of(memory_mb=26_214, vcores=25)  # 0.8 of the queue, per resource
     for g, o in granted:
         assert g.vcores <= 25

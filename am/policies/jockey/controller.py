@@ -234,14 +234,13 @@ class JockeyController:
         return min(limits) if limits else None
 
     def candidates(self) -> list[int]:
+        """Every whole unit from ``min_units`` up to the limit (``max_units``, else the model's widest grid
+        allocation). The model is sampled on a coarser grid and interpolates between its points; choosing
+        among the grid's points alone would round every target up to the next one, up to a quarter more."""
         cfg = self._config
         cap = self.max_units
-        grid = self._model.allocations
-        hi = cap if cap is not None else max(grid)
-        out = [a for a in grid if cfg.min_units <= a <= hi]
-        if cap is not None and cap < max(grid) and cap not in out:
-            out.append(cap)  # the model interpolates between its grid's allocations: the cap itself is one
-        return out or [max(cfg.min_units, min(hi, max(grid)))]
+        hi = cap if cap is not None else max(self._model.allocations)
+        return list(range(cfg.min_units, max(cfg.min_units, hi) + 1))
 
     def _clamp(self, units: float) -> int:
         n = max(self._config.min_units, math.ceil(units - TOLERANCE))

@@ -10,8 +10,10 @@ shows for a stuck indicator.) Each (level, allocation) cell keeps ``samples`` eq
 of those remaining times, at levels (i + 0.5) / samples. Along the allocation axis the table is made
 non-increasing (a cumulative minimum), so more units never predict a later finish.
 
-Lookups interpolate linearly between progress levels and between grid allocations; below the smallest
-grid allocation the remaining time grows as a_min / a, above the largest it stays flat.
+Lookups interpolate linearly between progress levels, and between grid allocations linearly in 1 / a (a
+job's remaining time goes roughly as S + P / a, which is a straight line in 1 / a, so a point between two
+grid allocations is not over-stated by the chord in ``a``); below the smallest grid allocation the
+remaining time grows as a_min / a, above the largest it stays flat.
 
 ``Amdahl`` is the model without the simulator: remaining(a) = S_t + P_t / a, with
 S_t = max over unfinished stages of (1 − f_s) l_s + L_s and P_t = Σ over unfinished stages of
@@ -59,7 +61,7 @@ class Forecast:
 class RemainingModel(Protocol):
     @property
     def allocations(self) -> tuple[int, ...]:
-        """The allocations (in units) the model knows best; the controller chooses among these."""
+        """The allocations (in units) the model was sampled at; it interpolates between them."""
         ...
 
     def forecast(self, state: JobState, allocations: Sequence[float]) -> Forecast: ...
@@ -130,7 +132,7 @@ class CpaTable:
         xs = np.asarray(self.grid, dtype=np.float64)
         if a < xs[0]:
             return np.asarray(by_level[0] * (xs[0] / max(a, _EPS)), dtype=np.float64)
-        return _interp_rows(a, xs, by_level)
+        return _interp_rows(1.0 / a, 1.0 / xs[::-1], by_level[::-1])  # linear in 1 / a
 
     def forecast(self, state: JobState, allocations: Sequence[float]) -> Forecast:
         if self.indicator is None:
