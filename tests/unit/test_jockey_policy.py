@@ -200,8 +200,8 @@ def test_the_requested_guarantee_rises_when_tasks_run_slower_than_the_profile_an
 
 def test_paced_a_twice_slower_job_raises_its_guarantee_early_and_meets_a_deadline_it_misses_unpaced() -> None:
     """The same slowed job as above, due 200 s after it arrives. Unpaced, its controller sees the slowness only
-    as progress arriving late: it asks for 10 units after 137 s and ends just past its deadline. Paced by its
-    finished tasks' run times (twice the profile's), it asks for 10 after 46 s and ends well in time."""
+    as progress arriving late: it asks for 10 units after 127 s and ends just past its deadline. Paced by its
+    finished tasks' run times (twice the profile's), it asks for 10 after 53 s and ends well in time."""
     due = {"utility": [[0, 1], [200 / 60, 1], [240 / 60, -1]]}
 
     def record(prior: float | None) -> JobRecord:
