@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from rm.client import ClientError, RMClient
+from rm.client import ClientError, RMClient, interruptible
 from rm.commands import app_slo as _app_slo  # noqa: F401  (registers app deadline and app slo)
 from rm.commands import attach as _attach  # noqa: F401  (registers app attach)
 from rm.commands import job_profile as _job_profile  # noqa: F401  (registers job profile)
@@ -695,6 +695,7 @@ def main() -> None:
     from rm.commands.arenas import restart_rm_with_arenas
 
     restart_rm_with_arenas()  # a bare `shepherd rm` without MALLOC_ARENA_MAX starts again, once, with it
+    interruptible()  # Ctrl-C stops a command that waits on the RM, even if it lands during a call
     try:
         app()
     except (UserConfigError, CredentialsError) as exc:  # found while a command ran: one line, not a traceback

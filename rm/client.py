@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterable
 from typing import Any, Self
 
@@ -46,6 +48,28 @@ def next_address(addresses: list[str], current: str) -> str:
     return addresses[(addresses.index(current) + 1) % len(addresses)]
 
 
+_INTERRUPTED = threading.Event()
+
+
+def interruptible() -> None:
+    """Make Ctrl-C stop a command that waits on the RM, whenever it comes (the CLI calls this first).
+
+    SIGINT raises KeyboardInterrupt as usual, and is also remembered: a KeyboardInterrupt raised while a gRPC
+    call is in flight can be lost inside grpcio (a SIGINT during a call through a bare ``unary_unary``
+    callable is, with grpcio 1.85), and a command in a ``--watch`` or ``--wait`` loop would then ignore the
+    Ctrl-C for good. Every call made here re-raises it once the call returns. The handler is installed
+    even where SIGINT came ignored from the parent, as a program started in the background gets it: a
+    command's own Ctrl-C and a test's or a supervisor's SIGINT should stop it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        _INTERRUPTED.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+
 class RMClient:
     def __init__(self, address: str | None = None, secret: str | None = None, timeout: float = 15.0) -> None:
         # one address, or every RM of an active/standby pair, comma-separated: calls go to the one that answers
@@ -74,8 +98,13 @@ class RMClient:
         metadata = bearer(self.secret)
         for tried in range(len(self.addresses)):
             try:
-                return getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
+                answer = getattr(self._stub, method)(request, metadata=metadata, timeout=self.timeout)
+                if _INTERRUPTED.is_set():  # a Ctrl-C that came during the call: see ``interruptible``
+                    raise KeyboardInterrupt
+                return answer
             except grpc.RpcError as exc:
+                if _INTERRUPTED.is_set():
+                    raise KeyboardInterrupt from None
                 refusal = refused(exc, last=tried + 1 == len(self.addresses))
                 if refusal is not None:
                     raise refusal from None
