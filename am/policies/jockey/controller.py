@@ -236,7 +236,7 @@ class JockeyController:
     def candidates(self) -> list[int]:
         """Every whole unit from ``min_units`` up to the limit (``max_units``, else the model's widest grid
         allocation). The model is sampled on a coarser grid and interpolates between its points; choosing
-        among the grid's points alone would round every target up to the next one, up to a quarter more."""
+        among the grid's points alone would round every target up to the next one (up to 40 % more)."""
         cfg = self._config
         cap = self.max_units
         hi = cap if cap is not None else max(self._model.allocations)

@@ -128,11 +128,16 @@ class CpaTable:
 
     def lookup(self, p: float, a: float) -> FloatArray:
         """Samples of C(p, a), sorted."""
+        return self._at_level(p, [a])[0]
+
+    def _at_level(self, p: float, allocations: Sequence[float]) -> list[FloatArray]:
+        """C(p, a) for each allocation: the level interpolated once, then each allocation linearly in 1 / a."""
         by_level = _interp_rows(p, self.levels, self.remaining_s)  # (A, K)
-        xs = np.asarray(self.grid, dtype=np.float64)
-        if a < xs[0]:
-            return np.asarray(by_level[0] * (xs[0] / max(a, _EPS)), dtype=np.float64)
-        return _interp_rows(1.0 / a, 1.0 / xs[::-1], by_level[::-1])  # linear in 1 / a
+        lowest = float(self.grid[0])
+        inverse = 1.0 / np.asarray(self.grid[::-1], dtype=np.float64)  # increasing
+        widest_first = by_level[::-1]
+        return [np.asarray(by_level[0] * (lowest / max(a, _EPS)), dtype=np.float64) if a < lowest
+                else _interp_rows(1.0 / a, inverse, widest_first) for a in allocations]
 
     def forecast(self, state: JobState, allocations: Sequence[float]) -> Forecast:
         if self.indicator is None:
@@ -140,7 +145,7 @@ class CpaTable:
         return self.forecast_at(self.indicator.progress(state), allocations)
 
     def forecast_at(self, p: float, allocations: Sequence[float]) -> Forecast:
-        rows = np.stack([self.lookup(p, a) for a in allocations]) if allocations else np.zeros((0, 1))
+        rows = np.stack(self._at_level(p, allocations)) if allocations else np.zeros((0, 1))
         return Forecast(p, tuple(float(a) for a in allocations), rows)
 
 
