@@ -22,6 +22,7 @@ from sim.policies import parse_policies
 from sim.report import write_outputs
 from sim.reservations import InferenceMode, MorpheusConfig
 from sim.runner import run_policies, scale_load
+from sim.slowdown import parse_contention
 from sim.traces.loader import FORMATS, LoadOptions, load
 from sim.traces.nodes import load_nodes
 
@@ -45,6 +46,9 @@ def simulate(
     failure_rate: Annotated[float, typer.Option(help="probability a task attempt fails")] = 0.0,
     straggler_rate: Annotated[float, typer.Option(help="probability a task attempt straggles")] = 0.0,
     slowdown: Annotated[float, typer.Option(help="every task runs this many times its trace duration")] = 1.0,
+    contention: Annotated[str | None, typer.Option(
+        help="contention episodes slowing the tasks running on the nodes they hit: PER_HOUR,MEAN_S"
+             "[,NODES_LO-NODES_HI[,FACTOR_LO-FACTOR_HI]] (default shares 0.25-1 of the nodes, factors 1.5-3)")] = None,
     ask_policy: Annotated[str | None, typer.Option(
         help="override: the AM ask policy (greedy, carbyne, jockey, jockey-static, jockey-amdahl) of jobs that "
              "name none, under every policy; default: each scheduler's own (carbyne for carbyne, carbyne-pack, "
@@ -77,10 +81,14 @@ def simulate(
         raise typer.BadParameter("--infer-after must be 0 (off) or a number of runs")
     if not slowdown > 0:
         raise typer.BadParameter("--slowdown must be above 0")
+    try:
+        episodes = parse_contention(contention) if contention else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     morpheus = MorpheusConfig(inference=InferenceMode(after_runs=infer_after)) if infer_after else None
     config = SimConfig(seed=seed, ask_policy=ask_policy, morpheus=morpheus, declared_durations=declared_durations,
                        faults=Faults(noise=noise, failure_rate=failure_rate, straggler_rate=straggler_rate,
-                                     slowdown=slowdown))
+                                     slowdown=slowdown, contention=episodes))
     console.print(f"{len(jobs)} jobs, {sum(j.total_tasks for j in jobs)} tasks on {len(cluster)} nodes; "
                   f"policies {', '.join(names)}")
     with Progress(TextColumn("{task.description:<12}"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),

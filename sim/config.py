@@ -14,6 +14,7 @@ from common.resources import Resources
 from rm.core.sizes.history import JobKey
 from rm.core.state_types import CoreConfig, SamplingConfig
 from sim.reservations import MorpheusConfig
+from sim.slowdown import Contention, Slowdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,10 @@ class Faults:
     straggler_rate: float = 0.0  # probability that an attempt is a straggler
     straggler_factor: float = 4.0  # a straggler runs this many times longer
     slowdown: float = 1.0  # every attempt runs this many times its trace duration (work inflation; 1: as given)
+    # contention episodes that slow every attempt running on their nodes while they last (``sim.slowdown``):
+    # given ones, and ones drawn from the run's seed over the day after the last arrival
+    episodes: tuple[Slowdown, ...] = ()
+    contention: Contention | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,7 @@ from sim.events import (
 from sim.metrics import JobRecord, Recorder, RunResult, deadline_of
 from sim.policies import SimPolicy
 from sim.reservations import MorpheusConfig, SimReservations
+from sim.slowdown import NodeSpeeds, Slowdown
 
 CLUSTER_TS = 1
 AM_LAUNCH = {"commands": ["sim-am"]}  # what a simulated AM container "runs" (the ledger wants a command)
@@ -105,9 +106,12 @@ class Simulator:
         sim_sizes.setup(self.ledger.sizes, policy, self.cfg.size_history)  # SLearn's gate, GS's estimator
         self.ledger.subscribe(self)
         self.phase: dict[NodeId, float] = {}
+        self.node_name: dict[NodeId, str] = {}
         for n in nodes:
             node = self.ledger.register_node(f"{n.name}:8041", f"{n.name}:8042", n.rack, n.capability, (), 0.0)
             self.phase[node.node_id] = phases.random() * hb
+            self.node_name[node.node_id] = n.name
+        self.speeds = NodeSpeeds(self._episodes([n.name for n in nodes]), (n.name for n in nodes))
         # application ids in workload order, as a client asks for them before it submits
         self.app_ids = [self.ledger.new_application(0.0) for _ in self.jobs]
         self.index_of = {aid: i for i, aid in enumerate(self.app_ids)}
@@ -431,10 +435,11 @@ class Simulator:
         stage_index = self.ams[index].dag.stage_index(stage)
         base = self.planned[index][stage_index][task] if attempt == 0 else \
             self._first_duration(job.stages[stage_index].task_duration_s(task))
-        duration, exit_status = self._attempt(base)
+        work, exit_status = self._attempt(base)
         run.stage, run.task = stage, task
         run.start = self.now + self.timing.launch_s
-        run.end = run.start + duration
+        run.end = self.speeds.end(self.node_name[run.node], run.start, work) if self.speeds else run.start + work
+        duration = run.end - run.start
         run.exit_status = exit_status
         self.paths[index].started(stage, task, run.end)
         record = self.records[index]
@@ -442,6 +447,14 @@ class Simulator:
             record.first_task_start = run.start
         record.task_seconds += duration
         self.events.push(self._report_time(run.node, run.end), ContainerReported(cid))
+
+    def _episodes(self, names: list[str]) -> tuple[Slowdown, ...]:
+        """The contention episodes of this run: the given ones and those drawn from its seed."""
+        f = self.cfg.faults
+        if f.contention is None:
+            return f.episodes
+        horizon = max((j.arrival_s for j in self.jobs), default=0.0) + 86_400.0
+        return f.episodes + f.contention.draw(Random(self.cfg.seed * 104_729 + 3), horizon, names)
 
     def _report_time(self, node: NodeId, t: float) -> float:
         hb = self.timing.nm_heartbeat_s

@@ -89,3 +89,19 @@ def test_a_generated_family_simulates_as_its_evaluation_runs_it(tmp_path: Path) 
     bad = runner.invoke(sim_app, ["gen-family", "nope", "--out", str(tmp_path / "x.jsonl")])
     assert bad.exit_code == 2
     assert "unknown family" in bad.output
+
+
+def test_contention_episodes_slow_the_run_and_a_bad_spec_is_refused(tmp_path: Path) -> None:
+    workload = tmp_path / "w.jsonl"
+    runner.invoke(sim_app, ["gen-tpcds", "--out", str(workload), "--jobs", "4", "--seed", "3"])
+    total = {}
+    for name, extra in (("plain", []), ("slowed", ["--contention", "30,600,1-1,3-3"])):
+        out = tmp_path / name
+        run = runner.invoke(sim_app, ["--workload", str(workload), "--nodes", "4:16384:8", "--policies", "drf",
+                                      "--seed", "1", "--no-plots", "--out", str(out), *extra])
+        assert run.exit_code == 0, run.output
+        total[name] = sum(float(r["jct_s"]) for r in csv.DictReader((out / "jobs.csv").open()))
+    assert total["slowed"] > 1.5 * total["plain"]  # every node slowed 3x for most of the run
+    bad = runner.invoke(sim_app, ["--workload", str(workload), "--contention", "1,600,0.5", "--out", str(tmp_path)])
+    assert bad.exit_code == 2
+    assert "LO-HI" in bad.output
