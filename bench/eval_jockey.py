@@ -30,8 +30,8 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -57,6 +57,7 @@ from sim.config import Faults, SimConfig, Timing, uniform_nodes
 from sim.engine import Simulator
 from sim.metrics import JobRecord
 from sim.policies import make_policy
+from sim.slowdown import Contention
 from sim.traces.tpch import TpchOptions, load_tpch
 
 POLICIES: dict[str, tuple[str, str]] = {  # name -> (scheduler, the SLO jobs' AM policy)
@@ -67,7 +68,11 @@ POLICIES: dict[str, tuple[str, str]] = {  # name -> (scheduler, the SLO jobs' AM
     "drf": ("drf", "greedy"),
 }
 NODES, NODE_MB, NODE_VCORES = 20, 32768, 8
-FAULTS = Faults(straggler_rate=0.01, straggler_factor=3.0, failure_rate=0.005)
+# contention episodes (sim.slowdown), the same in a round for every policy: about one an hour, ten minutes long
+# on average, slowing a quarter to all of the nodes 1.5-3x (the paper's job F took twice its time on an
+# overloaded cluster; its §2.4 names contention for network and server resources among the causes of variance)
+CONTENTION = Contention(per_hour=1.0, mean_s=600.0, nodes=(0.25, 1.0), factor=(1.5, 3.0))
+FAULTS = Faults(straggler_rate=0.01, straggler_factor=3.0, failure_rate=0.005)  # --contention adds CONTENTION
 GAP_S = 300.0  # between SLO arrivals in a round
 TIMING = Timing(cycle_interval_s=0.25)  # a scheduling cycle at most every 250 ms (the RM's default is 50 ms): the
 # decisions of a 160-vcore cluster under 80 % load at a quarter of the cycles
@@ -244,14 +249,29 @@ def truth_finish(profile: Any, durations: list[list[float]], names: list[str], a
     return float(schedule(profile, Draws(service, stage_of, tuple(offsets)), allocation).max())
 
 
-def model_accuracy(jobs: list[wl.Recurring], o: wl.WorkloadOptions, runs: int) -> dict[str, Any]:
+def pooled_profile(job: wl.Recurring, o: wl.WorkloadOptions, runs: int) -> Any:
+    """The job's profile from ``runs`` training runs, as the RM pools a job's recent runs
+    (``profile_from_runs``): the training run's task times and those of ``runs - 1`` more, drawn apart from the
+    runs the predictions are judged against."""
+    extra = [wl.draw_run(job.stages, Random(70_000 + 97 * k + len(job.name)), stage_cv=o.stage_cv)
+             for k in range(runs - 1)]
+    by_name = {s.name: i for i, s in enumerate(job.stages)}
+    stages = tuple(replace(st, run_s=st.run_s + tuple(x for d in extra for x in d[by_name[st.name]]))
+                   for st in job.profile.stages)
+    return replace(job.profile, stages=stages)
+
+
+def model_accuracy(jobs: list[wl.Recurring], o: wl.WorkloadOptions, runs: int, pool: int = 3) -> dict[str, Any]:
     """C(0, a) and Amdahl's prediction at p = 0 against runs with fresh task times, at allocations of 1/2, 1,
-    2 and 4 times the job's oracle units: mean |prediction − actual| / actual."""
+    2 and 4 times the job's oracle units: mean |prediction − actual| / actual. Both models are built from the
+    one training run (the paper's setting) and again from ``pool`` training runs (what the RM holds once a job
+    has run that often)."""
     rows = []
-    errors: dict[str, list[float]] = {"cpa": [], "amdahl": []}
+    errors: dict[str, list[float]] = {"cpa": [], "amdahl": [], "cpa_pooled": [], "amdahl_pooled": []}
     for job in jobs:
-        table = cached_table(job.profile)
-        amdahl = Amdahl(job.profile)
+        pooled = pooled_profile(job, o, pool)
+        models = {"cpa": cached_table(job.profile), "amdahl": Amdahl(job.profile),
+                  "cpa_pooled": cached_table(pooled), "amdahl_pooled": Amdahl(pooled)}
         start = JobState()  # nothing finished yet: p = 0
         names = [s.name for s in job.stages]
         base = job.oracle_units(job.training_work_s)
@@ -260,15 +280,13 @@ def model_accuracy(jobs: list[wl.Recurring], o: wl.WorkloadOptions, runs: int) -
             actual = statistics.fmean(
                 truth_finish(job.profile, wl.draw_run(job.stages, Random(50_000 + k), stage_cv=o.stage_cv), names, a)
                 for k in range(runs))
-            cpa = float(np.mean(table.forecast(start, [float(a)]).samples[0]))
-            amd = float(np.mean(amdahl.forecast(start, [float(a)]).samples[0]))
-            e_cpa, e_amd = abs(cpa - actual) / actual, abs(amd - actual) / actual
-            errors["cpa"].append(e_cpa)
-            errors["amdahl"].append(e_amd)
-            rows.append({"job": job.name, "units": a, "actual_s": actual, "cpa_s": cpa, "amdahl_s": amd,
-                         "cpa_error": e_cpa, "amdahl_error": e_amd})
-    return {"rows": rows, "cpa_error": statistics.fmean(errors["cpa"]),
-            "amdahl_error": statistics.fmean(errors["amdahl"])}
+            row: dict[str, Any] = {"job": job.name, "units": a, "actual_s": actual}
+            for name, model in models.items():
+                predicted = float(np.mean(model.forecast(start, [float(a)]).samples[0]))
+                errors[name].append(abs(predicted - actual) / actual)
+                row[f"{name}_s"], row[f"{name}_error"] = predicted, errors[name][-1]
+            rows.append(row)
+    return {"rows": rows, "pool": pool, **{f"{name}_error": statistics.fmean(e) for name, e in errors.items()}}
 
 
 def precompute_time() -> dict[str, Any]:
@@ -304,7 +322,20 @@ def summarise(runs: list[SloRun]) -> dict[str, Any]:
         "ratio_median": statistics.median([r.ratio for r in runs if r.finish_s is not None]) if runs else None,
         "heavy_runs": sum(r.heavy for r in runs), "heavy_met": sum(r.heavy and r.met for r in runs),
         "infeasible": sum(not r.feasible for r in runs),
+        "finish_cov_median": finish_cov((r.job, r.deadline_s, r.finish_s) for r in runs),
     }
+
+
+def finish_cov(runs: Iterable[tuple[str, float, float | None]]) -> float | None:
+    """The run-to-run variation of completion time (Table 1's measure): the median over jobs of the coefficient
+    of variation of their finish times, among runs with the same deadline (three or more). ``runs`` holds
+    (job, deadline, finish or None)."""
+    by: dict[tuple[str, float], list[float]] = {}
+    for job, deadline, finish in runs:
+        if finish is not None:
+            by.setdefault((job, deadline), []).append(finish)
+    covs = [statistics.pstdev(v) / statistics.fmean(v) for v in by.values() if len(v) >= 3]
+    return statistics.median(covs) if covs else None
 
 
 def moves_summary(base: list[SloRun], moved: dict[str, list[SloRun]]) -> dict[str, Any]:
@@ -340,6 +371,14 @@ def fmt(x: float | None, pct: bool = True) -> str:
     return f"{100 * x:.1f}%" if pct else f"{x:.2f}"
 
 
+def contention_line(c: dict[str, Any]) -> str:
+    return (f"* Contention episodes (`--contention`, sim/slowdown.py) slow every task running on the nodes they "
+            f"hit, those already running too: {c['per_hour']:g} an hour on average (Poisson), each lasting an "
+            f"exponential time with mean {c['mean_s']:.0f} s, on {c['nodes'][0]:.0%}-{c['nodes'][1]:.0%} of the "
+            f"nodes, {c['factor'][0]:g}-{c['factor'][1]:g} times slower. A round's episodes are the same for "
+            "every policy.")
+
+
 def write_page(out: Path, data: dict[str, Any]) -> None:
     pol = data["policies"]
     j = pol["jockey"]
@@ -347,7 +386,8 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         "# Jockey in the simulator",
         "",
         (f"Produced by `python bench/eval_jockey.py{data['argv']}` in {data['wall_min']:.1f} min of wall time on the "
-        "2-core development machine (shared with other work). Raw numbers: `jockey.json` beside this page. "
+        f"2-core development machine (shared with other work). Raw numbers: `{out.with_suffix('.json').name}` "
+        "beside this page. "
         "The simulator runs the RM's real pipelines (the `jockey` scheduler: MRM's admission and deadline stage, "
         "then the `guarantee` stage, DRF and the leftover) and the real AM policies and controller "
         "(docs/jockey.md, docs/simulator.md)."
@@ -365,6 +405,7 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         f"its task times afresh (a lognormal factor per stage, sigma {data['options']['stage_cv']}, and per "
         "task), one run in ten needs 1.5-2x its work, attempts straggle (1 %, 3x) and fail (0.5 %). "
         "Jobs A-C run with twice their deadline in every third round."),
+        *([contention_line(data['options']['contention'])] if data["options"].get("contention") else []),
         ("* The simulator runs a scheduling cycle at most every 250 ms (the RM's default interval is 50 ms), "
          "to keep the runs affordable."),
         ("* Each job's AM models it from one training run (the paper builds C(p, a) from one production run): "
@@ -388,13 +429,14 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         lines.append(f"| {t['what']} | {t['wanted']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
     lines += ["", "## Policies", "",
               ("| policy | SLO runs | met | misses | worst miss (late) | median miss | above oracle (requested) | "
-              "above oracle (held) | median finish / deadline | heavy runs met | infeasible |"),
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "above oracle (held) | median finish / deadline | heavy runs met | infeasible | run-to-run CoV |"),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in pol.items():
         lines.append(f"| {name} | {s['runs']} | {s['met']} ({s['met_fraction']:.1%}) | {s['misses']} | "
                      f"{s['late_pct_max']:.1f}% | {s['late_pct_median']:.1f}% | {fmt(s['above_oracle_requested'])} | "
                      f"{fmt(s['above_oracle_held'])} | {fmt(s['ratio_median'], pct=False)} | "
-                     f"{s['heavy_met']}/{s['heavy_runs']} | {s.get('infeasible', '-')} |")
+                     f"{s['heavy_met']}/{s['heavy_runs']} | {s.get('infeasible', '-')} | "
+                     f"{fmt(s.get('finish_cov_median'), pct=False)} |")
     if data.get("moves"):
         refresh = data.get("moves_refresh")
         lines += ["", f"## Deadlines moved {MOVE_AT:.0%} of the way into a run (`jockey`)", ""]
@@ -425,12 +467,18 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
                          f"{fmt(s['above_oracle_requested'])} |")
     acc = data.get("accuracy")
     if acc:
+        refreshed = acc.get("refresh")
         lines += ["", "## C(p, a) against Amdahl", "",
+                  *([(f"Re-measured by `python bench/eval_jockey.py{refreshed['argv']}` in "
+                     f"{refreshed['wall_min']:.1f} min."), ""] if refreshed else []),
                   (f"Predicted remaining time at p = 0 against list-scheduled runs with fresh task times at 1/2, 1, 2 "
                   f"and 4 times each job's oracle units (mean of {acc['runs']} runs each): mean error "
                   f"C(p, a) {fmt(acc['cpa_error'])}, Amdahl {fmt(acc['amdahl_error'])}. The runs are scheduled by "
                   "the same list scheduler C(p, a) simulates with, so this measures what one training run's task "
-                  "times say about other runs, not the scheduler model's fidelity to the cluster.")]
+                  "times say about other runs, not the scheduler model's fidelity to the cluster."
+                  + (f" Built from {acc['pool']} training runs pooled, as the RM pools a job's recent runs, the "
+                     f"errors are C(p, a) {fmt(acc['cpa_pooled_error'])}, Amdahl {fmt(acc['amdahl_pooled_error'])}."
+                     if "cpa_pooled_error" in acc else ""))]
     pre = data.get("precompute")
     if pre:
         lines += ["", "## Precompute", "",
@@ -473,7 +521,9 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
     acc = data.get("accuracy")
     if acc:
         add("C(p, a) error at other allocations", "<= 10% and below Amdahl's",
-            f"{fmt(acc['cpa_error'])} vs {fmt(acc['amdahl_error'])}",
+            f"{fmt(acc['cpa_error'])} vs {fmt(acc['amdahl_error'])}"
+            + (f" (from {acc['pool']} runs: {fmt(acc['cpa_pooled_error'])} vs {fmt(acc['amdahl_pooled_error'])})"
+               if "cpa_pooled_error" in acc else ""),
             acc["cpa_error"] <= 0.10 and acc["cpa_error"] < acc["amdahl_error"])
     sens = data.get("sensitivity")
     if sens:
@@ -501,11 +551,20 @@ def main() -> int:
     ap.add_argument("--moves-only", action="store_true",
                     help="re-run only the deadline moves (and jockey's rounds they compare with); every other "
                          "figure is kept from the jockey.json beside --out, with the infeasible runs counted in it")
+    ap.add_argument("--accuracy-only", action="store_true",
+                    help="re-measure only C(p, a)'s and Amdahl's accuracy (list scheduling, no cluster runs); every "
+                         "other figure is kept from the JSON file beside --out")
     ap.add_argument("--keep", default="",
                     help="policies whose runs and figures are taken from the jockey.json beside --out (a change "
                          "that does not touch them); round 0 of each is run again to check it finishes the same")
+    ap.add_argument("--contention", action="store_true",
+                    help="add contention episodes that slow running tasks (CONTENTION); the raw runs go to the "
+                         "JSON file named after --out")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "jockey.md")
     args = ap.parse_args()
+    if args.contention:
+        global FAULTS
+        FAULTS = replace(FAULTS, contention=CONTENTION)
     if args.quick:
         args.rounds, args.move_rounds, args.sensitivity_rounds, args.accuracy_runs = 2, 1, 1, 5
     started = time.time()
@@ -516,14 +575,17 @@ def main() -> int:
         cached_table(job.profile)
     if args.moves_only:
         return refresh_moves(args, jobs, o, started)
+    if args.accuracy_only:
+        return refresh_accuracy(args, jobs, o, started)
     data: dict[str, Any] = {"argv": "".join(f" {a}" for a in sys.argv[1:]), "rounds": args.rounds,
-                            "options": {"load": o.load, "stage_cv": o.stage_cv, "scale": o.scale},
+                            "options": {"load": o.load, "stage_cv": o.stage_cv, "scale": o.scale,
+                                        "contention": asdict(CONTENTION) if args.contention else None},
                             "jobs": [{"name": jb.name, "stages": len(jb.stages), "tasks": jb.tasks,
                                       "work": jb.training_work_s, "cp": jb.critical_path_s, "deadline": jb.deadline_s,
                                       "oracle": jb.oracle_units(jb.training_work_s)} for jb in jobs]}
     all_runs: dict[str, list[SloRun]] = {}
     keep = [p for p in args.keep.split(",") if p]
-    stored = json.loads((args.out.parent / "jockey.json").read_text(encoding="utf-8")) if keep else {}
+    stored = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8")) if keep else {}
     kept_runs: dict[str, Any] = {}
     kept: dict[str, Any] = {}
     for policy in keep:
@@ -575,7 +637,9 @@ def main() -> int:
         data["sensitivity"] = sens
     if args.accuracy_runs:
         data["accuracy"] = {"runs": args.accuracy_runs, **model_accuracy(jobs, o, args.accuracy_runs)}
-        log(f"C(p, a) error {data['accuracy']['cpa_error']:.1%}, Amdahl {data['accuracy']['amdahl_error']:.1%}")
+        acc = data["accuracy"]
+        log(f"C(p, a) error {acc['cpa_error']:.1%}, Amdahl {acc['amdahl_error']:.1%}; from {acc['pool']} runs "
+            f"{acc['cpa_pooled_error']:.1%} and {acc['amdahl_pooled_error']:.1%}")
     data["precompute"] = precompute_time()
     data["wall_min"] = (time.time() - started) / 60.0
     data["reading"] = "(to be written after the run)"
@@ -586,14 +650,17 @@ def main() -> int:
 
 
 def publish(out: Path, data: dict[str, Any], runs_json: dict[str, Any]) -> None:
-    """Targets, then ``jockey.json`` and the page; the page's "Reading the figures" is kept as written."""
+    """Targets, then the JSON file named after the page, and the page; the page's "Reading the figures" is kept as written."""
+    for name, runs in runs_json.items():  # pages of runs from before the figure was kept
+        data["policies"][name].setdefault(
+            "finish_cov_median", finish_cov((x["job"], x["deadline_s"], x["finish_s"]) for x in runs))
     data["targets"] = targets(data)
     marker = "## Reading the figures\n"
     page = out.read_text(encoding="utf-8") if out.exists() else ""
     if marker in page:
         data["reading"] = page.split(marker, 1)[1]
     out.parent.mkdir(parents=True, exist_ok=True)
-    (out.parent / "jockey.json").write_text(json.dumps({**data, "runs": runs_json}, indent=1, default=str),
+    out.with_suffix(".json").write_text(json.dumps({**data, "runs": runs_json}, indent=1, default=str),
                                              encoding="utf-8")
     write_page(out, data)
     for t in data["targets"]:
@@ -607,7 +674,7 @@ def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.Work
     too (the simulator is deterministic for a round: they are the full run's own runs, unless the code changed
     what they do). Every other figure is the full run's, as stored; its runs' critical paths are recomputed from
     their rounds to count the infeasible ones."""
-    raw = json.loads((args.out.parent / "jockey.json").read_text(encoding="utf-8"))
+    raw = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
     runs_json = raw.pop("runs")
     data: dict[str, Any] = raw
     paths: dict[tuple[str, int], float] = {}
@@ -634,6 +701,22 @@ def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.Work
                              "unmoved_runs_changed": drift}
     log(f"{drift} of {len(base)} unmoved jockey runs finished otherwise than in the stored full run")
     publish(args.out, data, runs_json)
+    return 0
+
+
+def refresh_accuracy(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.WorkloadOptions,
+                     started: float) -> int:
+    """The models' accuracy again, on today's code, into the page of an earlier full run (``--accuracy-only``):
+    it runs no cluster, so no other figure depends on it."""
+    raw = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+    runs_json = raw.pop("runs")
+    raw["accuracy"] = {"runs": args.accuracy_runs, **model_accuracy(jobs, o, args.accuracy_runs),
+                       "refresh": {"argv": "".join(f" {a}" for a in sys.argv[1:]),
+                                   "wall_min": (time.time() - started) / 60.0}}
+    acc = raw["accuracy"]
+    log(f"C(p, a) error {acc['cpa_error']:.1%}, Amdahl {acc['amdahl_error']:.1%}; from {acc['pool']} runs "
+        f"{acc['cpa_pooled_error']:.1%} and {acc['amdahl_pooled_error']:.1%}")
+    publish(args.out, raw, runs_json)
     return 0
 
 
