@@ -51,6 +51,7 @@ from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
 from sim import sizes as sim_sizes
 from sim.am import Finished, RemainingPath, SimAM, declared_only, undeclared
+from sim.attempts import Attempts
 from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
     LATE,
@@ -66,7 +67,6 @@ from sim.events import (
 from sim.metrics import JobRecord, Recorder, RunResult, deadline_of
 from sim.policies import SimPolicy
 from sim.reservations import MorpheusConfig, SimReservations
-from sim.slowdown import NodeSpeeds, Slowdown
 
 CLUSTER_TS = 1
 AM_LAUNCH = {"commands": ["sim-am"]}  # what a simulated AM container "runs" (the ledger wants a command)
@@ -88,7 +88,6 @@ class Simulator:
         self._prices = policy.admission == DeadlineAdmission.name  # deadlines are bought: the RM reads job files
         self.cfg = config or SimConfig()
         self.timing = self.cfg.timing
-        self.rng = Random(self.cfg.seed)
         phases = Random(self.cfg.seed * 7_919 + 1)
         hb = self.timing.nm_heartbeat_s
         self.queues = build_queues()
@@ -111,7 +110,8 @@ class Simulator:
             node = self.ledger.register_node(f"{n.name}:8041", f"{n.name}:8042", n.rack, n.capability, (), 0.0)
             self.phase[node.node_id] = phases.random() * hb
             self.node_name[node.node_id] = n.name
-        self.speeds = NodeSpeeds(self._episodes([n.name for n in nodes]), (n.name for n in nodes))
+        self.attempts = Attempts(self.cfg.faults, self.cfg.seed, max((j.arrival_s for j in self.jobs), default=0.0),
+                                 [n.name for n in nodes])
         # application ids in workload order, as a client asks for them before it submits
         self.app_ids = [self.ledger.new_application(0.0) for _ in self.jobs]
         self.index_of = {aid: i for i, aid in enumerate(self.app_ids)}
@@ -206,7 +206,7 @@ class Simulator:
     def _arrived(self, index: int) -> None:
         job = self.jobs[index]
         app_id = self.app_ids[index]
-        planned = [[self._first_duration(s.task_duration_s(i)) for i in range(s.tasks)] for s in job.stages]
+        planned = [[self.attempts.first_duration(s.task_duration_s(i)) for i in range(s.tasks)] for s in job.stages]
         self.planned[index] = planned
         self.paths[index] = RemainingPath(job, planned)
         policy_name = getattr(job, "am_policy", None) or self.cfg.ask_policy or self.policy.ask_policy
@@ -434,11 +434,11 @@ class Simulator:
         job = self.jobs[index]
         stage_index = self.ams[index].dag.stage_index(stage)
         base = self.planned[index][stage_index][task] if attempt == 0 else \
-            self._first_duration(job.stages[stage_index].task_duration_s(task))
-        work, exit_status = self._attempt(base)
+            self.attempts.first_duration(job.stages[stage_index].task_duration_s(task))
+        work, exit_status = self.attempts.outcome(base)
         run.stage, run.task = stage, task
         run.start = self.now + self.timing.launch_s
-        run.end = self.speeds.end(self.node_name[run.node], run.start, work) if self.speeds else run.start + work
+        run.end = self.attempts.end(self.node_name.get(run.node, ""), run.start, work)  # "": a resumed run's node
         duration = run.end - run.start
         run.exit_status = exit_status
         self.paths[index].started(stage, task, run.end)
@@ -448,33 +448,10 @@ class Simulator:
         record.task_seconds += duration
         self.events.push(self._report_time(run.node, run.end), ContainerReported(cid))
 
-    def _episodes(self, names: list[str]) -> tuple[Slowdown, ...]:
-        """The contention episodes of this run: the given ones and those drawn from its seed."""
-        f = self.cfg.faults
-        if f.contention is None:
-            return f.episodes
-        horizon = max((j.arrival_s for j in self.jobs), default=0.0) + 86_400.0
-        return f.episodes + f.contention.draw(Random(self.cfg.seed * 104_729 + 3), horizon, names)
-
     def _report_time(self, node: NodeId, t: float) -> float:
         hb = self.timing.nm_heartbeat_s
         phase = self.phase[node]
         return phase + math.ceil((t - phase) / hb - 1e-9) * hb
-
-    def _first_duration(self, base: float) -> float:
-        f = self.cfg.faults
-        d = base * f.slowdown
-        if f.noise > 0:
-            d *= self.rng.lognormvariate(0.0, f.noise)
-        if f.straggler_rate > 0 and self.rng.random() < f.straggler_rate:
-            d *= f.straggler_factor
-        return d
-
-    def _attempt(self, duration: float) -> tuple[float, int]:
-        f = self.cfg.faults
-        if f.failure_rate > 0 and self.rng.random() < f.failure_rate:
-            return duration * self.rng.random(), 1
-        return duration, 0
 
     def _finish(self, index: int, am: SimAM) -> None:
         record = self.records[index]
