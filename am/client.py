@@ -297,6 +297,8 @@ class AMRMClient:
             requested_units=c.requested_units, finish_in_s=c.finish_in_s, status=c.status, held=c.held,
             pace=c.pace)
             for c in signals.control)
+        if signals.model_build_s is not None:
+            request.model_build_s = signals.model_build_s
         if checkpoint is not None:
             request.checkpoint = checkpoint
         try:

@@ -173,11 +173,13 @@ class ControlStep:
 @dataclass(frozen=True, slots=True)
 class AmSignals:
     """What an AM policy tells the RM besides its asks: its job's size as it sees it, the capacity it asks to
-    be guaranteed (None: nothing to say), and its control decisions since its last call."""
+    be guaranteed (None: nothing to say), its control decisions since its last call, and, once, how long its
+    model of the job took to build (Jockey's C(p, a) precompute)."""
 
     size: SizeEstimate | None = None
     guarantee: Resources | None = None
     control: tuple[ControlStep, ...] = ()
+    model_build_s: float | None = None  # how long the AM took to build its model of the job (sent once)
 
 
 NO_SIGNALS: Final = AmSignals()

@@ -366,7 +366,7 @@ class NMToken(_message.Message):
     def __init__(self, node_id: _Optional[_Union[NodeId, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class AllocateRequest(_message.Message):
-    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee", "checkpoint", "control")
+    __slots__ = ("response_id", "asks", "releases", "progress", "blacklist_additions", "blacklist_removals", "size", "guarantee", "checkpoint", "control", "model_build_s")
     RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
     ASKS_FIELD_NUMBER: _ClassVar[int]
     RELEASES_FIELD_NUMBER: _ClassVar[int]
@@ -377,6 +377,7 @@ class AllocateRequest(_message.Message):
     GUARANTEE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     CONTROL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_BUILD_S_FIELD_NUMBER: _ClassVar[int]
     response_id: int
     asks: _containers.RepeatedCompositeFieldContainer[ResourceAsk]
     releases: _containers.RepeatedScalarFieldContainer[str]
@@ -387,7 +388,8 @@ class AllocateRequest(_message.Message):
     guarantee: Resource
     checkpoint: str
     control: _containers.RepeatedCompositeFieldContainer[ControlStep]
-    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ..., control: _Optional[_Iterable[_Union[ControlStep, _Mapping]]] = ...) -> None: ...
+    model_build_s: float
+    def __init__(self, response_id: _Optional[int] = ..., asks: _Optional[_Iterable[_Union[ResourceAsk, _Mapping]]] = ..., releases: _Optional[_Iterable[str]] = ..., progress: _Optional[float] = ..., blacklist_additions: _Optional[_Iterable[str]] = ..., blacklist_removals: _Optional[_Iterable[str]] = ..., size: _Optional[_Union[SizeReport, _Mapping]] = ..., guarantee: _Optional[_Union[Resource, _Mapping]] = ..., checkpoint: _Optional[str] = ..., control: _Optional[_Iterable[_Union[ControlStep, _Mapping]]] = ..., model_build_s: _Optional[float] = ...) -> None: ...
 
 class ControlStep(_message.Message):
     __slots__ = ("age_s", "progress", "raw_units", "smoothed_units", "requested_units", "finish_in_s", "status", "held", "pace")

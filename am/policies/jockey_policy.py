@@ -34,6 +34,7 @@ the seed come in as arguments.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -121,6 +122,7 @@ class JockeyAsks:
         self._granted: Resources | None = None  # what the RM last said it grants; None: it did not say
         self._ceiling: Resources | None = None  # the most the RM said the job's queue can guarantee
         self._remaining: float | None = None
+        self._model_build_s: float | None = None  # the model's build time, until ``signals`` has sent it
         self.last: JockeyOutcome | None = None
 
     def start(self, job: Job, now: float) -> None:
@@ -142,7 +144,9 @@ class JockeyAsks:
             profile = given
         else:  # none, or one of another shape of the job (its stages changed since those runs)
             profile = profile_from_job(job, queue_s=self.overhead_s)
+        t0 = time.perf_counter()
         model: RemainingModel = Amdahl(profile) if self.amdahl else cached_table(profile)
+        self._model_build_s = time.perf_counter() - t0  # what this AM paid (about 0 when the table was cached)
         self.controller = JockeyController(model, utility, self.config, started_at=self._t0, profile=profile)
         self.unit = allocation_unit(profile)
         if self._ceiling is not None:
@@ -191,8 +195,8 @@ class JockeyAsks:
                 self.controller.set_ceiling(whole_units(ceiling, self.unit))
 
     def signals(self) -> AmSignals:
-        """The remaining work, the guarantee, and the controller's decisions since the last call (their times
-        relative to the last ``asks``)."""
+        """The remaining work, the guarantee, the controller's decisions since the last call (their times
+        relative to the last ``asks``), and in the first call after the model was built, its build time."""
         if self.controller is None:
             return self._carbyne.signals()
         base = declared(self._remaining)
@@ -202,7 +206,8 @@ class JockeyAsks:
             age_s=max(0.0, self._now - d.time), progress=d.progress, raw_units=d.raw_units,
             smoothed_units=d.smoothed_units, requested_units=d.requested_units,
             finish_in_s=d.predicted_finish - self._now, status=d.status, held=d.held, pace=d.pace) for d in new)
-        return AmSignals(size=base.size, guarantee=self._guarantee, control=control)
+        built, self._model_build_s = self._model_build_s, None
+        return AmSignals(size=base.size, guarantee=self._guarantee, control=control, model_build_s=built)
 
     def decide(self, dag: DagState, now: float) -> Decision:
         """The controller's decision now (the first one for ever when the policy does not adapt)."""

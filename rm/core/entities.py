@@ -215,6 +215,7 @@ class App:
     fair_share: Resources = field(default_factory=Resources)
     # the floor the ``guarantee`` stage served it in the last plan applied (None: none; not stored)
     granted: Resources | None = None
+    model_build_s: float | None = None  # how long its AM took to build its model of the job (not stored)
     guarantee_ceiling: Resources | None = None  # the most its queue's guarantees may hold, as of that plan
     lifetime_expiry: float = 0.0  # when the RM kills it (YARN's LIFETIME timeout); 0 = unlimited
     reservation_id: str = ""  # the reservation it was submitted into (YARN's reservation-id), if any

@@ -19,6 +19,12 @@ REST ``/ws/v1/shepherd/apps/{id}/slo`` resource, the CLI's ``app slo`` and the m
   deadline first; ``App.granted``, the value its AM hears in its allocate answers), 0 while no cycle granted
   it one (it neither holds nor asks for a container, or no cycle ran since it asked or since an RM restart),
   None when the scheduler has no such stage or the app ended.
+* **above the oracle** (Jockey's impact measure, once the app ended): of the units its AM asked to be
+  guaranteed over the run (its control trace, each request held until the next), the share above the oracle
+  allocation of the work it did, ⌈work done / d⌉; the work done is its containers' unit-seconds (the AM's
+  included), the dominant of memory and vcores. None without a deadline or a control trace.
+* **model build**: how long the app's AM took to build its model of the job (Jockey's C(p, a) precompute),
+  as it reported it; not kept across an RM restart.
 * **trace**: the control decisions the app's AM reported in its allocate calls (Jockey's AM does, each period),
   the newest ``CONTROL_TRACE_CAP``: empty for other AMs. A running app's are kept in memory (after an RM
   restart the trace starts again from the AM's next report); an ended app's are stored with it.
@@ -67,6 +73,9 @@ class AppSlo:
     claimed: bool  # it holds an admitted deadline in its queue's book
     trace: tuple[ControlRecord, ...] = field(default_factory=tuple)
     profile_runs: tuple[str, ...] = ()  # the earlier runs its AM was handed the profile of
+    model_build_s: float | None = None  # how long its AM took to build its model (since the RM's start)
+    work_done: float | None = None  # once it ended: the unit-seconds its containers held
+    above_oracle: float | None = None  # once it ended: the share of its requested units above ⌈work_done / d⌉
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +117,39 @@ def _oracle(work: float | None, seconds: float) -> int | None:
     if work is None or seconds <= 0:
         return None
     return math.ceil(work / seconds - 1e-9)
+
+
+def work_done(app: App, unit: Resources) -> float:
+    """The unit-seconds the app's containers held: the dominant of its memory- and vcore-seconds in units."""
+    shares = [seconds / amount for seconds, amount in ((app.memory_seconds, unit.memory_mb),
+                                                        (app.vcore_seconds, unit.vcores)) if amount > 0]
+    return max(shares, default=0.0)
+
+
+def share_above(trace: Sequence[ControlRecord], oracle: int, end: float) -> float | None:
+    """Of the units requested over the trace (each request held until the next, the last until ``end``), the
+    share above ``oracle``; None when nothing was requested."""
+    asked = above = 0.0
+    for c, nxt in zip(trace, [*trace[1:], None], strict=True):
+        span = max(0.0, (end if nxt is None else nxt.time) - c.time)
+        asked += c.requested_units * span
+        above += max(0, c.requested_units - oracle) * span
+    return above / asked if asked > 0 else None
+
+
+def control_records(app: App) -> tuple[ControlRecord, ...]:
+    """The app's control trace in the RM's clock."""
+    return tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
+                               heard + c.finish_in_s, c.status, c.held, c.pace) for heard, c in app.control)
+
+
+def above_oracle(app: App, deadline: float | None, unit: Resources, trace: Sequence[ControlRecord],
+                 now: float) -> float | None:
+    """An ended app's share of requested units above the oracle of the work it did (see the module docstring)."""
+    if deadline is None or deadline <= app.submit_time or not trace:
+        return None
+    oracle = _oracle(work_done(app, unit), deadline - app.submit_time) or 0
+    return share_above(trace, oracle, app.finish_time or now)
 
 
 def guarantee_stage(pipeline: Sequence[Stage]) -> GuaranteeStage | None:
@@ -183,6 +225,9 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> A
     else:
         remaining = None
     status, predicted = standing(state, app, deadline, now)
+    trace = control_records(app)
+    done = work_done(app, unit) if app.final else None
+    above = above_oracle(app, deadline, unit, trace, now) if app.final else None
     return AppSlo(
         app_id=app.app_id, deadline=deadline, deadline_source=source, utility=_utility(spec), status=status,
         progress=1.0 if app.final and app.final_status == "SUCCEEDED" else app.progress,
@@ -190,6 +235,5 @@ def app_slo(state: Ledger, app: App, pipeline: Sequence[Stage], now: float) -> A
         oracle_units=_oracle(total, deadline - app.submit_time) if deadline is not None else None,
         oracle_units_now=_oracle(remaining, deadline - now) if deadline is not None and not app.final else None,
         requested=app.terms.guarantee, granted=granted_floor(app, pipeline), claimed=held is not None,
-        trace=tuple(ControlRecord(heard - c.age_s, c.progress, c.raw_units, c.smoothed_units, c.requested_units,
-                                  heard + c.finish_in_s, c.status, c.held, c.pace) for heard, c in app.control),
-        profile_runs=app.profile_runs)
+        trace=trace, profile_runs=app.profile_runs, model_build_s=app.model_build_s, work_done=done,
+        above_oracle=above)

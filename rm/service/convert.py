@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from common.resources import Resources
@@ -212,6 +213,10 @@ def launch_context_pb(launch: Mapping[str, object], extra_env: Mapping[str, str]
     return ctx
 
 
+MAX_MODEL_BUILD_S = 86_400.0
+"""A model build time above a day (or not a positive number) is not believed: the RM keeps none."""
+
+
 def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
     """What an AM's allocate call says besides its asks. An AM can only declare its size."""
     size = SizeEstimate(remaining_s=max(0.0, request.size.remaining_s), source="declared",
@@ -222,9 +227,11 @@ def signals_from_pb(request: pb.AllocateRequest) -> AmSignals:
                                 requested_units=c.requested_units, finish_in_s=c.finish_in_s,
                                 status=c.status[:16], held=c.held, pace=c.pace if c.pace > 0 else 1.0)
                     for c in request.control[-CONTROL_STEPS_PER_CALL:])
-    if size is None and guarantee is None and not control:
+    built = request.model_build_s
+    model_build_s = built if math.isfinite(built) and 0.0 < built <= MAX_MODEL_BUILD_S else None
+    if size is None and guarantee is None and not control and model_build_s is None:
         return NO_SIGNALS
-    return AmSignals(size=size, guarantee=guarantee, control=control)
+    return AmSignals(size=size, guarantee=guarantee, control=control, model_build_s=model_build_s)
 
 
 def granted_pb(result: AllocateResult) -> pb.Resource | None:

@@ -19,14 +19,14 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from common.ids import QueuePath
-from common.resources import MEMORY, VCORES
+from common.resources import MEMORY, VCORES, Resources
 from rm.core.deadlines.system import DELAY_BUCKETS
 from rm.core.ledger import Ledger
 from rm.core.plan import Plan
 from rm.core.reservation.dra import EXTENDED, NO_ROOM, NO_SKYLINE, PARTIAL, WITHIN_SKYLINE
 from rm.core.reservation.stage import RESERVATION_LENT
 from rm.service.size_metrics import SizeMetrics
-from rm.service.slo_metrics import CompletionRatio, slo_families
+from rm.service.slo_metrics import SloOutcomes, slo_families
 from rm.service.views import QueueMetricsView, queue_metrics
 
 if TYPE_CHECKING:
@@ -255,10 +255,11 @@ class RMMetrics:
         for path, queue in (getattr(rm, "queues", None) or {}).items():
             if queue.is_leaf:
                 self.queue_wait_seconds.labels(queue=str(path))
-        self.completion = CompletionRatio(self.registry)  # observed as apps with a deadline end
         state = getattr(rm, "state", None)
+        unit = state.deadlines.config.unit if state is not None else Resources.of(memory_mb=1024, vcores=1)
+        self.slo_outcomes = SloOutcomes(self.registry, unit)  # observed as apps end
         if state is not None:
-            state.subscribe(self.completion)
+            state.subscribe(self.slo_outcomes)
         self.sizes = SizeMetrics(self.registry, state)  # size estimates and SLearn's sampling
         self.placements = Counter("shepherd_containers_placed", "Containers placed by the scheduler",
                                   registry=self.registry)

@@ -286,9 +286,14 @@ async def test_the_control_trace_the_am_reports(rm: ResourceManager) -> None:
             pb.ControlStep(age_s=60, progress=0.25, raw_units=6, smoothed_units=5.2, requested_units=6,
                            finish_in_s=300, status="ON_TRACK"),
             pb.ControlStep(age_s=0, progress=0.5, raw_units=9, smoothed_units=5.96, requested_units=6,
-                           finish_in_s=400, status="AT_RISK", held=True, pace=1.8)]), metadata=amrm)
-        await am.Allocate(pb.AllocateRequest(response_id=r.response_id), metadata=amrm)  # nothing new
+                           finish_in_s=400, status="AT_RISK", held=True, pace=1.8)], model_build_s=1.25),
+            metadata=amrm)
+        # nothing new; a build time that is not a positive number is not believed
+        r = await am.Allocate(pb.AllocateRequest(response_id=r.response_id, model_build_s=math.nan), metadata=amrm)
+        await am.Allocate(pb.AllocateRequest(response_id=r.response_id, model_build_s=-3.0), metadata=amrm)
         slo = (await client.get(f"/ws/v1/shepherd/apps/{new.application_id}/slo")).json()["slo"]
+    assert slo["modelBuildSec"] == 1.25
+    assert slo["workDone"] is None  # it has not ended
     trace = slo["controlTrace"]
     assert [c["rawUnits"] for c in trace] == [6, 9]
     assert [c["status"] for c in trace] == ["ON_TRACK", "AT_RISK"]

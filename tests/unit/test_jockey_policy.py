@@ -82,9 +82,13 @@ def test_a_deadline_job_asks_for_its_guarantee_and_uses_it_before_yielding() -> 
     asks = policy.asks(dag, Resources.of(memory_mb=20 * GB, vcores=20), 0.0)
     assert policy.controller is not None
     decision = policy.controller.trace[0]
-    guarantee = policy.signals().guarantee
-    assert guarantee == Resources.of(memory_mb=GB, vcores=1) * decision.requested_units
-    assert policy.signals().size is not None
+    first = policy.signals()
+    assert first.guarantee == Resources.of(memory_mb=GB, vcores=1) * decision.requested_units
+    assert first.model_build_s is not None  # the model's build time goes once, with the first call's signals
+    assert first.model_build_s >= 0.0
+    later = policy.signals()
+    assert later.size is not None
+    assert later.model_build_s is None
     default = sum(a.num_containers for a in asks if a.ask_type == "DEFAULT")
     altruistic = sum(a.num_containers for a in asks if a.ask_type == "ALTRUISTIC")
     assert decision.requested_units < 60  # 700 task-seconds due in 10 minutes need a few units, not 60
@@ -161,6 +165,7 @@ def test_a_job_without_deadline_or_utility_is_an_ordinary_altruistic_job() -> No
     carbyne = CarbyneAsks(seed=5)
     assert jockey.asks(DagState(job), share, 0.0) == carbyne.asks(DagState(job), share, 0.0)
     assert jockey.signals().guarantee is None
+    assert jockey.signals().model_build_s is None  # no deadline: no model
 
 
 def test_the_variants_pick_their_model_and_adaptation() -> None:

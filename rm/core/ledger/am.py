@@ -152,6 +152,8 @@ class AmCommands(LedgerBase):
             terms = terms.with_size(signals.size)
         if signals.guarantee is not None:
             terms = terms.with_guarantee(signals.guarantee)
+        if signals.model_build_s is not None:
+            app.model_build_s = signals.model_build_s
         if signals.control:
             app.control.extend((now, step) for step in signals.control if step.finite())  # stored as JSON at its end
             del app.control[:-CONTROL_TRACE_CAP]

@@ -87,6 +87,8 @@ def slo_json(s: AppSlo) -> dict[str, Any]:
                           "pace": round(c.pace, 3)}
                          for c in s.trace],
         "profileRuns": list(s.profile_runs),
+        "modelBuildSec": _opt_round(s.model_build_s), "workDone": _opt_round(s.work_done),
+        "aboveOracle": _opt_round(s.above_oracle),
     }
 
 
