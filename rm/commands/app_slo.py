@@ -71,7 +71,12 @@ def slo_view(s: dict[str, Any]) -> RenderableType:
         ("utility", "-" if not utility else ", ".join(f"{p['afterSubmitSec']:g} s: {p['value']:g}"
                                                      for p in utility)),
         ("modelled from runs", ", ".join(s.get("profileRuns") or []) or "- (its job file)"),
+        ("model built in", "-" if s.get("modelBuildSec") is None else f"{s['modelBuildSec']:g} s"),
     ]
+    if s.get("workDone") is not None:
+        above = s.get("aboveOracle")
+        rows += [("work done", f"{s['workDone']:g} unit-s"),
+                 ("requested above the oracle", "-" if above is None else f"{100 * above:.1f}%")]
     trace = s.get("controlTrace") or []
     if not trace:
         return Group(kv_table(rows), Text("no control decisions reported by the application master"))

@@ -107,3 +107,20 @@ def test_the_slo_table_shows_the_control_decisions() -> None:
     assert "AT_RISK (held)" in text
     assert "35" in text  # A^r of the newest decision
     assert "1.29" in text  # and its pace
+
+
+def test_the_slo_table_of_an_ended_app_shows_its_work_and_share_above_the_oracle() -> None:
+    from rich.console import Console
+
+    from rm.commands.app_slo import slo_view
+
+    console = Console(width=160, record=True)
+    console.print(slo_view({"id": "application_1_0001", "status": "MET", "modelBuildSec": 0.412, "workDone": 400.0,
+                            "aboveOracle": 0.2174}))
+    text = console.export_text()
+    assert "0.412 s" in text
+    assert "400 unit-s" in text
+    assert "21.7%" in text
+    running = Console(width=160, record=True)
+    running.print(slo_view({"id": "application_1_0002", "status": "ON_TRACK", "workDone": None}))
+    assert "work done" not in running.export_text()
