@@ -86,6 +86,7 @@ SENSITIVITY = {
     "slack 1.0": ControlConfig(slack=1.0),
     "slack 1.1": ControlConfig(slack=1.1),
 }
+CONTROL: ControlConfig | None = None  # the controller of every run but the sensitivity rows (None: the default)
 
 
 def log(msg: str) -> None:
@@ -204,7 +205,7 @@ def run_round(jobs: list[wl.Recurring], r: int, policy: str, o: wl.WorkloadOptio
     scheduler, am_policy = POLICIES[policy]
     rnd = make_round(jobs, r, o, am_policy, background_scale=background_scale)
     profiles = {jid: job.profile for jid, (job, _, _) in rnd.slo.items()}
-    cfg = SimConfig(seed=r, faults=FAULTS, timing=TIMING, profiles=profiles, control=control,
+    cfg = SimConfig(seed=r, faults=FAULTS, timing=TIMING, profiles=profiles, control=control or CONTROL,
                     deadline_moves=moves or {})
     result = Simulator(rnd.jobs, uniform_nodes(NODES, NODE_MB, NODE_VCORES), make_policy(scheduler), cfg).run()
     out = []
@@ -383,7 +384,7 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
     pol = data["policies"]
     j = pol["jockey"]
     lines = [
-        "# Jockey in the simulator",
+        "# Jockey in the simulator" + (", with contention episodes" if data["options"].get("contention") else ""),
         "",
         (f"Produced by `python bench/eval_jockey.py{data['argv']}` in {data['wall_min']:.1f} min of wall time on the "
         f"2-core development machine (shared with other work). Raw numbers: `{out.with_suffix('.json').name}` "
@@ -406,6 +407,9 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         "task), one run in ten needs 1.5-2x its work, attempts straggle (1 %, 3x) and fail (0.5 %). "
         "Jobs A-C run with twice their deadline in every third round."),
         *([contention_line(data['options']['contention'])] if data["options"].get("contention") else []),
+        *([(f"* The controllers take the slower of the run's pace and the pace of the tasks that finished in the "
+           f"last {data['options']['pace_window_periods']:g} control periods (`--pace-window`, "
+           "`ControlConfig.pace_window_periods`).")] if data["options"].get("pace_window_periods") else []),
         ("* The simulator runs a scheduling cycle at most every 250 ms (the RM's default interval is 50 ms), "
          "to keep the runs affordable."),
         ("* Each job's AM models it from one training run (the paper builds C(p, a) from one production run): "
@@ -560,11 +564,17 @@ def main() -> int:
     ap.add_argument("--contention", action="store_true",
                     help="add contention episodes that slow running tasks (CONTENTION); the raw runs go to the "
                          "JSON file named after --out")
+    ap.add_argument("--pace-window", type=float, default=None, metavar="PERIODS",
+                    help="controllers also take the pace of the tasks finished in the last PERIODS control periods "
+                         "(ControlConfig.pace_window_periods), the sensitivity rows too")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "jockey.md")
     args = ap.parse_args()
+    global FAULTS, CONTROL, SENSITIVITY
     if args.contention:
-        global FAULTS
         FAULTS = replace(FAULTS, contention=CONTENTION)
+    if args.pace_window is not None:
+        CONTROL = ControlConfig(pace_window_periods=args.pace_window)
+        SENSITIVITY = {name: replace(cfg, pace_window_periods=args.pace_window) for name, cfg in SENSITIVITY.items()}
     if args.quick:
         args.rounds, args.move_rounds, args.sensitivity_rounds, args.accuracy_runs = 2, 1, 1, 5
     started = time.time()
@@ -579,7 +589,8 @@ def main() -> int:
         return refresh_accuracy(args, jobs, o, started)
     data: dict[str, Any] = {"argv": "".join(f" {a}" for a in sys.argv[1:]), "rounds": args.rounds,
                             "options": {"load": o.load, "stage_cv": o.stage_cv, "scale": o.scale,
-                                        "contention": asdict(CONTENTION) if args.contention else None},
+                                        "contention": asdict(CONTENTION) if args.contention else None,
+                                        "pace_window_periods": args.pace_window},
                             "jobs": [{"name": jb.name, "stages": len(jb.stages), "tasks": jb.tasks,
                                       "work": jb.training_work_s, "cp": jb.critical_path_s, "deadline": jb.deadline_s,
                                       "oracle": jb.oracle_units(jb.training_work_s)} for jb in jobs]}

@@ -329,3 +329,38 @@ def test_requests_stay_within_the_limits_and_raw_targets_are_smallest_maximisers
         assert d.raw_units == cands[smallest_maximiser(cands, eu)]
         done = min(WORK, done + speed * d.requested_units * ctl.period_s)
         now += ctl.period_s
+
+
+def drive_slowed(window: float | None, periods: int, slow_from: int) -> list[Decision]:
+    """The fluid job at the profile's pace, then from period ``slow_from`` three times slower (contention
+    part-way through); the job reports its finished tasks' run times."""
+    table = fluid_table()
+    assert table.indicator is not None
+    ctl = JockeyController(table, default_utility(200.0), ControlConfig(pace_window_periods=window),
+                           profile=table.indicator.profile)
+    done_work, ran_s, now, out = 0.0, 0.0, 0.0, []
+    for k in range(periods):
+        done = math.floor(done_work / WORK * TASKS + 1e-9)
+        done_s = ran_s * (done * WORK / TASKS) / done_work if done_work > 0 else 0.0
+        d = ctl.step(now, JobState({"s": StageState(done=done, done_s=done_s)}))
+        out.append(d)
+        speed = 1.0 if k < slow_from else 1.0 / 3.0
+        work = min(WORK - done_work, speed * d.requested_units * ctl.period_s)
+        done_work += work
+        ran_s += work / speed  # each task of this period took 1 / speed times the profile's time
+        now += ctl.period_s
+    return out
+
+
+def test_a_pace_window_sees_a_slowdown_that_starts_part_way_through() -> None:
+    """Over the whole run, a threefold slowdown from the fifth period shows slowly: the earlier tasks, on
+    pace, dilute it (1.07, 1.14, 1.21, 1.27 in the four periods after). The pace of the last three periods'
+    tasks, with the whole run's as its prior, shows it sooner (1.14, 1.32, 1.46, 1.68), and the request
+    follows (102 units against 90 four periods in)."""
+    whole, recent = drive_slowed(None, 10, 4), drive_slowed(3.0, 10, 4)
+    assert [d.requested_units for d in whole[:5]] == [d.requested_units for d in recent[:5]]  # on pace: the same
+    assert all(r.pace > w.pace for r, w in zip(recent[5:], whole[5:], strict=True))
+    assert recent[8].pace > 1.25 * whole[8].pace
+    assert recent[-1].requested_units >= whole[-1].requested_units + 10
+    with pytest.raises(ValueError, match="pace_window_periods"):
+        ControlConfig(pace_window_periods=0.0)

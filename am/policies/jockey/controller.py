@@ -37,6 +37,7 @@ Pure: ``now`` is passed in, nothing is read from a clock; the live AM and the si
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ import numpy.typing as npt
 
 from am.policies.jockey.model import RemainingModel
 from am.policies.jockey.profile import JobProfile
-from am.policies.jockey.progress import JobState, observed_pace
+from am.policies.jockey.progress import JobState, pace_evidence
 from am.policies.jockey.utility import Utility
 
 FloatArray = npt.NDArray[np.float64]
@@ -75,6 +76,11 @@ class ControlConfig:
     # evidence of the profile's own pace, as a share of its work, pooled with the finished tasks' run times;
     # the run's pace then scales every prediction. None: C's predictions are taken as they are (the paper)
     pace_prior: float | None = 0.1
+    # None: the pace is the whole run's. A number w: the pace is also taken over the tasks that finished in the
+    # last w control periods, with the whole run's pace as its prior (worth ``pace_prior`` of the profile's
+    # work), and the slower of the two scales the predictions: a slowdown that starts part-way through the run
+    # (contention on its nodes) shows within a few periods instead of being averaged over all of it
+    pace_window_periods: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.slack) and self.slack > 0):
@@ -93,6 +99,9 @@ class ControlConfig:
             raise ValueError(f"max_units {self.max_units} is below min_units {self.min_units}")
         if self.pace_prior is not None and not (math.isfinite(self.pace_prior) and self.pace_prior > 0):
             raise ValueError(f"pace_prior must be > 0 (or None), got {self.pace_prior}")
+        w = self.pace_window_periods
+        if w is not None and not (math.isfinite(w) and w > 0):
+            raise ValueError(f"pace_window_periods must be > 0 (or None), got {w}")
 
     def scaled_dead_zone_s(self, deadline_s: float) -> float:
         if self.dead_zone_s is not None:
@@ -179,6 +188,7 @@ class JockeyController:
         self._trace: list[Decision] = []
         self._utility = utility
         self._ceiling: int | None = None
+        self._evidence: list[tuple[float, float, float]] = []  # (time, seen, expected) at each step, for the window
         self._set_scales(utility)
 
     @property
@@ -262,7 +272,7 @@ class JockeyController:
             previous = min(previous, float(cap))
         current = self._clamp(previous) if previous is not None else None
         asked: list[float] = [float(a) for a in cands] + ([float(current)] if current is not None else [])
-        pace = self.pace(state)
+        pace = self.pace(state, now)
         forecast = self._model.forecast(state, asked)
         samples = forecast.samples * pace
         plan = self._utility.shifted(self._dead_zone_s)
@@ -304,12 +314,28 @@ class JockeyController:
         self._trace.append(decision)
         return decision
 
-    def pace(self, state: JobState) -> float:
-        """The factor this step's predictions are scaled by: the run's observed pace, or 1."""
-        prior = self._config.pace_prior
+    def pace(self, state: JobState, now: float | None = None) -> float:
+        """The factor this step's predictions are scaled by: the run's observed pace (or, with a window, the
+        slower of it and the recent pace), or 1. ``now`` (a step's time) records the evidence for the window."""
+        cfg = self._config
+        prior = cfg.pace_prior
         if prior is None or self._profile is None:
             return 1.0
-        return observed_pace(self._profile, state, prior * self._profile.total_work_s)
+        prior_s = prior * self._profile.total_work_s
+        seen, expected = pace_evidence(self._profile, state)
+        whole = (seen + prior_s) / (expected + prior_s) if expected + prior_s > 0 else 1.0
+        if cfg.pace_window_periods is None or now is None:
+            return whole
+        history = self._evidence
+        history.append((now, seen, expected))
+        since = now - cfg.pace_window_periods * self._period_s
+        i = bisect.bisect_right([t for t, _, _ in history], since) - 1
+        if i < 0:  # the whole run is inside the window
+            return whole
+        _, seen_then, expected_then = history[i]
+        del history[:i]  # older entries are never the window's start again
+        recent = (seen - seen_then + whole * prior_s) / (expected - expected_then + prior_s) if prior_s > 0 else whole
+        return max(whole, recent)
 
     def _early_enough(self, elapsed: float, samples: FloatArray, ncands: int) -> bool:
         """Whether the current allocation (the last row of ``samples``) would finish a dead zone ahead of

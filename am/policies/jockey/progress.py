@@ -87,6 +87,15 @@ def observed_pace(profile: JobProfile, state: JobState, prior_s: float) -> float
     pooled work. Stages that report no run times add nothing; with nothing observed the pace is 1."""
     if prior_s < 0:
         raise ValueError(f"prior_s must be >= 0, got {prior_s}")
+    seen, expected = pace_evidence(profile, state)
+    if expected + prior_s <= 0:
+        return 1.0
+    return (seen + prior_s) / (expected + prior_s)
+
+
+def pace_evidence(profile: JobProfile, state: JobState) -> tuple[float, float]:
+    """The finished tasks' run times, and what the profile expects of as many tasks of each stage (both in
+    task-seconds): ``observed_pace`` is their ratio, pooled with a prior."""
     seen = 0.0
     expected = 0.0
     for name, st in state.stages.items():
@@ -101,9 +110,7 @@ def observed_pace(profile: JobProfile, state: JobState, prior_s: float) -> float
             ) from None
         seen += st.done_s
         expected += timed * profile.stages[i].mean_run_s
-    if expected + prior_s <= 0:
-        return 1.0
-    return (seen + prior_s) / (expected + prior_s)
+    return seen, expected
 
 
 def fractions(profile: JobProfile, state: JobState) -> FloatArray:
