@@ -37,6 +37,10 @@ class Slowdown:
             raise ValueError(f"a slowdown factor is at least 1, not {self.factor}")
 
 
+DEFAULT_NODES = (0.25, 1.0)  # the share of the nodes an episode hits, drawn uniformly from this range
+DEFAULT_FACTOR = (1.5, 3.0)  # how many times slower it makes them
+
+
 @dataclass(frozen=True, slots=True)
 class Contention:
     """How often episodes come and how hard they hit: they arrive as a Poisson process (``per_hour``), each
@@ -45,13 +49,8 @@ class Contention:
 
     per_hour: float
     mean_s: float
-    nodes: tuple[float, float] = (0.25, 1.0)
-    factor: tuple[float, float] = (1.5, 3.0)
-
-    @staticmethod
-    def default_ranges() -> tuple[tuple[float, float], tuple[float, float]]:
-        c = Contention(0.0, 1.0)
-        return c.nodes, c.factor
+    nodes: tuple[float, float] = DEFAULT_NODES
+    factor: tuple[float, float] = DEFAULT_FACTOR
 
     def draw(self, rng: random.Random, horizon_s: float, node_names: Sequence[str]) -> tuple[Slowdown, ...]:
         """The episodes that start before ``horizon_s``."""
@@ -84,9 +83,8 @@ def parse_contention(text: str) -> Contention:
 
     try:
         per_hour, mean_s = float(parts[0]), float(parts[1])
-        default_nodes, default_factor = Contention.default_ranges()
-        nodes = span(parts[2]) if len(parts) > 2 else default_nodes
-        factor = span(parts[3]) if len(parts) > 3 else default_factor
+        nodes = span(parts[2]) if len(parts) > 2 else DEFAULT_NODES
+        factor = span(parts[3]) if len(parts) > 3 else DEFAULT_FACTOR
     except ValueError as exc:
         raise ValueError(f"contention {text!r}: {exc}") from None
     if not (per_hour >= 0 and mean_s > 0 and 0 < nodes[0] <= nodes[1] <= 1 and 1 <= factor[0] <= factor[1]):

@@ -166,6 +166,11 @@ def deadline_of(app: App, spec: dict[str, object] | None = None) -> tuple[float 
     return None, "none"
 
 
+def met_deadline(app: App, deadline: float) -> bool:
+    """An ended app met its deadline: it succeeded by then."""
+    return app.final_status == "SUCCEEDED" and app.finish_time <= deadline + 1e-6
+
+
 def granted_floor(app: App, pipeline: Sequence[Stage]) -> Resources | None:
     """The floor the ``guarantee`` stage serves an unfinished app that asks for one (see the module docstring;
     None: no such stage, no guarantee asked, or the app ended)."""
@@ -192,7 +197,7 @@ def standing(state: Ledger, app: App, deadline: float | None, now: float) -> tup
     if deadline is None:
         return NONE, predicted
     if app.final:
-        return (MET if app.final_status == "SUCCEEDED" and app.finish_time <= deadline + 1e-6 else MISSED), predicted
+        return (MET if met_deadline(app, deadline) else MISSED), predicted
     if held is not None:
         return system.status(app.app_id) or ON_TRACK, predicted
     late = predicted is not None and predicted > deadline + 1e-6

@@ -22,6 +22,7 @@ from rm.service.app_slo import (
     control_records,
     deadline_of,
     granted_floor,
+    met_deadline,
     standing,
 )
 
@@ -111,8 +112,7 @@ class SloOutcomes:
             return
         end = app.finish_time or now
         self.histogram.observe(max(0.0, end - app.submit_time) / (deadline - app.submit_time))
-        met = app.final_status == "SUCCEEDED" and end <= deadline + 1e-6
-        self.deadlines.labels(outcome="met" if met else "missed").inc()
+        self.deadlines.labels(outcome="met" if met_deadline(app, deadline) else "missed").inc()
         share = above_oracle(app, deadline, self.unit, control_records(app), now)
         if share is not None:
             self.above_oracle.observe(share)

@@ -48,7 +48,7 @@ import numpy.typing as npt
 
 from am.policies.jockey.model import RemainingModel
 from am.policies.jockey.profile import JobProfile
-from am.policies.jockey.progress import JobState, pace_evidence
+from am.policies.jockey.progress import JobState, pace_evidence, pooled_pace
 from am.policies.jockey.utility import Utility
 
 FloatArray = npt.NDArray[np.float64]
@@ -323,7 +323,7 @@ class JockeyController:
             return 1.0
         prior_s = prior * self._profile.total_work_s
         seen, expected = pace_evidence(self._profile, state)
-        whole = (seen + prior_s) / (expected + prior_s) if expected + prior_s > 0 else 1.0
+        whole = pooled_pace(seen, expected, prior_s)
         if cfg.pace_window_periods is None or now is None:
             return whole
         history = self._evidence

@@ -87,7 +87,12 @@ def observed_pace(profile: JobProfile, state: JobState, prior_s: float) -> float
     pooled work. Stages that report no run times add nothing; with nothing observed the pace is 1."""
     if prior_s < 0:
         raise ValueError(f"prior_s must be >= 0, got {prior_s}")
-    seen, expected = pace_evidence(profile, state)
+    return pooled_pace(*pace_evidence(profile, state), prior_s)
+
+
+def pooled_pace(seen: float, expected: float, prior_s: float) -> float:
+    """Run times over what the profile expects of them, each with ``prior_s`` of evidence at the profile's own
+    pace added; 1 with no evidence at all."""
     if expected + prior_s <= 0:
         return 1.0
     return (seen + prior_s) / (expected + prior_s)
