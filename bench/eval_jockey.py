@@ -27,10 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import statistics
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from random import Random
@@ -86,7 +88,7 @@ SENSITIVITY = {
     "slack 1.0": ControlConfig(slack=1.0),
     "slack 1.1": ControlConfig(slack=1.1),
 }
-CONTROL: ControlConfig | None = None  # the controller of every run but the sensitivity rows (None: the default)
+CONTROL = ControlConfig()  # the controller of every run but the sensitivity rows
 
 
 def log(msg: str) -> None:
@@ -107,7 +109,8 @@ class SloRun:
     held: list[tuple[float, float, float]] = field(default_factory=list)  # (from, to, units) after arrival
     heavy: bool = False
     moved_at_s: float | None = None
-    critical_path_s: float = 0.0  # this run's own chain of longest tasks: no allocation finishes it sooner
+    critical_path_s: float = 0.0  # this run's own chain of longest tasks, through the fastest node while
+    # contention episodes last: no allocation finishes it sooner
 
     @property
     def feasible(self) -> bool:
@@ -207,15 +210,66 @@ def run_round(jobs: list[wl.Recurring], r: int, policy: str, o: wl.WorkloadOptio
     profiles = {jid: job.profile for jid, (job, _, _) in rnd.slo.items()}
     cfg = SimConfig(seed=r, faults=FAULTS, timing=TIMING, profiles=profiles, control=control or CONTROL,
                     deadline_moves=moves or {})
-    result = Simulator(rnd.jobs, uniform_nodes(NODES, NODE_MB, NODE_VCORES), make_policy(scheduler), cfg).run()
+    sim = Simulator(rnd.jobs, uniform_nodes(NODES, NODE_MB, NODE_VCORES), make_policy(scheduler), cfg)
+    result = sim.run()
+    speeds = sim.attempts.speeds  # the round's contention episodes, if any
     out = []
     for rec in result.jobs:
         if rec.job_id not in rnd.slo:
             continue
         job, deadline, heavy = rnd.slo[rec.job_id]
         run = slo_run(rec, job, deadline, heavy, r, policy, moves)
-        run.critical_path_s = rnd.critical_paths[rec.job_id]
+        # its chain of longest tasks, run from its arrival on whichever node is fastest at each moment
+        run.critical_path_s = speeds.fastest_end(rec.arrival, rnd.critical_paths[rec.job_id]) - rec.arrival
         out.append(run)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One round of one policy, with its controller settings and deadline moves."""
+
+    policy: str
+    r: int
+    control: ControlConfig | None = None
+    factor: float | None = None  # every SLO run's deadline moved by this factor at MOVE_AT of its deadline
+
+
+_WORK: tuple[list[wl.Recurring], wl.WorkloadOptions] | None = None  # what forked workers run rounds of
+
+
+def _run(task: Task) -> list[SloRun]:
+    assert _WORK is not None
+    jobs, o = _WORK
+    moves = None
+    if task.factor is not None:
+        moves = {f"{jb.name}-r{task.r}": (MOVE_AT, task.factor) for jb in jobs}
+    return run_round(jobs, task.r, task.policy, o, control=task.control, moves=moves)
+
+
+def run_all(jobs: list[wl.Recurring], o: wl.WorkloadOptions, tasks: list[Task], workers: int) -> list[list[SloRun]]:
+    """Every task's runs, in the tasks' order. A round is deterministic (its seeds, its episodes), so worker
+    processes (forked, sharing the module's settings and built tables) give the same runs as one process."""
+    global _WORK
+    _WORK = (jobs, o)
+    out: list[list[SloRun]] = []
+    t0 = time.time()
+    if workers <= 1 or len(tasks) <= 1:
+        results: Iterable[list[SloRun]] = map(_run, tasks)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+        results = pool.map(_run, tasks)
+    try:
+        for task, got in zip(tasks, results, strict=True):
+            what = task.policy if task.factor is None else f"{task.policy} deadline x{task.factor:g}"
+            if task.control is not None:
+                what += " (other settings)"
+            log(f"{what:28s} round {task.r}: met {sum(x.met for x in got)}/{len(got)} ({time.time() - t0:.0f} s in)")
+            out.append(got)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return out
 
 
@@ -566,15 +620,19 @@ def main() -> int:
                          "JSON file named after --out")
     ap.add_argument("--pace-window", type=float, default=None, metavar="PERIODS",
                     help="controllers also take the pace of the tasks finished in the last PERIODS control periods "
-                         "(ControlConfig.pace_window_periods), the sensitivity rows too")
+                         "(ControlConfig.pace_window_periods, default 5), the sensitivity rows too; 0: the whole "
+                         "run's pace alone")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="rounds run in this many processes at once (the figures are the same as with one)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "jockey.md")
     args = ap.parse_args()
     global FAULTS, CONTROL, SENSITIVITY
     if args.contention:
         FAULTS = replace(FAULTS, contention=CONTENTION)
     if args.pace_window is not None:
-        CONTROL = ControlConfig(pace_window_periods=args.pace_window)
-        SENSITIVITY = {name: replace(cfg, pace_window_periods=args.pace_window) for name, cfg in SENSITIVITY.items()}
+        window = args.pace_window or None
+        CONTROL = replace(CONTROL, pace_window_periods=window)
+        SENSITIVITY = {name: replace(cfg, pace_window_periods=window) for name, cfg in SENSITIVITY.items()}
     if args.quick:
         args.rounds, args.move_rounds, args.sensitivity_rounds, args.accuracy_runs = 2, 1, 1, 5
     started = time.time()
@@ -590,7 +648,7 @@ def main() -> int:
     data: dict[str, Any] = {"argv": "".join(f" {a}" for a in sys.argv[1:]), "rounds": args.rounds,
                             "options": {"load": o.load, "stage_cv": o.stage_cv, "scale": o.scale,
                                         "contention": asdict(CONTENTION) if args.contention else None,
-                                        "pace_window_periods": args.pace_window},
+                                        "pace_window_periods": CONTROL.pace_window_periods},
                             "jobs": [{"name": jb.name, "stages": len(jb.stages), "tasks": jb.tasks,
                                       "work": jb.training_work_s, "cp": jb.critical_path_s, "deadline": jb.deadline_s,
                                       "oracle": jb.oracle_units(jb.training_work_s)} for jb in jobs]}
@@ -610,39 +668,33 @@ def main() -> int:
         log(f"{policy:15s} kept from the stored run; round 0 again: {changed} of {len(again)} runs finish otherwise")
         if changed:
             raise SystemExit(f"--keep {policy}: today's code changes its runs; run it again instead")
-    for policy in args.policies.split(","):
-        if policy in keep:
-            continue
-        runs: list[SloRun] = []
-        for r in range(args.rounds):
-            t0 = time.time()
-            got = run_round(jobs, r, policy, o)
-            runs += got
-            log(f"{policy:15s} round {r}: met {sum(x.met for x in got)}/{len(got)} ({time.time() - t0:.0f} s)")
-        all_runs[policy] = runs
+    policies = [p for p in args.policies.split(",") if p not in keep]
+    tasks = [Task(policy, r) for policy in policies for r in range(args.rounds)]
+    do_moves = "jockey" in policies and args.move_rounds > 0
+    if do_moves:
+        tasks += [Task("jockey", r, factor=factor) for factor in MOVES.values() for r in range(args.move_rounds)]
+    sens_tasks = {name: [Task("jockey", r, control=cfg) for r in range(args.sensitivity_rounds)]
+                  for name, cfg in SENSITIVITY.items()
+                  if not (name.startswith("default") and "jockey" in policies)}
+    tasks += [t for ts in sens_tasks.values() for t in ts]
+    results = dict(zip(tasks, run_all(jobs, o, tasks, args.workers), strict=True))
+    for policy in policies:
+        all_runs[policy] = [x for r in range(args.rounds) for x in results[Task(policy, r)]]
     summaries = {name: summarise(runs) for name, runs in all_runs.items()}
     data["policies"] = {name: kept[name] if name in kept else summaries[name] for name in args.policies.split(",")}
     if keep:
         data["kept"] = keep
-    if "jockey" in all_runs and args.move_rounds:
-        moved: dict[str, list[SloRun]] = {}
-        for name, factor in MOVES.items():
-            moved[name] = []
-            for r in range(args.move_rounds):
-                rnd_ids = [f"{jb.name}-r{r}" for jb in jobs]
-                got = run_round(jobs, r, "jockey", o, moves={jid: (MOVE_AT, factor) for jid in rnd_ids})
-                moved[name] += got
-                log(f"deadline {name} round {r}: met {sum(x.met for x in got)}/{len(got)}")
+    if do_moves:
+        moved = {name: [x for r in range(args.move_rounds) for x in results[Task("jockey", r, factor=factor)]]
+                 for name, factor in MOVES.items()}
         data["moves"] = moves_summary(all_runs["jockey"], moved)
     if args.sensitivity_rounds:
         sens: dict[str, Any] = {}
-        for name, cfg in SENSITIVITY.items():
-            runs = []
-            for r in range(args.sensitivity_rounds):
-                if name.startswith("default") and "jockey" in all_runs:
-                    runs += [x for x in all_runs["jockey"] if x.round == r]
-                else:
-                    runs += run_round(jobs, r, "jockey", o, control=cfg)
+        for name in SENSITIVITY:
+            if name in sens_tasks:
+                runs = [x for t in sens_tasks[name] for x in results[t]]
+            else:
+                runs = [x for x in all_runs["jockey"] if x.round < args.sensitivity_rounds]
             sens[name] = summarise(runs)
             log(f"sensitivity {name}: met {sens[name]['met']}/{sens[name]['runs']}")
         data["sensitivity"] = sens
@@ -683,27 +735,25 @@ def refresh_moves(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.Work
     """The deadline moves again, on today's code, into the page of an earlier full run (``--moves-only``). The
     moves' figures compare each moved run with jockey's unmoved run of the same round, so those rounds run again
     too (the simulator is deterministic for a round: they are the full run's own runs, unless the code changed
-    what they do). Every other figure is the full run's, as stored; its runs' critical paths are recomputed from
-    their rounds to count the infeasible ones."""
+    what they do). Every other figure is the full run's, as stored, the infeasible runs counted from the critical
+    paths stored with its runs (recomputed from their rounds, without episodes, for pages stored before)."""
     raw = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
     runs_json = raw.pop("runs")
     data: dict[str, Any] = raw
-    paths: dict[tuple[str, int], float] = {}
-    for r in range(data["rounds"]):
-        rnd = make_round(jobs, r, o, "jockey")
-        paths.update({(job.name, r): rnd.critical_paths[jid] for jid, (job, _, _) in rnd.slo.items()})
+    paths: dict[tuple[str, int], float] = {}  # for pages stored before the runs kept their critical paths
+    if any("critical_path_s" not in x for runs in runs_json.values() for x in runs):
+        for r in range(data["rounds"]):
+            rnd = make_round(jobs, r, o, "jockey")
+            paths.update({(job.name, r): rnd.critical_paths[jid] for jid, (job, _, _) in rnd.slo.items()})
     for name, runs in runs_json.items():
-        data["policies"][name]["infeasible"] = sum(not feasible(paths[(x["job"], x["round"])], x["deadline_s"])
-                                                   for x in runs)
-    base: list[SloRun] = []
-    moved: dict[str, list[SloRun]] = {name: [] for name in MOVES}
-    for r in range(args.move_rounds):
-        base += run_round(jobs, r, "jockey", o)
-        rnd_ids = [f"{jb.name}-r{r}" for jb in jobs]
-        for name, factor in MOVES.items():
-            got = run_round(jobs, r, "jockey", o, moves={jid: (MOVE_AT, factor) for jid in rnd_ids})
-            moved[name] += got
-            log(f"deadline {name} round {r}: met {sum(x.met for x in got)}/{len(got)}")
+        data["policies"][name]["infeasible"] = sum(
+            not feasible(x.get("critical_path_s", paths.get((x["job"], x["round"]), 0.0)), x["deadline_s"])
+            for x in runs)
+    tasks = [Task("jockey", r, factor=factor) for r in range(args.move_rounds) for factor in (None, *MOVES.values())]
+    results = dict(zip(tasks, run_all(jobs, o, tasks, args.workers), strict=True))
+    base = [x for r in range(args.move_rounds) for x in results[Task("jockey", r)]]
+    moved = {name: [x for r in range(args.move_rounds) for x in results[Task("jockey", r, factor=factor)]]
+             for name, factor in MOVES.items()}
     stored = {(x["job"], x["round"]): x["finish_s"] for x in runs_json["jockey"]}
     drift = sum(1 for b in base if stored.get((b.job, b.round)) != b.finish_s)
     data["moves"] = moves_summary(base, moved)
@@ -733,7 +783,7 @@ def refresh_accuracy(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.W
 
 def vars_of(r: SloRun) -> dict[str, Any]:
     return {"job": r.job, "round": r.round, "deadline_s": r.deadline_s, "finish_s": r.finish_s, "work_s": r.work_s,
-            "oracle": r.oracle, "met": r.met, "heavy": r.heavy, "above_oracle_requested": r.above_oracle_requested(),
+            "oracle": r.oracle, "met": r.met, "heavy": r.heavy, "critical_path_s": r.critical_path_s, "above_oracle_requested": r.above_oracle_requested(),
             "above_oracle_held": r.above_oracle_held(), "requested_mean": r.requested_mean() if r.finish_s else None}
 
 

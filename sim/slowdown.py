@@ -15,6 +15,7 @@ rewriting.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import random
 from collections.abc import Iterable, Sequence
@@ -98,6 +99,7 @@ class NodeSpeeds:
 
     def __init__(self, episodes: Iterable[Slowdown], node_names: Iterable[str]) -> None:
         names = list(node_names)
+        self._names = tuple(names)
         hits: dict[str, list[Slowdown]] = {n: [] for n in names}
         for e in episodes:
             for n in (e.nodes or names):
@@ -120,24 +122,52 @@ class NodeSpeeds:
     def end(self, node: str, start: float, work: float) -> float:
         """When ``work`` seconds of work begun at ``start`` on ``node`` are done."""
         spans = self._spans.get(node)
-        if not spans or work <= 0:
+        if not spans:
             return start + max(work, 0.0)
-        t, left = start, work
-        i = max(0, bisect.bisect_right(self._starts[node], t) - 1)
-        for s, e, k in spans[i:]:
-            if e <= t:
+        return _finish(spans, self._starts[node], start, work)
+
+    def fastest_end(self, start: float, work: float) -> float:
+        """When ``work`` begun at ``start`` would be done on whichever node runs fastest at each moment: no task
+        started then can end sooner, so a chain of tasks that must run one after another ends no sooner than
+        this with its total work."""
+        names = list(self._names)
+        if not names or any(n not in self._spans for n in names):
+            return start + max(work, 0.0)  # some node is never slowed
+        edges = sorted({t for spans in self._spans.values() for s, e, _ in spans for t in (s, e)})
+        envelope: list[tuple[float, float, float]] = []
+        for a, b in itertools.pairwise(edges):
+            k = min(self.factor(n, a) for n in names)
+            if k <= 1.0:
                 continue
-            if s > t:  # full speed until the span begins
-                if t + left <= s:
-                    return t + left
-                left -= s - t
-                t = s
-            done = (e - t) / k  # work done by the span's end
-            if left <= done:
-                return t + left * k
-            left -= done
-            t = e
-        return t + left
+            if envelope and envelope[-1][1] == a and envelope[-1][2] == k:
+                envelope[-1] = (envelope[-1][0], b, k)
+            else:
+                envelope.append((a, b, k))
+        if not envelope:
+            return start + max(work, 0.0)
+        return _finish(envelope, [s for s, _, _ in envelope], start, work)
+
+
+def _finish(spans: list[tuple[float, float, float]], starts: list[float], start: float, work: float) -> float:
+    """When ``work`` begun at ``start`` is done, at 1 / k of full speed inside each (start, end, k) span."""
+    if work <= 0:
+        return start + max(work, 0.0)
+    t, left = start, work
+    i = max(0, bisect.bisect_right(starts, t) - 1)
+    for s, e, k in spans[i:]:
+        if e <= t:
+            continue
+        if s > t:  # full speed until the span begins
+            if t + left <= s:
+                return t + left
+            left -= s - t
+            t = s
+        done = (e - t) / k  # work done by the span's end
+        if left <= done:
+            return t + left * k
+        left -= done
+        t = e
+    return t + left
 
 
 def _merge(episodes: list[Slowdown]) -> list[tuple[float, float, float]]:

@@ -32,6 +32,20 @@ def test_overlapping_episodes_take_the_slowest_and_spare_other_nodes() -> None:
     assert not NodeSpeeds([], ["a"])
 
 
+def test_the_fastest_node_bounds_a_chain_of_tasks_from_below() -> None:
+    # a spares b until 10 s; from 10 to 20 both are slowed, a 2x and b 4x; from 20 to 30 only b, 3x
+    speeds = NodeSpeeds([Slowdown(0.0, 20.0, 2.0, frozenset({"a"})), Slowdown(10.0, 30.0, 4.0, frozenset({"b"})),
+                         Slowdown(20.0, 30.0, 3.0, frozenset({"b"}))], ["a", "b"])
+    assert speeds.fastest_end(0.0, 8.0) == 8.0  # b runs at full speed until 10
+    assert speeds.fastest_end(5.0, 10.0) == pytest.approx(20.0)  # 5 s of work by 10, 5 more by 20 at half speed
+    assert speeds.fastest_end(5.0, 12.0) == pytest.approx(22.0)  # and 2 s more on a, free again from 20
+    assert speeds.fastest_end(20.0, 3.0) == 23.0  # a is free again
+    # one node the episodes never reach: no bound beyond the work itself
+    assert NodeSpeeds([Slowdown(0.0, 50.0, 3.0, frozenset({"a"}))], ["a", "b"]).fastest_end(1.0, 10.0) == 11.0
+    # every node slowed: the slowest-lasting envelope counts
+    assert NodeSpeeds([Slowdown(0.0, 10.0, 2.0)], ["a", "b"]).fastest_end(0.0, 10.0) == pytest.approx(15.0)
+
+
 def test_bad_episodes_are_refused() -> None:
     with pytest.raises(ValueError, match="start < end"):
         Slowdown(5.0, 5.0, 2.0)

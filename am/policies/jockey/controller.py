@@ -76,11 +76,11 @@ class ControlConfig:
     # evidence of the profile's own pace, as a share of its work, pooled with the finished tasks' run times;
     # the run's pace then scales every prediction. None: C's predictions are taken as they are (the paper)
     pace_prior: float | None = 0.1
-    # None: the pace is the whole run's. A number w: the pace is also taken over the tasks that finished in the
-    # last w control periods, with the whole run's pace as its prior (worth ``pace_prior`` of the profile's
-    # work), and the slower of the two scales the predictions: a slowdown that starts part-way through the run
-    # (contention on its nodes) shows within a few periods instead of being averaged over all of it
-    pace_window_periods: float | None = None
+    # A number w: the pace is also taken over the tasks that finished in the last w control periods, with the
+    # whole run's pace as its prior (worth ``pace_prior`` of the profile's work), and the slower of the two
+    # scales the predictions: a slowdown that starts part-way through the run (contention on its nodes) shows
+    # within a few periods instead of being averaged over all of it. None: the whole run's pace alone
+    pace_window_periods: float | None = 5.0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.slack) and self.slack > 0):
