@@ -20,6 +20,7 @@ from am.dag_state import DagState
 from am.jobspec import Job
 from am.policies import AskDecision, AskPolicy, AskTable, stage_index_of
 from common.resources import Resources
+from common.terms import SizeEstimate
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,3 +168,9 @@ class RemainingPath:
                 own = max(st.suffix_max[st.started], max(st.retry.values(), default=0.0), st.max_end - now, 0.0)
             cp[i] = own + max((cp[c] for c in st.children), default=0.0)
         return max(cp, default=0.0)
+
+
+def exact(path: RemainingPath, now: float = 0.0) -> SizeEstimate:
+    """The simulator's size of a job: its exact remaining critical path (SJF's oracle), and its total
+    task-seconds (GS's oracle)."""
+    return SizeEstimate(path.remaining_s(now), "oracle", path.total_s, confidence=1.0)

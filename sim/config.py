@@ -59,6 +59,9 @@ class SimConfig:
     # deadline after which it moves, the factor on the time to its deadline), e.g. (0.1, 0.5) halves it 10 %
     # of the way in
     profiles: Mapping[str, JobProfile] = field(default_factory=dict)
+    # a Jockey job with no profile above gets the one its job's earlier runs in this simulation make, as the live
+    # RM builds it from their stage reports (``sim.history``); False: its AM profiles its job file
+    learn_profiles: bool = True
     control: ControlConfig | None = None
     deadline_moves: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     # SLearn: earlier runs the RM's history predictor has learnt when the run starts, as (features, total

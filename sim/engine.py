@@ -33,13 +33,14 @@ from random import Random
 from typing import cast
 
 from am.jobspec import Job
-from am.policies import make_ask_policy
+from am.policies import JOCKEY_POLICIES, make_ask_policy
 from am.policies.api import FollowsDeadline, FollowsGrant
+from am.policies.jockey.profile import JobProfile
 from common.errors import AdmissionRefused
 from common.exits import EXIT_PREEMPTED
 from common.ids import ContainerId, NodeId, QueuePath
 from common.resources import Resources
-from common.terms import AppTerms, SizeEstimate
+from common.terms import AppTerms
 from rm.core.cycle import run_cycle
 from rm.core.deadlines.admission import DeadlineAdmission
 from rm.core.entities import Ask, CompletedStatus
@@ -50,7 +51,7 @@ from rm.core.queues import build_queues, resolve_queue
 from rm.core.reservation.stage import ReservationStage
 from rm.core.state_types import NodeStatus, SubmitSpec
 from sim import sizes as sim_sizes
-from sim.am import Finished, RemainingPath, SimAM, declared_only, undeclared
+from sim.am import Finished, RemainingPath, SimAM, declared_only, exact, undeclared
 from sim.attempts import Attempts
 from sim.config import NEVER, SIM_CORE, Faults, NodeSpec, SimConfig, TaskRun, Timing, uniform_nodes
 from sim.events import (
@@ -64,6 +65,7 @@ from sim.events import (
     JobArrived,
     PlanTick,
 )
+from sim.history import RunHistory
 from sim.metrics import JobRecord, Recorder, RunResult, deadline_of
 from sim.policies import SimPolicy
 from sim.reservations import MorpheusConfig, SimReservations
@@ -110,6 +112,7 @@ class Simulator:
             node = self.ledger.register_node(f"{n.name}:8041", f"{n.name}:8042", n.rack, n.capability, (), 0.0)
             self.phase[node.node_id] = phases.random() * hb
             self.node_name[node.node_id] = n.name
+        self.history = RunHistory()  # the stage reports of finished Jockey runs, for their jobs' next runs
         self.attempts = Attempts(self.cfg.faults, self.cfg.seed, max((j.arrival_s for j in self.jobs), default=0.0),
                                  [n.name for n in nodes])
         # application ids in workload order, as a client asks for them before it submits
@@ -214,7 +217,7 @@ class Simulator:
         am = self.ams[index] = SimAM(known, make_ask_policy(policy_name, p_altruism=job.altruism,
                                                          seed=self.cfg.seed * 1_000_003 + index,
                                                          floor=job.altruism_floor, started_at=self.now,
-                                                         profile=self.cfg.profiles.get(job.id),
+                                                         profile=self._profile(job, policy_name),
                                                          control=self.cfg.control))
         am.share_blind = policy_name in SHARE_BLIND_ASK_POLICIES
         self._share_aware += not am.share_blind
@@ -448,6 +451,13 @@ class Simulator:
         record.task_seconds += duration
         self.events.push(self._report_time(run.node, run.end), ContainerReported(cid))
 
+    def _profile(self, job: Job, policy_name: str) -> JobProfile | None:
+        """A Jockey job's profile: the one given for it, else the one its earlier runs here make, as the RM's."""
+        given = self.cfg.profiles.get(job.id)
+        if given is not None or not self.cfg.learn_profiles or policy_name not in JOCKEY_POLICIES:
+            return given
+        return self.history.profile((job.name or job.id, str(self._queue_of(job)), job.user or "sim"))
+
     def _report_time(self, node: NodeId, t: float) -> float:
         hb = self.timing.nm_heartbeat_s
         phase = self.phase[node]
@@ -460,6 +470,9 @@ class Simulator:
         self.task_completions += am.dag.succeeded
         app = self.ledger.apps[self.app_ids[index]]
         self.ledger.am_finish(am.amrm_token, record.status, "", "", self.now)
+        if self.cfg.learn_profiles and am.policy.name in JOCKEY_POLICIES:
+            self.history.record(str(app.app_id), (app.name, str(app.queue), app.user), self.now,
+                                record.status == "SUCCEEDED", am.dag)
         if self.morpheus is not None:
             self.morpheus.finished(self.jobs[index], app.app_id, submit=app.submit_time, finish=self.now,
                                    usage=self.usage.pop(index, ()), succeeded=record.status == "SUCCEEDED",
@@ -468,12 +481,6 @@ class Simulator:
         del self.ams[index]
         del self.paths[index]
         del self.planned[index]
-
-
-def exact(path: RemainingPath, now: float = 0.0) -> SizeEstimate:
-    """The simulator's size of a job: its exact remaining critical path (SJF's oracle), and its total
-    task-seconds (GS's oracle)."""
-    return SizeEstimate(path.remaining_s(now), "oracle", path.total_s, confidence=1.0)
 
 
 def simulate(jobs: Sequence[Job], nodes: Sequence[NodeSpec], policy: SimPolicy,
