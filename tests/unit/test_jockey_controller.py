@@ -228,12 +228,26 @@ def test_a_moved_deadline_rescales_the_dead_zone_but_never_lengthens_the_period(
 
 
 def test_a_later_deadline_hands_units_back_at_the_pace_of_the_first() -> None:
-    """Tripling the deadline of a job asking 132 units lowers its request every 2 s period: 115, 101, 90, 81
-    (α = 0.2 of the way to its new target each time). A 6 s period would have held 115 until 6.5 s."""
-    ctl = JockeyController(fluid_table(), default_utility(120.0))
+    """Smoothing the change as the paper's loop does, tripling the deadline of a job asking 132 units lowers
+    its request every 2 s period: 115, 101, 90, 81 (α = 0.2 of the way to its new target each time). A 6 s
+    period would have held 115 until 6.5 s."""
+    ctl = JockeyController(fluid_table(), default_utility(120.0), ControlConfig(smooth_changes=True))
     assert ctl.step(0.0, JobState()).requested_units == 132
     ctl.set_utility(default_utility(360.0))
     assert [ctl.step(t, JobState()).requested_units for t in (0.5, 2.5, 4.5, 6.5)] == [115, 101, 90, 81]
+
+
+def test_a_moved_deadline_is_taken_at_once() -> None:
+    """By default the step after a change takes its target (the owner's change is no noise to damp): tripled,
+    132 units drop to 44 at once; moved back, they rise at once."""
+    ctl = JockeyController(fluid_table(), default_utility(120.0))
+    assert ctl.step(0.0, JobState()).requested_units == 132
+    ctl.set_utility(default_utility(360.0))
+    later = ctl.step(0.5, JobState())
+    assert later.requested_units == later.raw_units == 44
+    ctl.set_utility(default_utility(120.0))
+    sooner = ctl.step(1.0, JobState())
+    assert sooner.requested_units == sooner.raw_units > 120
 
 
 def test_the_request_respects_the_hard_limit() -> None:

@@ -19,7 +19,8 @@ earlier (the dead zone: a 60-minute deadline with D = 3 min is planned as 57 min
 predictions). Period and dead zone default to the paper's values scaled with the deadline: 1 and
 3 minutes at d = 60 minutes, i.e. d / 60 and d / 20.
 
-When the deadline moves, the dead zone follows it and the period only shortens (``set_utility``).
+When the deadline moves, the dead zone follows it, the period only shortens, and the next step takes its
+target at once (``set_utility``; ``smooth_changes`` smooths it instead, as the paper's loop does).
 
 **Pace** (ours, not the paper's): given the job's profile, every prediction of C is multiplied by the run's
 observed pace, its finished tasks' run times over the profile's mean for as many tasks of each stage
@@ -81,6 +82,10 @@ class ControlConfig:
     # scales the predictions: a slowdown that starts part-way through the run (contention on its nodes) shows
     # within a few periods instead of being averaged over all of it. None: the whole run's pace alone
     pace_window_periods: float | None = 5.0
+    # False: the first step after a deadline or utility change (``set_utility``) takes its target at once, as
+    # the first step of a run does; hysteresis damps noise in the predictions, and the owner's change is none.
+    # True: that step is smoothed like any other (the paper's loop)
+    smooth_changes: bool = False
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.slack) and self.slack > 0):
@@ -184,6 +189,7 @@ class JockeyController:
         self._config = config or ControlConfig()
         self._started_at = started_at
         self._smoothed: float | None = None
+        self._changed = False  # the utility changed since the last step: take the target at once
         self._last: Decision | None = None
         self._trace: list[Decision] = []
         self._utility = utility
@@ -231,6 +237,7 @@ class JockeyController:
         self._set_scales(utility)
         self._period_s = min(period, self._period_s)
         self._last = None
+        self._changed = not self._config.smooth_changes
 
     def set_ceiling(self, units: int | None) -> None:
         """The most the job can be guaranteed now (None: no limit beyond ``max_units``); from the next step
@@ -279,7 +286,7 @@ class JockeyController:
         eu = expected_utilities(plan, elapsed, samples[: len(cands)], cfg.slack, cfg.quantile)
         raw = cands[smallest_maximiser(cands, eu)]
         held = False
-        if previous is None:
+        if previous is None or self._changed:
             smoothed = float(raw)
         elif raw > previous or (raw < previous and self._early_enough(elapsed, samples, len(cands))):
             smoothed = smooth(previous, raw, cfg.hysteresis)
@@ -289,6 +296,7 @@ class JockeyController:
             smoothed = previous
             held = raw < previous
         self._smoothed = smoothed
+        self._changed = False
         requested = self._clamp(smoothed)
         mine = self._model.forecast(state, [float(requested)]).samples[0] * pace
         point = float(np.quantile(mine, cfg.quantile)) if cfg.quantile is not None else float(np.mean(mine))
