@@ -461,9 +461,10 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
         "task), one run in ten needs 1.5-2x its work, attempts straggle (1 %, 3x) and fail (0.5 %). "
         "Jobs A-C run with twice their deadline in every third round."),
         *([contention_line(data['options']['contention'])] if data["options"].get("contention") else []),
-        *([(f"* The controllers take the slower of the run's pace and the pace of the tasks that finished in the "
-           f"last {data['options']['pace_window_periods']:g} control periods (`--pace-window`, "
-           "`ControlConfig.pace_window_periods`).")] if data["options"].get("pace_window_periods") else []),
+        ((f"* The controllers take the slower of the run's pace and the pace of the tasks that finished in the "
+          f"last {data['options']['pace_window_periods']:g} control periods (`ControlConfig.pace_window_periods`, "
+          "`--pace-window`).") if data["options"].get("pace_window_periods") else
+         "* The controllers take the whole run's pace alone (`--pace-window 0`)."),
         ("* The simulator runs a scheduling cycle at most every 250 ms (the RM's default interval is 50 ms), "
          "to keep the runs affordable."),
         ("* Each job's AM models it from one training run (the paper builds C(p, a) from one production run): "
@@ -505,7 +506,8 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
                       ""]
         lines += [
                   ("A new deadline is infeasible when the run's own critical path (its longest task in each stage, "
-                   "no initialisation) is longer: no allocation meets it. The paper's moves were all met, so "
+                   "no initialisation, run from its arrival on whichever node is fastest at each moment while "
+                   "contention episodes last) is longer: no allocation meets it. The paper's moves were all met, so "
                    "the target counts the feasible ones; the mean change is the paper's measure, the median shows "
                    "how much of it a few runs make."), "",
                   ("| move | runs | met | infeasible | feasible met | mean allocation after the move vs the same "
