@@ -785,7 +785,8 @@ def refresh_accuracy(args: argparse.Namespace, jobs: list[wl.Recurring], o: wl.W
 
 def vars_of(r: SloRun) -> dict[str, Any]:
     return {"job": r.job, "round": r.round, "deadline_s": r.deadline_s, "finish_s": r.finish_s, "work_s": r.work_s,
-            "oracle": r.oracle, "met": r.met, "heavy": r.heavy, "critical_path_s": r.critical_path_s, "above_oracle_requested": r.above_oracle_requested(),
+            "oracle": r.oracle, "met": r.met, "heavy": r.heavy, "critical_path_s": r.critical_path_s,
+            "above_oracle_requested": r.above_oracle_requested(),
             "above_oracle_held": r.above_oracle_held(), "requested_mean": r.requested_mean() if r.finish_s else None}
 
 

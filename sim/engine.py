@@ -456,7 +456,11 @@ class Simulator:
         given = self.cfg.profiles.get(job.id)
         if given is not None or not self.cfg.learn_profiles or policy_name not in JOCKEY_POLICIES:
             return given
-        return self.history.profile((job.name or job.id, str(self._queue_of(job)), job.user or "sim"))
+        return self.history.profile(self._history_key(job))
+
+    def _history_key(self, job: Job) -> tuple[str, str, str]:
+        """What the RM files a job's runs under: its app's name, queue and user, as submitted."""
+        return job.name or job.id, str(self._queue_of(job)), job.user or "sim"
 
     def _report_time(self, node: NodeId, t: float) -> float:
         hb = self.timing.nm_heartbeat_s
@@ -471,7 +475,7 @@ class Simulator:
         app = self.ledger.apps[self.app_ids[index]]
         self.ledger.am_finish(am.amrm_token, record.status, "", "", self.now)
         if self.cfg.learn_profiles and am.policy.name in JOCKEY_POLICIES:
-            self.history.record(str(app.app_id), (app.name, str(app.queue), app.user), self.now,
+            self.history.record(str(app.app_id), self._history_key(self.jobs[index]), self.now,
                                 record.status == "SUCCEEDED", am.dag)
         if self.morpheus is not None:
             self.morpheus.finished(self.jobs[index], app.app_id, submit=app.submit_time, finish=self.now,

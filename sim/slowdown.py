@@ -100,6 +100,7 @@ class NodeSpeeds:
     def __init__(self, episodes: Iterable[Slowdown], node_names: Iterable[str]) -> None:
         names = list(node_names)
         self._names = tuple(names)
+        self._fastest: list[tuple[float, float, float]] | None = None  # built at the first use
         hits: dict[str, list[Slowdown]] = {n: [] for n in names}
         for e in episodes:
             for n in (e.nodes or names):
@@ -130,22 +131,27 @@ class NodeSpeeds:
         """When ``work`` begun at ``start`` would be done on whichever node runs fastest at each moment: no task
         started then can end sooner, so a chain of tasks that must run one after another ends no sooner than
         this with its total work."""
-        names = list(self._names)
-        if not names or any(n not in self._spans for n in names):
-            return start + max(work, 0.0)  # some node is never slowed
+        if self._fastest is None:
+            self._fastest = self._envelope()
+        if not self._fastest:
+            return start + max(work, 0.0)
+        return _finish(self._fastest, [s for s, _, _ in self._fastest], start, work)
+
+    def _envelope(self) -> list[tuple[float, float, float]]:
+        """The (start, end, factor) spans in which every node is slowed, each with the smallest factor."""
+        if not self._names or any(n not in self._spans for n in self._names):
+            return []  # some node is never slowed
         edges = sorted({t for spans in self._spans.values() for s, e, _ in spans for t in (s, e)})
-        envelope: list[tuple[float, float, float]] = []
+        out: list[tuple[float, float, float]] = []
         for a, b in itertools.pairwise(edges):
-            k = min(self.factor(n, a) for n in names)
+            k = min(self.factor(n, a) for n in self._names)
             if k <= 1.0:
                 continue
-            if envelope and envelope[-1][1] == a and envelope[-1][2] == k:
-                envelope[-1] = (envelope[-1][0], b, k)
+            if out and out[-1][1] == a and out[-1][2] == k:
+                out[-1] = (out[-1][0], b, k)
             else:
-                envelope.append((a, b, k))
-        if not envelope:
-            return start + max(work, 0.0)
-        return _finish(envelope, [s for s, _, _ in envelope], start, work)
+                out.append((a, b, k))
+        return out
 
 
 def _finish(spans: list[tuple[float, float, float]], starts: list[float], start: float, work: float) -> float:
