@@ -148,3 +148,21 @@ def test_a_helper_that_cannot_work_leaves_the_check_to_the_loop() -> None:
         assert checks.fallbacks == 1
         assert checks.off_loop == 0
     with_checks(body, command=[sys.executable, "-c", "pass"])  # exits at once: the write or the read fails
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SCHED_IDLE and pipe sizes are Linux's")
+def test_the_helper_runs_on_idle_cpu_only_and_takes_a_request_in_few_writes() -> None:
+    """Any process that wakes takes the core from the helper at once (SCHED_IDLE, not a niceness alone), and its
+    input pipe holds a megabyte, so a 4 MB request is not 64 round trips between the RM's thread and it."""
+    import fcntl
+    import os
+
+    async def body(checks: BoundsChecks) -> None:
+        with pytest.raises(BadRequest):
+            await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1))
+        proc = checks._proc
+        assert proc is not None
+        assert proc.stdin is not None
+        assert os.sched_getscheduler(proc.pid) == os.SCHED_IDLE
+        assert fcntl.fcntl(proc.stdin.fileno(), fcntl.F_GETPIPE_SZ) >= 1024 * 1024
+    with_checks(body)
