@@ -1,9 +1,9 @@
 """S19, huge and invalid requests, measured on a live local cluster: what each request of the catalogue gets, how
 much the RM's memory grows, and whether other callers notice.
 
-A local cluster (one RM, one NodeManager, real processes) serves three well-behaved callers, each in a loop of
-its own: a REST client listing the apps, a gRPC client listing them, and an ApplicationMaster heartbeating
-(``Allocate`` with no asks, every 50 ms). An attacker process, holding credentials (it is a cluster user with
+A local cluster (one RM, one NodeManager, real processes) serves three well-behaved callers, each a process of
+its own calling every 50 ms: a REST client listing the apps, a gRPC client listing them, and an ApplicationMaster
+heartbeating (``Allocate`` with no asks). An attacker process, holding credentials (it is a cluster user with
 an AM of its own: the worst case, since it gets past authentication), sends the S19 catalogue of the
 reliability notes in a loop, one request after another, each built once beforehand so the attacker's own CPU
 goes into sending:
@@ -25,8 +25,15 @@ phase to show the noise); the RM's own scheduling-cycle, event-loop-lag and node
 (``/metrics``) per phase kind. At the end the RM is restarted on its store (it must recover every app) and
 the stored diagnostics are checked against the 64 KB cap.
 
-The attacker runs at nice 19 by default: on this one machine its client-side work (building and pushing
+The attacker runs under SCHED_IDLE (and nice 19) by default: on this one machine its client-side work (pushing
 50 MB bodies) would otherwise compete with the RM for the same two cores, which a remote attacker's would not.
+
+How far one run can be trusted: each caller's baseline phases are also split in two alternate halves and the
+p99 of one compared with the other's ("baseline halves"), a ratio that is noise alone. And the attack-phase
+calls are split into those made while one of the attacker's requests was in flight and the others. The kinds
+``control 4.0 MB to a sink, not the RM`` and ``control 5.6 MB to a sink, not the RM`` (sent only when named)
+push the same bytes as the two 100,000-ask allocates to a process that drops them: what the machine itself pays
+for traffic of that size, with no part of the RM in it.
 
     python bench/security_bounded.py [--rounds 6] [--phase-s 10] [--attacker-nice 19] [--interval S] \
         [--only "KIND|KIND"] [--json FILE]
@@ -37,8 +44,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -120,6 +129,7 @@ def split(address: str) -> tuple[str, int]:
 class Tally:
     answers: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     seconds: list[float] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # (monotonic start, end) of each request
 
 
 class Attacker:
@@ -163,6 +173,7 @@ class Attacker:
                                         "rest-negative", "rest-huge")}
         self.ipc_name_id = await self.ipc_new_app()
         self.killed_app = self.ids["grpc-name"]
+        self.sink_payload = bytes(6 * MB)
         self.build()
 
     async def ipc_new_app(self) -> yr.ApplicationId:
@@ -372,14 +383,33 @@ class Attacker:
     def writer_md(self) -> list[tuple[str, str]]:
         return [("authorization", f"Bearer {self.secret}")]
 
+    def controls(self) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
+        """Not requests to the RM: the same bytes as the 100,000-ask allocates (4.0 and 5.6 MB, a new connection
+        each), sent to a sink process that reads and drops them. What these cost the callers is this machine's
+        share of any attack of that size (the kernel's loopback copies, the caches they flush, the cores), with
+        nothing of the RM's in it. Sent only when named in ``only``."""
+        return [(f"control {mb} MB to a sink, not the RM", partial(self.to_sink, int(mb * MB)))
+                for mb in (4.0, 5.6)]
+
+    async def to_sink(self, size: int) -> str:
+        reader, writer = await asyncio.open_connection(*split(self.spec["sink"]))
+        try:
+            writer.write(self.sink_payload[:size])
+            await writer.drain()
+            writer.write_eof()
+            return "sink read " + (await reader.read()).decode()
+        finally:
+            writer.close()
+
     async def phase(self, seconds: float, only: list[str]) -> None:
         """The catalogue in a loop for ``seconds`` (``only``: those kinds alone)."""
         finish = "ipc AM finish with 1 MB diagnostics"
         items = [(k, f) for k, f in self.catalogue() if k in only or not only]
+        items += [(k, f) for k, f in self.controls() if k in only]
         if not only or finish in only:  # an attempt finishes once: one fresh AM per phase
             started = time.monotonic()
             answer = await self.ipc_finish()
-            self.record(finish, answer, time.monotonic() - started)
+            self.record(finish, answer, started)
         if only == [finish]:
             await asyncio.sleep(seconds)
             return
@@ -394,18 +424,21 @@ class Attacker:
                 except (grpc.aio.AioRpcError, httpx.HTTPError, RemoteError, OSError, EOFError, TimeoutError,
                         wire.WireError) as err:  # a door that broke the connection: what happened, not a crash
                     answer = f"error ({type(err).__name__}: {str(err)[:80]})"
-                self.record(kind, answer, time.monotonic() - started)
+                self.record(kind, answer, started)
                 if self.interval:  # paced: one request per interval, as an AM's heartbeat would send it
                     await asyncio.sleep(max(0.0, min(self.interval, end - time.monotonic())))
 
-    def record(self, kind: str, answer: str, seconds: float) -> None:
+    def record(self, kind: str, answer: str, started: float) -> None:
+        end = time.monotonic()
         self.tallies[kind].answers[answer] += 1
-        self.tallies[kind].seconds.append(seconds)
+        self.tallies[kind].seconds.append(end - started)
+        self.tallies[kind].spans.append((started, end))
 
     def report(self) -> dict[str, Any]:
         return {"kinds": {k: {"answers": dict(t.answers), "n": len(t.seconds),
                               "p50_s": quantile(t.seconds, 0.5), "max_s": max(t.seconds, default=math.nan)}
                           for k, t in self.tallies.items()},
+                "spans": sorted(span for t in self.tallies.values() for span in t.spans),
                 "finished_apps": self.finished_apps, "killed_app": self.killed_app}
 
 
@@ -424,53 +457,88 @@ async def attacker_main(spec: dict[str, Any]) -> None:
     print(json.dumps(attacker.report()), flush=True)
 
 
+SINK = """
+import socket, sys, threading
+def serve(conn):
+    buf, n = bytearray(1 << 20), 0
+    with conn:
+        while (got := conn.recv_into(buf)):
+            n += got
+        conn.sendall(str(n).encode())
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+while True:
+    conn, _ = server.accept()
+    threading.Thread(target=serve, args=(conn,), daemon=True).start()
+"""
+
+
 # ------------------------------------------------------------------------------------------------- victims
 class Victims:
-    """Three well-behaved callers in loops of their own; each call's (monotonic time, latency) is kept."""
+    """Three well-behaved callers, each a process of its own (so that no caller waits on another's interpreter
+    lock, nor on this process's RSS sampler and scrapes), each calling in a loop; every call's (monotonic time,
+    latency) is kept. ``time.monotonic`` is the system's one monotonic clock, so the times line up with the
+    phases this process marks."""
+
+    NAMES = ("rest GET apps", "grpc GetApplications", "AM allocate heartbeat")
 
     def __init__(self, cluster: LocalCluster, am_token: Path) -> None:
-        self.cluster = cluster
-        self.amrm = amrm_metadata(am_token)
-        self.samples: dict[str, list[tuple[float, float]]] = {"rest GET apps": [], "grpc GetApplications": [],
-                                                              "AM allocate heartbeat": []}
+        self.spec = {"rest": cluster.rest_url, "grpc": cluster.rm_address, "am_token": str(am_token)}
+        self.samples: dict[str, list[tuple[float, float]]] = {name: [] for name in self.NAMES}
         self.errors: dict[str, int] = defaultdict(int)
-        self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self._loop, args=(name,), daemon=True, name=name)
-                        for name in self.samples]
+        self.procs: dict[str, subprocess.Popen[str]] = {}
 
     def start(self) -> None:
-        for t in self.threads:
-            t.start()
-
-    def _loop(self, name: str) -> None:
-        http = httpx.Client(base_url=self.cluster.rest_url, timeout=30)
-        channel = grpc.insecure_channel(self.cluster.rm_address)
-        client, am = pbg.ApplicationClientStub(channel), pbg.ApplicationMasterStub(channel)
-        response_id = 0
-        if name == "AM allocate heartbeat":
-            am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(host="victim"), metadata=self.amrm)
-        while not self.stop.is_set():
-            started = time.monotonic()
-            try:
-                if name == "rest GET apps":
-                    http.get(APPS).raise_for_status()
-                elif name == "grpc GetApplications":
-                    client.GetApplications(pb.GetApplicationsRequest(), timeout=30)
-                else:
-                    response_id = am.Allocate(pb.AllocateRequest(response_id=response_id, progress=0.5),
-                                              metadata=self.amrm, timeout=30).response_id
-            except (httpx.HTTPError, grpc.RpcError) as err:
-                self.errors[f"{name}: {type(err).__name__}"] += 1
-            done = time.monotonic()
-            self.samples[name].append((started, done - started))
-            self.stop.wait(max(0.0, VICTIM_PERIOD_S - (done - started)))
-        http.close()
-        channel.close()
+        for name in self.NAMES:
+            proc = subprocess.Popen([sys.executable, __file__, "--victim", json.dumps({**self.spec, "name": name})],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the caller {name!r} did not start")
+            self.procs[name] = proc
 
     def halt(self) -> None:
-        self.stop.set()
-        for t in self.threads:
-            t.join(60)
+        for name, proc in self.procs.items():
+            out, _ = proc.communicate("quit\n", timeout=60)
+            got = json.loads(out.strip().splitlines()[-1])
+            self.samples[name] = [(t, x) for t, x in got["samples"]]
+            for err, n in got["errors"].items():
+                self.errors[f"{name}: {err}"] += n
+
+
+def victim_main(spec: dict[str, Any]) -> None:
+    """One caller's loop, until its parent writes a line (or closes stdin); then its samples, as JSON."""
+    name = spec["name"]
+    stop = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+    http = httpx.Client(base_url=spec["rest"], timeout=30)
+    channel = grpc.insecure_channel(spec["grpc"])
+    client, am = pbg.ApplicationClientStub(channel), pbg.ApplicationMasterStub(channel)
+    amrm = amrm_metadata(Path(spec["am_token"]))
+    response_id = 0
+    if name == "AM allocate heartbeat":
+        am.RegisterApplicationMaster(pb.RegisterApplicationMasterRequest(host="victim"), metadata=amrm)
+    samples: list[tuple[float, float]] = []
+    errors: dict[str, int] = defaultdict(int)
+    print("ready", flush=True)
+    while not stop.is_set():
+        started = time.monotonic()
+        try:
+            if name == "rest GET apps":
+                http.get(APPS).raise_for_status()
+            elif name == "grpc GetApplications":
+                client.GetApplications(pb.GetApplicationsRequest(), timeout=30)
+            else:
+                response_id = am.Allocate(pb.AllocateRequest(response_id=response_id, progress=0.5),
+                                          metadata=amrm, timeout=30).response_id
+        except (httpx.HTTPError, grpc.RpcError) as err:
+            errors[type(err).__name__] += 1
+        done = time.monotonic()
+        samples.append((started, done - started))
+        stop.wait(max(0.0, VICTIM_PERIOD_S - (done - started)))
+    http.close()
+    channel.close()
+    print(json.dumps({"samples": samples, "errors": errors}), flush=True)
 
 
 class RssSampler:
@@ -527,16 +595,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            nodes=1, grpc_port=0, rest_port=0, ipc_client_port=0,
                            ipc_scheduler_port=0, node_memory_mb=NODE_MEMORY_MB, node_vcores=4)
     attacker: subprocess.Popen[str] | None = None
+    sink: subprocess.Popen[str] | None = None
     try:
         cluster.start()
         assert cluster.rm is not None
         assert cluster.rm.proc is not None
         rm_pid = cluster.rm.proc.pid
+        sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+        assert sink.stdout is not None
+        sink_address = f"127.0.0.1:{int(sink.stdout.readline())}"
         victim_token = work / "victim.amrm"
         token_dumping_am(cluster.rest_url, cluster.client_secret, victim_token, "alice")
         spec = {"rest": cluster.rest_url, "secret": cluster.client_secret, "grpc": cluster.rm_address,
                 "ipc_client": cluster.ipc_client_address, "ipc_scheduler": cluster.ipc_scheduler_address,
-                "hadoop_token": str(cluster.hadoop_token_path), "work": str(work), "interval": args.interval}
+                "hadoop_token": str(cluster.hadoop_token_path), "work": str(work), "interval": args.interval, "sink": sink_address,
+                "idle": args.attacker_idle}
         nice = ["nice", "-n", str(args.attacker_nice)] if args.attacker_nice else []
         attacker = subprocess.Popen([*nice, sys.executable, __file__, "--attacker", json.dumps(spec)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
@@ -598,8 +671,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          most_tags=tags, apps_before=len(apps), recovered=len(after & set(apps)),
                          restart_s=restart_s)
     finally:
-        if attacker is not None and attacker.poll() is None:
-            attacker.kill()
+        for proc in (attacker, sink):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 
@@ -621,6 +695,24 @@ def summarize(args: argparse.Namespace, phases: list[dict[str, Any]], victims: V
                          "per_phase_p99_ms": [round(1000 * quantile(xs, 0.99), 2) for xs in per]}
         row["p50_ratio"] = row["attack"]["p50_ms"] / row["baseline"]["p50_ms"]
         row["p99_ratio"] = row["attack"]["p99_ms"] / row["baseline"]["p99_ms"]
+        # the noise floor: the baseline phases split in two alternate halves, compared with each other as the
+        # attack is compared with them all (no attack in either, so any ratio away from 1 is noise)
+        # attack-phase calls that overlapped one of the attacker's requests (from its sending to its answer), and
+        # those that did not: what the RM's handling of a request costs a caller in flight beside it, apart
+        # from what the attack costs everyone else
+        spans = [(s, e) for s, e in attacked["spans"]]
+        split: dict[bool, list[float]] = {True: [], False: []}
+        for t, lat in samples:
+            if any(p["start"] <= t < p["end"] for p in of("attack")):
+                i = bisect.bisect_right(spans, (t + lat, math.inf))
+                split[any(s < t + lat and e > t for s, e in spans[max(0, i - 3):i])].append(lat)
+        row["attack_overlapping"] = {"n": len(split[True]), "p50_ms": 1000 * quantile(split[True], 0.5),
+                                     "p99_ms": 1000 * quantile(split[True], 0.99)}
+        row["attack_apart"] = {"n": len(split[False]), "p50_ms": 1000 * quantile(split[False], 0.5),
+                               "p99_ms": 1000 * quantile(split[False], 0.99)}
+        halves = [[lat for i, p in enumerate(of("baseline")) if i % 2 == side
+                   for t, lat in samples if p["start"] <= t < p["end"]] for side in (0, 1)]
+        row["baseline_halves_p99_ratio"] = quantile(halves[1], 0.99) / quantile(halves[0], 0.99)
         callers[name] = row
     histograms: dict[str, Any] = {}
     for label, name in HISTOGRAMS.items():
@@ -659,6 +751,7 @@ def summarize(args: argparse.Namespace, phases: list[dict[str, Any]], victims: V
                             "rss_growth_mb": max(rss.within(p["start"], p["end"]), default=math.nan)
                             - statistics.median(b_rss)}
     return {"per_kind": alone, "rounds": args.rounds, "phase_s": args.phase_s, "attacker_nice": args.attacker_nice,
+            "attacker_idle": args.attacker_idle,
             "interval_s": args.interval, "only": args.only,
             "requests": attacked["kinds"], "memory": memory, "callers": callers, "rm_histograms": histograms,
             "victim_errors": dict(victims.errors), **facts}
@@ -683,12 +776,20 @@ def markdown(result: dict[str, Any]) -> str:
               f"| after (median of the last baseline) | {m['after_mb']:.1f} |",
               f"| each phase's peak, B A B A ... B | {' '.join(map(str, m['per_phase_peak_mb']))} |"]
     lines += ["", ("| caller | baseline p50 | attack p50 | ratio | baseline p99 | attack p99 | ratio | "
-                   "per-phase p99 baseline / attack (ms) |"), "|---|---|---|---|---|---|---|---|"]
+                   "p99 ratio, baseline halves | per-phase p99 baseline / attack (ms) |"),
+              "|---|---|---|---|---|---|---|---|---|"]
     for name, r in result["callers"].items():
         b, a = r["baseline"], r["attack"]
         lines.append(f"| {name} | {b['p50_ms']:.1f} ms | {a['p50_ms']:.1f} ms | {r['p50_ratio']:.2f} | "
                      f"{b['p99_ms']:.1f} ms | {a['p99_ms']:.1f} ms | {r['p99_ratio']:.2f} | "
+                     f"{r['baseline_halves_p99_ratio']:.2f} | "
                      f"{' '.join(map(str, b['per_phase_p99_ms']))} / {' '.join(map(str, a['per_phase_p99_ms']))} |")
+    lines += ["", ("| caller, attack phases | calls beside an attacker's request: n, p50, p99 | the other calls: n, p50, "
+                   "p99 |"), "|---|---|---|"]
+    for name, r in result["callers"].items():
+        o, a = r["attack_overlapping"], r["attack_apart"]
+        lines.append(f"| {name} | {o['n']}, {o['p50_ms']:.1f} ms, {o['p99_ms']:.1f} ms | "
+                     f"{a['n']}, {a['p50_ms']:.1f} ms, {a['p99_ms']:.1f} ms |")
     lines += ["", "| RM histogram | baseline p50 ≤ | attack p50 ≤ | baseline p99 ≤ | attack p99 ≤ | n (b/a) |",
               "|---|---|---|---|---|---|"]
     for label, r in result["rm_histograms"].items():
@@ -715,6 +816,9 @@ def main() -> None:
     ap.add_argument("--phase-s", type=float, default=10.0, help="seconds of each phase")
     ap.add_argument("--warmup-s", type=float, default=5.0)
     ap.add_argument("--attacker-nice", type=int, default=19, help="the attacker's niceness (0: as the RM)")
+    ap.add_argument("--attacker-idle", action=argparse.BooleanOptionalAction, default=True,
+                    help="run the attacker under SCHED_IDLE (default): it gets a core only when nothing else wants "
+                         "one, as a remote attacker's own work would not take this machine's")
     ap.add_argument("--per-kind", type=float, default=0.0, metavar="S",
                     help="instead: each request kind alone for S seconds, after S seconds of baseline")
     ap.add_argument("--interval", type=float, default=0.0, metavar="S",
@@ -723,9 +827,16 @@ def main() -> None:
                     help="attack with these request kinds only (their names as the table gives them)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--attacker", help=argparse.SUPPRESS)
+    ap.add_argument("--victim", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.victim:
+        victim_main(json.loads(args.victim))
+        return
     if args.attacker:
-        asyncio.run(attacker_main(json.loads(args.attacker)))
+        spec = json.loads(args.attacker)
+        if spec.get("idle"):  # before any thread starts: they inherit it
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        asyncio.run(attacker_main(spec))
         return
     result = run(args)
     if args.json:
