@@ -340,35 +340,33 @@ def summarize(args: argparse.Namespace, phases: list[dict[str, Any]], victims: V
     def of(kind: str) -> list[dict[str, Any]]:
         return [p for p in phases if p["kind"] == kind]
 
+    spans = [(s, e) for s, e in attacked["spans"]]  # the attacker's requests, sending to answer, in order
     callers: dict[str, Any] = {}
     for name, samples in victims.samples.items():
         row: dict[str, Any] = {}
-        for kind in ("baseline", "attack"):
-            per = [[lat for t, lat in samples if p["start"] <= t < p["end"]] for p in of(kind)]
-            pooled = [x for xs in per for x in xs]
+        per_kind = {kind: [[(t, lat) for t, lat in samples if p["start"] <= t < p["end"]] for p in of(kind)]
+                    for kind in ("baseline", "attack")}
+        for kind, per in per_kind.items():
+            lats = [[lat for _, lat in xs] for xs in per]
+            pooled = [x for xs in lats for x in xs]
             row[kind] = {"n": len(pooled), "p50_ms": 1000 * quantile(pooled, 0.5),
                          "p99_ms": 1000 * quantile(pooled, 0.99),
-                         "per_phase_p50_ms": [round(1000 * quantile(xs, 0.5), 2) for xs in per],
-                         "per_phase_p99_ms": [round(1000 * quantile(xs, 0.99), 2) for xs in per]}
+                         "per_phase_p50_ms": [round(1000 * quantile(xs, 0.5), 2) for xs in lats],
+                         "per_phase_p99_ms": [round(1000 * quantile(xs, 0.99), 2) for xs in lats]}
         row["p50_ratio"] = row["attack"]["p50_ms"] / row["baseline"]["p50_ms"]
         row["p99_ratio"] = row["attack"]["p99_ms"] / row["baseline"]["p99_ms"]
-        # the noise floor: the baseline phases split in two alternate halves, compared with each other as the
-        # attack is compared with them all (no attack in either, so any ratio away from 1 is noise)
         # attack-phase calls that overlapped one of the attacker's requests (from its sending to its answer), and
         # those that did not: what the RM's handling of a request costs a caller in flight beside it, apart
         # from what the attack costs everyone else
-        spans = [(s, e) for s, e in attacked["spans"]]
         split: dict[bool, list[float]] = {True: [], False: []}
-        for t, lat in samples:
-            if any(p["start"] <= t < p["end"] for p in of("attack")):
-                i = bisect.bisect_right(spans, (t + lat, math.inf))
-                split[any(s < t + lat and e > t for s, e in spans[max(0, i - 3):i])].append(lat)
-        row["attack_overlapping"] = {"n": len(split[True]), "p50_ms": 1000 * quantile(split[True], 0.5),
-                                     "p99_ms": 1000 * quantile(split[True], 0.99)}
-        row["attack_apart"] = {"n": len(split[False]), "p50_ms": 1000 * quantile(split[False], 0.5),
-                               "p99_ms": 1000 * quantile(split[False], 0.99)}
-        halves = [[lat for i, p in enumerate(of("baseline")) if i % 2 == side
-                   for t, lat in samples if p["start"] <= t < p["end"]] for side in (0, 1)]
+        for t, lat in (x for xs in per_kind["attack"] for x in xs):
+            i = bisect.bisect_right(spans, (t + lat, math.inf))
+            split[any(s < t + lat and e > t for s, e in spans[max(0, i - 3):i])].append(lat)
+        for key, calls in (("attack_overlapping", split[True]), ("attack_apart", split[False])):
+            row[key] = {"n": len(calls), "p50_ms": 1000 * quantile(calls, 0.5), "p99_ms": 1000 * quantile(calls, 0.99)}
+        # the noise floor: the baseline phases split in two alternate halves, compared with each other as the
+        # attack is compared with them all (no attack in either, so any ratio away from 1 is noise)
+        halves = [[lat for xs in per_kind["baseline"][side::2] for _, lat in xs] for side in (0, 1)]
         row["baseline_halves_p99_ratio"] = quantile(halves[1], 0.99) / quantile(halves[0], 0.99)
         callers[name] = row
     histograms: dict[str, Any] = {}

@@ -100,7 +100,8 @@ class NodeSpeeds:
     def __init__(self, episodes: Iterable[Slowdown], node_names: Iterable[str]) -> None:
         names = list(node_names)
         self._names = tuple(names)
-        self._fastest: list[tuple[float, float, float]] | None = None  # built at the first use
+        self._fastest: list[tuple[float, float, float]] | None = None  # built at the first use, with its starts
+        self._fastest_starts: list[float] = []
         hits: dict[str, list[Slowdown]] = {n: [] for n in names}
         for e in episodes:
             for n in (e.nodes or names):
@@ -133,9 +134,10 @@ class NodeSpeeds:
         this with its total work."""
         if self._fastest is None:
             self._fastest = self._envelope()
+            self._fastest_starts = [s for s, _, _ in self._fastest]
         if not self._fastest:
             return start + max(work, 0.0)
-        return _finish(self._fastest, [s for s, _, _ in self._fastest], start, work)
+        return _finish(self._fastest, self._fastest_starts, start, work)
 
     def _envelope(self) -> list[tuple[float, float, float]]:
         """The (start, end, factor) spans in which every node is slowed, each with the smallest factor."""

@@ -4,6 +4,8 @@ event loop, the loop free meanwhile, and a helper that dies replaced."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -154,9 +156,6 @@ def test_a_helper_that_cannot_work_leaves_the_check_to_the_loop() -> None:
 def test_the_helper_runs_on_idle_cpu_only_and_takes_a_request_in_few_writes() -> None:
     """Any process that wakes takes the core from the helper at once (SCHED_IDLE, not a niceness alone), and its
     input pipe holds a megabyte, so a 4 MB request is not 64 round trips between the RM's thread and it."""
-    import fcntl
-    import os
-
     async def body(checks: BoundsChecks) -> None:
         with pytest.raises(BadRequest):
             await checks.check("grpc-allocate", grpc_allocate(limits.MAX_ASKS_PER_ALLOCATE + 1))
