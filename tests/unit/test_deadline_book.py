@@ -113,6 +113,35 @@ def test_sync_moves_a_claim_that_fell_behind_and_marks_it_at_risk_when_it_cannot
     assert book.sync("A", (Phase(500, 2),), 40) == "AT_RISK"
 
 
+def test_claims_that_fell_behind_never_overbook_and_a_quote_is_then_admitted() -> None:
+    """A claim far behind (AT_RISK) is laid early, past every deadline; another that falls behind after it is
+    laid around it, not on it; and a new job's quoted earliest finish is then admitted as quoted."""
+    book = DeadlineBook(10.0)
+    book.admit("A", (Phase(100, 10),), 20, now=0)
+    book.admit("C", (Phase(50, 10),), 15, now=0)
+    assert book.sync("A", (Phase(2000, 10),), 0) == "AT_RISK"  # laid from now for 200 s, far past 20
+    assert book.sync("C", (Phase(80, 10),), 0) == "AT_RISK"  # 80 by 15 no longer fits: the rest after A
+    end = max(c.placed.start + len(c.placed.rate) for c in book.claims.values())
+    assert book.free(0, end + 10).min() >= -1e-9  # nothing overbooked
+    assert book.owed("C", 100) == 0 and book.owed("C", 206) == pytest.approx(10)  # its rest after A
+    job = (Phase(30, 10),)
+    earliest = book.earliest_finish(job, 0.5)
+    assert earliest >= 208
+    book.admit("D", job, earliest, 0.5)
+
+
+def test_an_overbooked_step_offers_no_room_to_a_lazy_layout() -> None:
+    """Steps held beyond capacity (AT_RISK claims laid over one another) count as no room, not as negative
+    room: the lazy layout agrees with the earliest finish a quote gave."""
+    book = DeadlineBook(10.0)
+    book.admit("X", (Phase(50, 10),), 10, now=0)  # [5, 10)
+    book.claims["X"].placed.rate[:] = 20.0  # as if another claim had been laid over it
+    job = (Phase(60, 10),)
+    earliest = book.earliest_finish(job, 0)  # [0, 5) and [10, 11)
+    assert earliest == 11
+    book.admit("Y", job, earliest, 0)
+
+
 @st.composite
 def _events(draw: st.DrawFn) -> list[tuple[str, float, float, float, float]]:
     n = draw(st.integers(1, 25))

@@ -95,8 +95,11 @@ class DeadlineBook:
         return math.floor(t / self.dt + 1e-9)
 
     def _horizon(self, now: float, *ends: float) -> int:
+        """The step past ``ends``, every deadline and every claim's layout (a claim that fell behind is laid
+        past its deadline): beyond it nothing is held, so what is free there is the whole capacity."""
         last = max([now, *ends, *(c.deadline for c in self.claims.values())])
-        return self.step_of(last) + 2
+        laid = max((c.placed.start + len(c.placed.rate) for c in self.claims.values()), default=0)
+        return max(self.step_of(last) + 2, laid + 1)
 
     def horizon_s(self) -> float:
         """How far ahead of now the book lays work (its arrays hold a step each): a deadline further ahead is

@@ -88,7 +88,7 @@ def lay_late(free: FloatArray, phases: tuple[Phase, ...], end: float, dt: float)
         while True:
             lo = max(0, hi - span)
             lens = np.full(hi - lo, dt)
-            avail = np.minimum(free[lo:hi], rate) * lens
+            avail = np.clip(np.minimum(free[lo:hi], rate), 0.0, None) * lens  # a step held beyond capacity: none
             cum = np.cumsum(avail[::-1])
             if cum[-1] >= need - _EPS or lo == 0:
                 break
