@@ -19,6 +19,9 @@ starting at the step after the one before ended), and the units go to jobs in th
   order within a class; a job keeps the units it holds until its phase ends (nothing is taken from it), and
   units that come free go in priority order.
 
+``ServerModel`` runs the same jobs on one server instead (the paper's §6.3 simulations: an M/G/1 queue),
+event by event: every job has the whole pool, one at a time.
+
 The book's step and the model's step are the same ``dt``. The only change to the book is a cache of its free
 room per version (``FastBook.free``); the layouts, admissions and prices are the project's code.
 """
@@ -30,6 +33,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from mrm_workload import CAPACITY, SLOTS, MrJob
@@ -108,7 +112,7 @@ def claim_of(est: WorkEstimate, job: MrJob, ratio: Callable[[int], float]) -> tu
 
 @dataclass(slots=True)
 class Run:
-    job: MrJob
+    job: MrJob | ServerJob
     claim: tuple[Phase, ...] = ()
     cls: str = ""  # DS | DT | ""
     deadline: float = math.inf
@@ -346,6 +350,101 @@ class Model:
                 act.remove(r)
                 self._finished(r)
             step += 1
+            self.stats.steps += 1
+        return self.runs
+
+
+# ------------------------------------------------------------------------------ one server (M/G/1)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerJob:
+    """A job as the paper's §6.3 simulations see it: one piece of service on a single server that is the
+    whole cluster (``work`` unit-seconds at ``capacity`` units: its processing time is ``work / capacity``)."""
+
+    source: MrJob
+    capacity: float
+
+    @property
+    def index(self) -> int:
+        return self.source.index
+
+    @property
+    def arrival(self) -> float:
+        return self.source.arrival
+
+    @property
+    def total(self) -> float:
+        return self.source.total
+
+    @property
+    def work(self) -> tuple[float, ...]:
+        return (self.source.total,)
+
+    @property
+    def rates(self) -> tuple[float, ...]:
+        return (self.capacity,)
+
+    @property
+    def service_s(self) -> float:
+        return self.source.total / self.capacity
+
+
+def on_one_server(run: Run, capacity: float = CAPACITY) -> Run:
+    """The same job, claim and class on one server: the claim's PI upper bounds summed into one piece of work
+    served at the whole capacity (no width, no critical path: one job at a time uses every unit)."""
+    assert isinstance(run.job, MrJob)
+    work = sum(p.work for p in run.claim)
+    return Run(ServerJob(run.job, capacity), (Phase(work, capacity),), cls=run.cls)
+
+
+class ServerModel(Model):
+    """The paper's setting for service differentiation (§6.3, Fig. 9: "an M/G/1 queue"): one server, event by
+    event in continuous time (no steps: a job of a fraction of a second is served in that fraction).
+
+    ``mrm`` and ``edf`` serve the earliest deadline first and preempt (MRM's quotes assume a job can be split
+    around the claims laid before it, the paper's Fig. 7); ``fcfs`` and ``priority`` never preempt (the
+    paper's non-preemptive priority scheduler); ``edf`` with ``preemptive=False`` is EDF that lets the job in
+    service finish. The book (``mrm``) quotes and admits at each arrival exactly as in ``Model``, on steps of
+    ``dt``; only the execution differs."""
+
+    def __init__(self, runs: list[Run], mode: str, *, preemptive: bool | None = None, **kw: Any) -> None:
+        super().__init__(runs, mode, **kw)
+        self.preemptive = mode in ("mrm", "edf") if preemptive is None else preemptive
+
+    def run(self) -> list[Run]:
+        self._by_key = {}
+        pending = deque(self.runs)
+        act = self.active
+        rate = self.capacity
+        t = 0.0
+        cur: Run | None = None
+        while pending or act:
+            if act and (cur is None or self.preemptive):
+                cur = act[0]
+            arrival = pending[0].job.arrival if pending else math.inf
+            if cur is None:
+                t = max(t, arrival)
+                self._arrive(pending.popleft(), 0)
+                continue
+            end = t + cur.left / rate
+            if end > t and math.isnan(cur.start):
+                cur.start = t
+            if end <= arrival:
+                t = end
+                cur.done += cur.left
+                cur.left = 0.0
+                cur.phase = 1
+                cur.finish = t
+                act.remove(cur)
+                self._finished(cur)
+                cur = None
+            else:
+                served = (arrival - t) * rate
+                cur.left -= served
+                cur.done += served
+                t = arrival
+                self._arrive(pending.popleft(), 0)
             self.stats.steps += 1
         return self.runs
 
