@@ -106,6 +106,7 @@ class SloRun:
     work_s: float  # task-seconds it ran (its T)
     oracle: int
     requested: list[tuple[float, float]] = field(default_factory=list)  # (seconds after arrival, units)
+    granted: list[tuple[float, float]] = field(default_factory=list)  # what the RM granted, the same way
     held: list[tuple[float, float, float]] = field(default_factory=list)  # (from, to, units) after arrival
     heavy: bool = False
     moved_at_s: float | None = None
@@ -128,6 +129,13 @@ class SloRun:
         """Time-weighted mean of the requested units over [start, finish]."""
         end = self.finish_s or 0.0
         return _integral(self.requested, start, end) / max(1e-9, end - start)
+
+    def mean_after(self, start: float) -> tuple[float, float, float]:
+        """Time-weighted mean units requested, granted and held over [start, finish]."""
+        end = self.finish_s or 0.0
+        span = max(1e-9, end - start)
+        held = sum(u * max(0.0, min(b, end) - max(a, start)) for a, b, u in self.held)
+        return _integral(self.requested, start, end) / span, _integral(self.granted, start, end) / span, held / span
 
     def above_oracle_requested(self) -> float | None:
         end = self.finish_s or 0.0
@@ -282,6 +290,7 @@ def slo_run(rec: JobRecord, job: wl.Recurring, deadline: float, heavy: bool, r: 
                  None if rec.finish is None or rec.status != "SUCCEEDED" else rec.finish - rec.arrival,
                  work, max(1, math.ceil(work / judged)), heavy=heavy)
     run.requested = [(t - rec.arrival, g.vcores / unit.vcores) for t, g in rec.guarantees]
+    run.granted = [(t - rec.arrival, g.vcores / unit.vcores) for t, g in rec.granted]
     run.held = [(a - rec.arrival, b - rec.arrival, c.vcores / unit.vcores) for a, b, c in rec.held]
     if moves and rec.job_id in moves:
         run.moved_at_s = moves[rec.job_id][0] * deadline
@@ -409,7 +418,9 @@ def moves_summary(base: list[SloRun], moved: dict[str, list[SloRun]]) -> dict[st
             if before > 0:
                 changes.append(after / before - 1.0)
         feasible = [r for r in runs if r.feasible]
-        out[name] = {"runs": len(runs), "met": sum(r.met for r in runs),
+        missed = [{"job": r.job, "round": r.round, "late": r.ratio - 1.0, "path": r.critical_path_s / r.deadline_s,
+                   "after": r.mean_after(r.moved_at_s or 0.0)} for r in feasible if not r.met]
+        out[name] = {"runs": len(runs), "met": sum(r.met for r in runs), "feasible_missed": missed,
                      "feasible": len(feasible), "met_feasible": sum(r.met for r in feasible),
                      "allocation_change": statistics.fmean(changes) if changes else None,
                      "allocation_change_median": statistics.median(changes) if changes else None,
@@ -519,6 +530,17 @@ def write_page(out: Path, data: dict[str, Any]) -> None:
             median = "-" if med is None else f"{100 * med:+.0f}%"
             lines.append(f"| {name} | {m['runs']} | {m['met']}/{m['runs']} | {m['runs'] - m['feasible']} | "
                          f"{m['met_feasible']}/{m['feasible']} | {change} | {median} | {100 * m['paper']:+.0f}% |")
+        missed = [(name, x) for name, m in data["moves"].items() for x in m.get("feasible_missed", [])]
+        if missed:
+            lines += ["", ("Feasible moves that were missed: the mean units the AM requested after the move, what "
+                           "the RM granted as a guarantee and what the job held (its critical path as a share of "
+                           "the new deadline):"), "",
+                      "| move | job, round | late | critical path / deadline | requested | granted | held |",
+                      "|---|---|---|---|---|---|---|"]
+            for name, x in missed:
+                asked, granted, held = x["after"]
+                lines.append(f"| {name} | {x['job']} r{x['round']} | {100 * x['late']:.1f}% | {x['path']:.2f} | "
+                             f"{asked:.1f} | {granted:.1f} | {held:.1f} |")
     if data.get("sensitivity"):
         lines += ["", "## Sensitivity (`jockey`)", "",
                   "| controller | runs | met | misses | above oracle (requested) |", "|---|---|---|---|---|"]

@@ -400,11 +400,9 @@ class Simulator:
                     num_containers=d.num_containers, ask_type=d.ask_type, remaining_work_s=d.remaining_work_s,
                     stage=d.stage) for d in am.ask_changes(now)]
         signals = am.policy.signals()
-        guarantees = self.records[index].guarantees
-        if signals.guarantee is not None and (not guarantees or guarantees[-1][1] != signals.guarantee):
-            guarantees.append((now, signals.guarantee))
         res = ledger.am_allocate(am.amrm_token, am.response_id, asks, am.take_releases(), 0.0, (), (), now,
                                  signals=signals)
+        self.records[index].note_guarantees(now, signals.guarantee, res.granted_guarantee)
         am.response_id = res.response_id
         if res.deadline is not None and isinstance(am.policy, FollowsDeadline):
             am.policy.set_deadline(res.deadline)  # as the DAG AM hears the RM's deadline in every answer

@@ -47,8 +47,15 @@ class JobRecord:
     reservation: str | None = None  # the reservation the job ran in (policies with reservations)
     deadline: float | None = None  # when it is due: arrival + its deadline_s, else its utility's deadline
     guarantees: list[tuple[float, Resources]] = field(default_factory=list)  # (time, guarantee its AM asked)
+    granted: list[tuple[float, Resources]] = field(default_factory=list)  # (time, guarantee the RM granted)
     held: list[tuple[float, float, Resources]] = field(default_factory=list)  # a deadline job's containers
     first_deadline: float | None = None  # its deadline at arrival, when it moved since
+
+    def note_guarantees(self, now: float, asked: Resources | None, granted: Resources | None) -> None:
+        """What the job's AM asked for and the RM granted at this heartbeat, kept when either changed."""
+        for seq, value in ((self.guarantees, asked), (self.granted, granted)):
+            if value is not None and (not seq or seq[-1][1] != value):
+                seq.append((now, value))
 
     @property
     def jct(self) -> float | None:

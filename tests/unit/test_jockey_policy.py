@@ -237,6 +237,10 @@ def test_a_deadline_fair_sharing_misses_is_met_under_jockey(due: dict[str, Any])
     assert drf.met_deadline is False
     assert jockey.met_deadline is True
     assert jockey.guarantees  # its AM asked for a guarantee
+    assert jockey.granted  # and the RM granted one: an answer carries the grant of the cycle that saw the ask
+    for t, g in jockey.granted:  # before it, so never more than that ask or the one this heartbeat made
+        asked = [a.vcores for t0, a in jockey.guarantees if t0 <= t]
+        assert g.vcores <= max(asked[-2:])
     missed, met = deadline_summary(results["drf"]), deadline_summary(results["jockey"])
     assert missed is not None
     assert (missed["met"], missed["missed"]) == (0, 1)
