@@ -167,7 +167,8 @@ def test_yarn_cli_lists_attempts_and_containers(make_cluster: Callable[..., Loca
     done = submit_job(cluster, write_job(tmp_path, sleep_job("cli-quick", 0.1, tasks=1)), tmp_path / "submit")
     with RMClient(cluster.rm_address) as rm:
         wait_until(lambda: rm.app(done).state == "FINISHED", 60, "the quick job to finish")
-        running = submit_job(cluster, write_job(tmp_path, sleep_job("cli-sleep", 60, tasks=2)), tmp_path / "submit2")
+        # long enough to outlast every `yarn` call below (a JVM each) on a slow machine; the teardown stops it
+        running = submit_job(cluster, write_job(tmp_path, sleep_job("cli-sleep", 600, tasks=2)), tmp_path / "submit2")
         wait_until(lambda: sum(c.state == "RUNNING" for c in rm.containers(running)) == 3, 60,
                    "the sleeping job's AM and tasks to run")
         for app_id, state, live in ((done, "FINISHED", 0), (running, "RUNNING", 3)):
@@ -217,7 +218,7 @@ def test_yarn_cli_moves_reprioritizes_and_refreshes_queues(make_cluster: Callabl
     cluster = make_cluster(nodes=1, rm_args=["--queues", str(queues)])
     assert cluster.ipc_admin_address  # any free port, as the client listener's
     conf = hadoop_conf(cluster, tmp_path / "conf", {"yarn.resourcemanager.admin.address": cluster.ipc_admin_address})
-    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("cli-move", 60, tasks=1)), tmp_path / "submit")
+    app_id = submit_job(cluster, write_job(tmp_path, sleep_job("cli-move", 600, tasks=1)), tmp_path / "submit")
     with RMClient(cluster.rm_address) as rm:
         moved = yarn(conf, "application", "-appId", app_id, "-changeQueue", "batch")
         assert "Successfully completed move" in moved, moved
