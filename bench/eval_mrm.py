@@ -175,6 +175,13 @@ def chooser_for(alpha: float) -> mm.Chooser:
     return choose
 
 
+def make_model(server: bool, runs: list[mm.Run], mode: str, dt: float, by_phase: bool, **kw: Any) -> mm.Model:
+    """The cluster model, or (``server``) one server, for these runs and scheduler."""
+    if server:
+        return mm.ServerModel(runs, mode, dt=dt, **kw)
+    return mm.Model(runs, mode, dt=dt, by_phase=by_phase, **kw)
+
+
 def point_runs(seed: int, gap: float, jobs_n: int, t: Trained) -> list[mm.Run]:
     """A point's jobs, half delay-sensitive, with their claims: the same for every model and scheduler."""
     jobs = wl.stream(seed * 1_000 + int(gap), gap, jobs_n)
@@ -189,9 +196,7 @@ def exp_service(seed: int, jobs_n: int, estimator: str, dt: float, by_phase: boo
     t = train(seed, estimator)
 
     def model(runs: list[mm.Run], mode: str, **kw: Any) -> mm.Model:
-        if server:
-            return mm.ServerModel(runs, mode, dt=dt, **kw)
-        return mm.Model(runs, mode, dt=dt, by_phase=by_phase, **kw)
+        return make_model(server, runs, mode, dt, by_phase, **kw)
 
     points = []
     for gap in gaps:
@@ -252,17 +257,10 @@ def exp_seeds(seeds: Sequence[int], jobs_n: int, estimator: str, dt: float, by_p
             runs = point_runs(seed, gap, jobs_n, t)
             if server:
                 runs = [mm.on_one_server(r) for r in runs]
-                model: mm.Model = mm.ServerModel(runs, "mrm", dt=dt, kappa=KAPPA, avg_work=t.avg_work,
-                                                 chooser=chooser_for(2.0))
-                mrm = model.run()
-                fcfs = mm.ServerModel(fresh(mrm), "fcfs").run()
-                prio = mm.ServerModel(fresh(mrm), "priority").run()
-            else:
-                model = mm.Model(runs, "mrm", dt=dt, kappa=KAPPA, avg_work=t.avg_work, chooser=chooser_for(2.0),
-                                 by_phase=by_phase)
-                mrm = model.run()
-                fcfs = mm.Model(fresh(mrm), "fcfs", dt=dt).run()
-                prio = mm.Model(fresh(mrm), "priority", dt=dt).run()
+            mrm = make_model(server, runs, "mrm", dt, by_phase, kappa=KAPPA, avg_work=t.avg_work,
+                             chooser=chooser_for(2.0)).run()
+            fcfs = make_model(server, fresh(mrm), "fcfs", dt, by_phase).run()
+            prio = make_model(server, fresh(mrm), "priority", dt, by_phase).run()
             j_all, _, _ = jump_ahead(mrm, fcfs)
             o = outcome(mrm)
             out.append({"seed": seed, "gap": gap, "n": o.n, "tardy": o.rate, "other": o.other_tardy,
